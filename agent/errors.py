@@ -1,0 +1,65 @@
+"""One root error; each subclass carries its context and a message that says what to do next.
+
+The CLI prints `str(error)` on one line and exits non-zero; a traceback only with --debug.
+"""
+
+from __future__ import annotations
+
+
+class PredigestError(Exception):
+    """Root of every error a user can fix. `hint` says what to do about it."""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} — {self.hint}" if self.hint else self.message
+
+
+class WorkspaceError(PredigestError):
+    """The workspace or its predigest.toml is missing, malformed or lacks the topic."""
+
+
+class ParseError(PredigestError):
+    """A Markdown file is not a briefing in the seed's format."""
+
+    def __init__(self, message: str, *, block: str, line_no: int, line: str, path: str = "") -> None:
+        where = f"{path}:{line_no}" if path else f"line {line_no}"
+        super().__init__(
+            f"{where}: {message} (block {block!r}; stopped at: {line.strip()[:80]!r})",
+            hint="check that the seven blocks appear in order: 状态摘要, 一 … 六, footer",
+        )
+        self.block = block
+        self.line_no = line_no
+        self.line = line
+        self.path = path
+
+
+class PromptError(PredigestError):
+    """A prompt template is missing, has no version, or references an unknown variable."""
+
+
+class LLMError(PredigestError):
+    """The endpoint failed after its retries, or its answer never validated."""
+
+    def __init__(
+        self, message: str, *, hint: str = "", attempts: int = 0, raw_output: str = "", doc: str = ""
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.attempts = attempts
+        self.raw_output = raw_output
+        self.doc = doc
+
+
+class CassetteMiss(LLMError):
+    """Replay found no cassette for a request; names the nearest one and what differs."""
+
+
+class BudgetExceeded(LLMError):
+    """The run's call or cost budget was reached; remaining documents are reported, not called."""
+
+
+class OutputExists(PredigestError):
+    """A briefing is already at the output path; we never overwrite without --force."""

@@ -1,0 +1,77 @@
+"""The contract between the pipeline and whatever answers extraction requests.
+
+The offline (replayed), recorded and live extractors all implement `Extractor`, so nothing
+upstream knows which one it has. Only `agent.llm` imports openai / instructor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from schemas.extraction import FileExtraction
+
+
+@dataclass(frozen=True)
+class PromptStamp:
+    """Which prompt produced a request: stamped on cassettes, run records and briefings."""
+
+    name: str
+    version: str
+    sha256: str  # first 12 hex digits of the template's content hash
+
+    def __str__(self) -> str:
+        return f"{self.name}@{self.version}#{self.sha256}"
+
+
+@dataclass(frozen=True)
+class ExtractionRequest:
+    """One structured call: the messages for one document (or one chunk of it)."""
+
+    doc_path: str  # workspace-relative, e.g. "inbox/jay/2026-09-22-x.md"
+    messages: tuple[dict[str, str], ...]  # ({"role": "system", ...}, {"role": "user", ...})
+    prompt: PromptStamp
+    chunk: int = 0  # 0-based index when a long document is split
+    chunks: int = 1
+
+
+CallSource = Literal["live", "cache", "cassette", "skipped"]
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """What one request cost, whichever way it was answered (one JSONL line of the run record)."""
+
+    doc_path: str
+    chunk: int
+    source: CallSource
+    model: str
+    attempts: int = 1  # HTTP attempts including transport retries and validation re-asks
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    prompt: str = ""  # str(PromptStamp)
+    cassette: str = ""  # cassette file name(s) that answered, if any
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ExtractionResult:
+    request: ExtractionRequest
+    extraction: FileExtraction | None  # None when the call failed; `record.error` says why
+    record: CallRecord
+    extra_records: tuple[CallRecord, ...] = field(default_factory=tuple)
+
+
+class Extractor(Protocol):
+    """Answers extraction requests; failures come back as results with an error, never raise,
+    so one bad document does not stop the evening's run. Budget exhaustion is reported the
+    same way (source "skipped")."""
+
+    def extract_all(
+        self,
+        requests: Sequence[ExtractionRequest],
+        on_result: Callable[[ExtractionResult], None] | None = None,
+    ) -> list[ExtractionResult]: ...

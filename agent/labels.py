@@ -1,0 +1,68 @@
+"""Every fixed word of the briefing, in one place, so another language is one new instance.
+
+Render and parse both read these; nothing else in the code spells a briefing label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
+
+
+@dataclass(frozen=True)
+class Labels:
+    title_sep: str = " · "
+    title_kind: str = "E1 预消化简报"
+    summary: str = "状态摘要"
+    count: str = "增量条数"
+    count_unit: str = "条主增量"
+    window_suffix: str = "滑动窗口"
+    headlines: str = "核心新增"
+    arxiv_tally: str = "涉及 arXiv 号"
+    arxiv_new: str = "本次新增"
+    arxiv_new_unit: str = "个"
+    arxiv_continued: str = "续用锚定"
+    sources: str = "一、检查过的来源清单"
+    sources_cols: tuple[str, ...] = ("来源目录", "关键文件", "{topic} 相关度")
+    increments: str = "二、增量条目"
+    increment: str = "增量"
+    source: str = "来源"
+    arxiv: str = "arXiv 号"
+    key_points: str = "要点"
+    credibility: str = "可信度"
+    relation: str = "与活文档现有脉络的关系"
+    section: str = "建议归入章节"
+    to_verify: str = "三、值得警惕的矛盾或待核实说法"
+    verify_item: str = "矛盾/待核实"
+    risk_suffix: str = "风险"
+    carried: str = "延续自"
+    problem: str = "问题"
+    suggestion: str = "建议"
+    arxiv_table: str = "四、可引用 arXiv 号列表"
+    arxiv_cols: tuple[str, ...] = ("arXiv 号", "标题", "可信度", "与 {topic}.md 关系")
+    arxiv_new_relation: str = "本次新增锚点"
+    anchored_suffix: str = "锚定"
+    reconfirmed: str = "续立确认"
+    no_increment: str = "五、本次无显著新增量的来源说明"
+    no_increment_intro: str = "以下来源已检查，但无 {topic} 主轴净增量，或已被活文档覆盖："
+    priorities: str = "六、建议今晚 E2 活文档更新优先级"
+    priority_cols: tuple[str, ...] = ("优先级", "内容", "动作")
+    level_high: str = "🔴 最高"
+    level_mid: str = "🟡 中"
+    level_low: str = "🟢 低"
+    star: str = "⭐"
+    list_sep: str = "；"
+    none_marker: str = "无"
+
+    def circled(self, n: int) -> str:
+        return CIRCLED[n - 1] if 1 <= n <= len(CIRCLED) else f"({n})"
+
+    def uncircle(self, s: str) -> int | None:
+        s = s.strip()
+        if len(s) == 1 and s in CIRCLED:
+            return CIRCLED.index(s) + 1
+        return None
+
+
+ZH = Labels()
