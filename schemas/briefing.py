@@ -21,6 +21,9 @@ class KeyPoint(_Model):
     """One bullet of 要点; numbered sub-steps and sub-bullets hang under it."""
 
     text: str = Field(description="The point in one sentence, in the briefing's language.")
+    numbered: bool = Field(
+        default=False, description="A numbered step ('1. …') rather than a bullet; only under a parent."
+    )
     children: list[KeyPoint] = Field(
         default_factory=list, description="Sub-points (numbered steps, listed flags, figures)."
     )

@@ -25,8 +25,9 @@ class SourceDoc(BaseModel):
     topic: str = Field(default="", description="The topic of a briefing (baseline / adjacent).")
     timestamp: dt.datetime | None = Field(default=None, description="Workspace-timezone time.")
     date_only: bool = Field(default=False, description="The name carried a date but no HHMM.")
-    in_window: bool = False
-    reason: str = Field(default="", description="Why the file is in or out of the window.")
+    in_window: bool = Field(default=False, description="Inside (date-1 22:00, date 22:00].")
+    read: bool = Field(default=False, description="The run reads it: in window, a baseline, or the living doc.")
+    reason: str = Field(default="", description="Why the file is read or left out.")
     text: str = Field(default="", repr=False)
 
     @property

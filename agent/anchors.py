@@ -1,0 +1,226 @@
+"""What is already known for a topic on an evening: the anchors tonight's claims are deduped against.
+
+Three places feed it: the living document (its § sections and every arXiv ID, URL and named
+subject in it), every earlier briefing of the topic (increments, arXiv rows with their first
+anchoring date, the latest briefing's open to-verify items), and same-evening briefings of other
+topics, which are kept apart as adjacent references — never as anchors.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from agent.arxiv import find_ids
+from agent.errors import ParseError, WorkspaceError
+from agent.parse import parse
+from agent.text import similarity
+from schemas.briefing import Briefing, VerifyItem
+from schemas.documents import SourceDoc
+
+AnchorKind = Literal["arxiv", "subject", "url"]
+_ANCHORED = re.compile(r"(\d{1,2})-(\d{1,2})\s*锚定")
+_LIVING_DATE = re.compile(r"[（(]\s*(\d{1,2})-(\d{1,2})\b[^）)]*[）)]")
+_URL = re.compile(r"(?:https?://)?(?:www\.)?((?:github\.com|arxiv\.org|huggingface\.co|[a-z0-9-]+\.(?:ai|io|dev|com|org))/[^\s）)|，,；;]+)")
+_SECTION = re.compile(r"^#+\s*(§\d+(?:\.\d+)*\s*.+?)\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class Anchor:
+    kind: AnchorKind
+    key: str  # versionless arXiv key, normalised URL, or the subject as written
+    label: str  # what a reader sees: paper title, increment title, living-doc line
+    first_date: dt.date | None  # None: only the living document knows it, undated
+    source: str  # workspace path of the briefing or living document that anchored it
+    text: str = ""  # everything the anchor said, to tell "nothing new" from "a supplement"
+    display_id: str = ""  # arXiv ID as first displayed (with version), for 四's continued rows
+    credibility: str = ""
+
+    @property
+    def when(self) -> str:
+        """'9-21' as the briefings write it, or 'living' when undated."""
+        return f"{self.first_date.month}-{self.first_date.day}" if self.first_date else "living"
+
+
+@dataclass(frozen=True)
+class OpenItem:
+    item: VerifyItem
+    origin: str  # 'M-D' of the briefing that first raised it
+    source: str
+
+
+@dataclass(frozen=True)
+class AnchorRegistry:
+    topic: str
+    date: dt.date
+    anchors: tuple[Anchor, ...]
+    open_items: tuple[OpenItem, ...]
+    sections: tuple[str, ...]  # the living document's § headings, in order
+    adjacent: tuple[Anchor, ...] = field(default_factory=tuple)
+    baselines: tuple[str, ...] = field(default_factory=tuple)
+
+    def arxiv(self, key: str) -> Anchor | None:
+        return next((a for a in self.anchors if a.kind == "arxiv" and a.key == key), None)
+
+    def url(self, url: str) -> Anchor | None:
+        key = normalise_url(url)
+        return next((a for a in self.anchors if a.kind == "url" and a.key == key), None)
+
+    def subject(self, title: str, threshold: float = 0.5) -> Anchor | None:
+        """The anchored subject most like `title`, if any is alike enough."""
+        best = max(((similarity(title, a.key), a) for a in self.anchors if a.kind == "subject"),
+                   default=(0.0, None), key=lambda p: p[0])
+        return best[1] if best[0] >= threshold else None
+
+    def relevant_to(self, text: str, limit: int = 25) -> list[Anchor]:
+        """The anchors worth showing the model for one document: its arXiv IDs and URLs first,
+        then the subjects that share the most with it. Not all of them: prompts stay small."""
+        keys = {m.id.key for m in find_ids(text)}
+        urls = {normalise_url(u) for u in _URL.findall(text)}
+        hits = [a for a in self.anchors if (a.kind == "arxiv" and a.key in keys) or (a.kind == "url" and a.key in urls)]
+        subjects = sorted((a for a in self.anchors if a.kind == "subject"),
+                          key=lambda a: -_overlap(a.key, text))
+        hits += [a for a in subjects if _overlap(a.key, text) > 0.5]
+        return _unique(hits)[:limit]
+
+
+def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> AnchorRegistry:
+    """Read the living document, the baselines and the adjacent briefings among `docs` (with text)."""
+    anchors: list[Anchor] = []
+    adjacent: list[Anchor] = []
+    sections: tuple[str, ...] = ()
+    latest: tuple[dt.date, Briefing, str] | None = None
+    baselines: list[str] = []
+    for doc in docs:
+        if not doc.read:
+            continue
+        if doc.kind == "living":
+            sections = tuple(_SECTION.findall(doc.text))
+            anchors += _from_living(doc, date)
+        elif doc.kind in ("baseline", "adjacent"):
+            b = _parse_briefing(doc)
+            found = _from_briefing(b, doc.path)
+            if doc.kind == "adjacent":
+                adjacent += [a for a in found if a.kind == "subject"]
+                continue
+            anchors += found
+            baselines.append(doc.path)
+            if latest is None or b.date > latest[0]:
+                latest = (b.date, b, doc.path)
+    open_items: tuple[OpenItem, ...] = ()
+    if latest is not None:
+        _, b, path = latest
+        open_items = tuple(OpenItem(item=v, origin=v.carried_from or _md(b.date), source=path) for v in b.to_verify)
+    return AnchorRegistry(topic=topic, date=date, anchors=tuple(_merge(anchors)), open_items=open_items,
+                          sections=sections, adjacent=tuple(adjacent), baselines=tuple(sorted(baselines)))
+
+
+def _parse_briefing(doc: SourceDoc) -> Briefing:
+    try:
+        return parse(doc.text, path=doc.path)
+    except ParseError as e:
+        raise WorkspaceError(f"cannot read the briefing {doc.path}: {e}",
+                             hint="fix it, or move it out of the inbox if it is not a briefing") from e
+
+
+def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
+    out: list[Anchor] = []
+    for inc in b.increments:
+        body = " ".join([inc.title, inc.arxiv_line, *(p.text for p in inc.all_points()), inc.relation])
+        out.append(Anchor("subject", inc.title, inc.title, b.date, path, text=body))
+        for s in inc.sources:
+            if _URL.fullmatch(s.ref) or s.ref.startswith(("github.com", "http")):
+                out.append(Anchor("url", normalise_url(s.ref), inc.title, b.date, path, text=body))
+        for m in find_ids(inc.arxiv_line):
+            out.append(Anchor("arxiv", m.id.key, inc.arxiv_line, b.date, path, text=body, display_id=m.id.display,
+                              credibility=inc.credibility.level))
+    for row in b.arxiv_rows:
+        ids = find_ids(row.arxiv_id)
+        if not ids:
+            continue
+        when = _ANCHORED.search(row.relation)
+        first = _dated(b.date, int(when.group(1)), int(when.group(2))) if when else b.date
+        out.append(Anchor("arxiv", ids[0].id.key, row.title, first, path, text=f"{row.title} {row.relation}",
+                          display_id=row.arxiv_id, credibility=row.credibility))
+    return out
+
+
+def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
+    out: list[Anchor] = []
+    for line in doc.text.splitlines():
+        t = line.strip()
+        if not t or t.startswith("#"):
+            continue
+        m = _LIVING_DATE.search(t)
+        first = _dated(date, int(m.group(1)), int(m.group(2))) if m else None
+        for a in find_ids(t):
+            out.append(Anchor("arxiv", a.id.key, t[:80], first, doc.path, text=t, display_id=a.id.display))
+        for u in _URL.findall(t):
+            out.append(Anchor("url", normalise_url(u), t[:80], first, doc.path, text=t))
+        if t.startswith(("-", "*")):
+            subject = re.sub(r"^[-*]\s+|\*\*", "", t).split("：", 1)[0].strip()
+            if 2 <= len(subject) <= 60:
+                out.append(Anchor("subject", subject, subject, first, doc.path, text=t))
+    return out
+
+
+def _merge(anchors: list[Anchor]) -> list[Anchor]:
+    """One anchor per (kind, key): the earliest date wins, the texts are pooled."""
+    by: dict[tuple[str, str], Anchor] = {}
+    for a in anchors:
+        old = by.get((a.kind, a.key))
+        if old is None:
+            by[(a.kind, a.key)] = a
+            continue
+        first = old if _earlier(old.first_date, a.first_date) else a
+        text = old.text if a.text in old.text else f"{old.text} {a.text}"
+        by[(a.kind, a.key)] = Anchor(
+            a.kind, a.key, first.label if first.first_date else old.label, first.first_date, first.source, text,
+            old.display_id or a.display_id, old.credibility or a.credibility)
+    return sorted(by.values(), key=lambda a: (a.kind, a.first_date or dt.date.min, a.key))
+
+
+def _earlier(a: dt.date | None, b: dt.date | None) -> bool:
+    if a is None:
+        return False
+    return b is None or a <= b
+
+
+def _dated(ref: dt.date, month: int, day: int) -> dt.date:
+    """'9-18' written in a briefing of `ref`: the same year, or the previous one across January."""
+    year = ref.year if (month, day) <= (ref.month, ref.day) else ref.year - 1
+    try:
+        return dt.date(year, month, day)
+    except ValueError:
+        return ref
+
+
+def _md(d: dt.date) -> str:
+    return f"{d.month}-{d.day}"
+
+
+def normalise_url(url: str) -> str:
+    u = re.sub(r"^(?:https?://)?(?:www\.)?", "", url.strip().lower())
+    return u.rstrip("/.")
+
+
+def _overlap(subject: str, text: str) -> float:
+    """Share of the subject's word-ish tokens found in the text (cheap, for ranking only)."""
+    toks = [t for t in re.findall(r"[A-Za-z][\w.+-]*|\d[\d.]*|[\u4e00-\u9fff]{2,}", subject) if len(t) > 1]
+    if not toks:
+        return 0.0
+    low = text.lower()
+    return sum(t.lower() in low for t in toks) / len(toks)
+
+
+def _unique(anchors: list[Anchor]) -> list[Anchor]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for a in anchors:
+        if (a.kind, a.key) not in seen:
+            seen.add((a.kind, a.key))
+            out.append(a)
+    return out

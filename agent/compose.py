@@ -1,0 +1,288 @@
+"""Rules → Briefing: runs the rule chain and lays its results out as the seven blocks.
+
+Everything here is derived from the extractions and the anchors; nothing is asked of the model.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.anchors import AnchorRegistry
+from agent.arxiv import find_ids
+from agent.labels import ZH, Labels
+from agent.rules import (
+    REL_RANK,
+    Candidate,
+    DocResult,
+    Finding,
+    Group,
+    Selection,
+    check_arxiv,
+    dedupe,
+    ground,
+    merge,
+    number_conflicts,
+    select,
+)
+from agent.text import similarity
+from schemas.briefing import (
+    ArxivRow,
+    Briefing,
+    Credibility,
+    Increment,
+    KeyPoint,
+    NoIncrementNote,
+    PriorityRow,
+    SourceRef,
+    SourceRow,
+    StatusSummary,
+    VerifyItem,
+)
+from schemas.documents import SourceDoc
+from schemas.extraction import FileExtraction
+
+
+@dataclass(frozen=True)
+class Limits:
+    min_increments: int = 3
+    max_increments: int = 8
+    min_stars: int = 4
+    secondary_min_stars: int = 3
+
+
+@dataclass(frozen=True)
+class Composed:
+    briefing: Briefing
+    findings: list[Finding]
+
+
+def merge_chunks(parts: Sequence[FileExtraction]) -> FileExtraction:
+    """The parts of a split document read as one: highest relevance, claims and skips in order."""
+    if len(parts) == 1:
+        return parts[0]
+    best = max(parts, key=lambda p: REL_RANK.get(p.relevance, 0))
+    held = " · ".join(dict.fromkeys(h.strip() for p in parts for h in p.held.split(" · ") if h.strip()))
+    return FileExtraction(relevance=best.relevance, relevance_reason=best.relevance_reason, held=held,
+                          claims=[c for p in parts for c in p.claims], skipped=[s for p in parts for s in p.skipped])
+
+
+def compose(results: Sequence[DocResult], registry: AnchorRegistry, baselines: Sequence[SourceDoc], *,
+            topic: str, date: dt.date, window: str, limits: Limits, footer: str = "",
+            labels: Labels = ZH) -> Composed:
+    findings: list[Finding] = []
+    for r in results:
+        if r.extraction is None:
+            findings.append(Finding("extraction", r.doc.name, r.doc.path, "failed", r.error))
+    sources = [r for r in results if r.doc.kind != "adjacent"]
+    for r in results:
+        if r.doc.kind == "adjacent" and r.extraction and r.extraction.claims:
+            findings.append(Finding("adjacent", f"{len(r.extraction.claims)} claims", r.doc.path, "reference only",
+                                    "a same-evening briefing of another topic is not a source of increments"))
+    cands, f = ground(sources)
+    findings += f
+    cands, f = check_arxiv(cands, date)
+    findings += f
+    kept, covered, f = dedupe(cands, registry)
+    findings += f
+    groups, f = merge(kept)
+    findings += f
+    sel = select(groups, min_stars=limits.min_stars, secondary_min_stars=limits.secondary_min_stars,
+                 max_increments=limits.max_increments)
+    findings += sel.findings
+
+    increments = [_increment(i, g, registry, topic) for i, g in enumerate(sel.increments, 1)]
+    verify, f = _to_verify(sel, registry)
+    findings += f
+    rows, new_keys = _arxiv_rows(sel, registry, results, labels)
+    n = len(increments)
+    if limits.min_increments <= n <= limits.max_increments:
+        note = f"在 {limits.min_increments}-{limits.max_increments} 目标区间内"
+    else:
+        note = f"低于 {limits.min_increments} 条目标下限：今晚仅 {n} 条合格增量，未用弱条目补凑"
+    continued = sum(1 for r in rows if not r.relation.startswith(labels.arxiv_new_relation))
+    briefing = Briefing(
+        topic=topic, date=date,
+        summary=StatusSummary(increment_count=n, count_note=note, window=window,
+                              headlines=[i.title for i in increments], new_arxiv=new_keys,
+                              continued_arxiv=str(continued)),
+        sources=_source_rows(results, baselines, registry, topic),
+        increments=increments,
+        to_verify=verify,
+        arxiv_rows=rows,
+        no_increment_intro=labels.no_increment_intro.format(topic=topic),
+        no_increment=_no_increment(results, sel, covered, topic),
+        priorities=_priorities(sel, labels),
+        footer=footer,
+    )
+    return Composed(briefing, findings)
+
+
+# --- blocks ------------------------------------------------------------------------------------------
+
+def _increment(number: int, g: Group, reg: AnchorRegistry, topic: str) -> Increment:
+    lead = g.lead.claim
+    sources: list[SourceRef] = []
+    for c in g.members:
+        sources.append(SourceRef(ref=c.doc.path, section=c.claim.section_ref))
+    for c in g.members:
+        sources += [SourceRef(ref=u) for u in c.claim.urls]
+    arx = g.arxiv
+    sources += [SourceRef(ref=f"arXiv {a.arxiv_id}") for a in arx]
+    points: list[KeyPoint] = []
+    seen: set[str] = set()
+    for c in g.members:
+        for p in c.claim.key_points:
+            if p.text not in seen:
+                seen.add(p.text)
+                points.append(p)
+    relation = lead.relation_note
+    anchor = g.lead.anchor
+    if g.lead.relation == "supplement" and anchor is not None and anchor.when not in relation:
+        relation = f"{relation}（补充 {anchor.when} {topic} 锚定：{anchor.label[:30]}）"
+    reasons = "；".join(dict.fromkeys(c.claim.credibility_reason for c in g.members if c.claim.credibility_reason))
+    return Increment(
+        number=number, title=lead.title, stars=g.stars, sources=_unique_refs(sources),
+        arxiv_line=f"arXiv:{arx[0].arxiv_id} {arx[0].title}" if arx else "",
+        key_points=points, credibility=Credibility(level=g.credibility, reason=reasons),
+        relation=relation, suggested_section=lead.suggested_section,
+    )
+
+
+def _unique_refs(refs: list[SourceRef]) -> list[SourceRef]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for r in refs:
+        if (r.ref, r.section) not in seen:
+            seen.add((r.ref, r.section))
+            out.append(r)
+    return out
+
+
+def _to_verify(sel: Selection, reg: AnchorRegistry) -> tuple[list[VerifyItem], list[Finding]]:
+    """New doubts of tonight's increments, figures that disagree between documents, then the
+    open items of the last briefing, carried over (a new note on the same subject does not
+    duplicate a carried item)."""
+    items: list[dict[str, str]] = []
+    findings: list[Finding] = []
+    carried_titles = [o.item.title for o in reg.open_items]
+    for g in sel.increments:
+        for c in g.members:
+            for v in c.claim.to_verify:
+                if any(similarity(v.title, t) >= 0.5 for t in carried_titles + [i["title"] for i in items]):
+                    continue
+                items.append({"title": v.title, "risk": v.risk, "carried_from": "",
+                              "problem": v.problem, "suggestion": v.suggestion})
+        for conflict in number_conflicts(g):
+            items.append({"title": f"{g.lead.claim.title} 数字不一致", "risk": "中", "carried_from": "",
+                          "problem": conflict, "suggestion": "读两份原文，确认以哪个数字为准再写入活文档"})
+            findings.append(Finding("contradiction", g.lead.claim.title, g.lead.doc.path, "to verify", conflict))
+    for o in reg.open_items:
+        items.append({"title": o.item.title, "risk": o.item.risk, "carried_from": o.origin,
+                      "problem": o.item.problem, "suggestion": o.item.suggestion})
+        findings.append(Finding("carry", o.item.title, o.source, "carried over", f"open since {o.origin}"))
+    return [VerifyItem(number=i, **it) for i, it in enumerate(items, 1)], findings
+
+
+def _arxiv_rows(sel: Selection, reg: AnchorRegistry, results: Sequence[DocResult],
+                labels: Labels) -> tuple[list[ArxivRow], list[str]]:
+    rows: list[ArxivRow] = []
+    new_keys: list[str] = []
+    for g in [*sel.increments, *sel.secondary]:
+        for a in g.arxiv:
+            key = find_ids(a.arxiv_id)[0].id.key
+            if reg.arxiv(key) is not None or key in new_keys:
+                continue
+            new_keys.append(key)
+            rows.append(ArxivRow(arxiv_id=a.arxiv_id, title=a.title, credibility=g.credibility,
+                                 relation=f"{labels.arxiv_new_relation} → {g.lead.claim.suggested_section}"))
+    tonight = {m.id.key for r in results for m in find_ids(r.doc.text)}
+    for anchor in reg.anchors:
+        if anchor.kind != "arxiv" or anchor.first_date is None or anchor.key in new_keys:
+            continue
+        again = f"；{labels.reconfirmed}" if anchor.key in tonight else ""
+        rows.append(ArxivRow(arxiv_id=anchor.display_id or anchor.key, title=anchor.label,
+                             credibility=anchor.credibility or "高", relation=f"{anchor.when}{labels.anchored_suffix}{again}"))
+    return rows, new_keys
+
+
+def _source_rows(results: Sequence[DocResult], baselines: Sequence[SourceDoc], reg: AnchorRegistry,
+                 topic: str) -> list[SourceRow]:
+    rows: list[SourceRow] = []
+    cards = [r for r in results if r.doc.kind == "paper_card"]
+    for r in results:
+        if r.doc.kind in ("report", "adjacent", "queue"):
+            ex = r.extraction
+            held = ex.held if ex else f"extraction failed: {r.error}"
+            rel = "邻接" if r.doc.kind == "adjacent" else (ex.relevance if ex else "参考")
+            if r.doc.kind == "adjacent" and ex:
+                held = f"{ex.held}；{ex.relevance_reason}" if ex.relevance_reason else ex.held
+            rows.append(SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=held, relevance=rel))
+    for b in sorted(baselines, key=lambda d: d.path, reverse=True):
+        subjects = [a.label for a in reg.anchors if a.kind == "subject" and a.source == b.path]
+        rows.append(SourceRow(directory=b.directory, key_file=b.name.removesuffix(".md"),
+                              held=f"基线；{len(subjects)}条锚定：{' · '.join(s[:24] for s in subjects)}", relevance="基线"))
+    if cards:
+        listed = [r for r in cards if r.extraction and r.extraction.relevance != "参考"]
+        cell = "；".join(f"{r.doc.name.removesuffix('.md')}（{r.extraction.held}）" for r in listed if r.extraction)
+        rest = len(cards) - len(listed)
+        if rest:
+            cell = f"{cell}；其余 {rest} 张卡主分类非 {topic}" if cell else f"{rest} 张卡主分类非 {topic}"
+        best = max((r.extraction.relevance for r in cards if r.extraction), key=lambda x: REL_RANK[x], default="参考")
+        dates = sorted({r.doc.directory.rsplit("/", 1)[-1] for r in cards})
+        span = dates[0] if len(dates) == 1 else f"{dates[0]}~{dates[-1]}"
+        rows.append(SourceRow(directory=f"paper_cards {span}", key_file=cell, held="", relevance=best))
+    return rows
+
+
+def _no_increment(results: Sequence[DocResult], sel: Selection, covered: list[Candidate],
+                  topic: str) -> list[NoIncrementNote]:
+    """Why each source gave no (or not only) increments: covered, secondary, skipped, failed."""
+    inc_of: dict[str, list[int]] = {}
+    for i, g in enumerate(sel.increments, 1):
+        for c in g.members:
+            inc_of.setdefault(c.doc.path, []).append(i)
+    sec_of: dict[str, list[str]] = {}
+    for g in sel.secondary:
+        for c in g.members:
+            sec_of.setdefault(c.doc.path, []).append(c.claim.title)
+    cov_of: dict[str, list[Candidate]] = {}
+    for c in covered:
+        cov_of.setdefault(c.doc.path, []).append(c)
+    notes: list[NoIncrementNote] = []
+    for r in results:
+        if r.doc.kind == "adjacent":
+            continue
+        parts: list[str] = []
+        if r.extraction is None:
+            parts.append(f"extraction failed: {r.error}")
+        else:
+            if nums := inc_of.get(r.doc.path):
+                parts.append(f"主体已纳入增量 {'+'.join(str(n) for n in dict.fromkeys(nums))}")
+            parts += [f"{c.claim.title}（{c.anchor.when} {topic} e1prep 已有覆盖）" for c in cov_of.get(r.doc.path, [])
+                      if c.anchor]
+            parts += [f"{t}（列为次要锚点，见四/六）" for t in sec_of.get(r.doc.path, [])]
+            parts += [f"{s.subject} {s.reason}" for s in r.extraction.skipped]
+            if not parts:
+                parts.append(r.extraction.relevance_reason or f"无 {topic} 专项净新增")
+        if inc_of.get(r.doc.path) and len(parts) == 1:
+            continue  # everything it held is in the increments
+        notes.append(NoIncrementNote(source=r.doc.path, note="；".join(parts)))
+    return notes
+
+
+def _priorities(sel: Selection, labels: Labels) -> list[PriorityRow]:
+    """Derived: the first half of the increments (in living-document order) are 最高, the rest
+    and the secondary anchors 中. A rank, not a second opinion from the model."""
+    top = math.ceil(len(sel.increments) / 2)
+    rows = []
+    for i, g in enumerate(sel.increments):
+        level = labels.level_high if i < top else labels.level_mid
+        rows.append(PriorityRow(level=level, content=g.lead.claim.title, action=f"写入 {g.lead.claim.suggested_section}"))
+    for g in sel.secondary:
+        ids = " / ".join(f"arXiv {a.arxiv_id}" for a in g.arxiv)
+        content = f"{ids} {g.lead.claim.title}".strip()
+        rows.append(PriorityRow(level=labels.level_mid, content=content, action=f"写入 {g.lead.claim.suggested_section}"))
+    return rows

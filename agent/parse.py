@@ -1,0 +1,379 @@
+"""Markdown → Briefing: reads ours, other agents' and the seed, messy parts included.
+
+What real briefings do that this tolerates: `#`/`**` decoration on block headers, fullwidth and
+halfwidth colons and parentheses, 要点 flattened onto one line (`要点： - a - b 1. c`), numbered
+steps written unindented under the bullet they belong to, optional lines left out, a footer of
+several lines. What it refuses: a file without the seven blocks in order — the error names the
+first block it could not find and the line where it stopped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from agent.errors import ParseError
+from agent.labels import CIRCLED, ZH, Labels
+from schemas.briefing import (
+    ArxivRow,
+    Briefing,
+    Credibility,
+    Increment,
+    KeyPoint,
+    NoIncrementNote,
+    PriorityRow,
+    SourceRef,
+    SourceRow,
+    StatusSummary,
+    VerifyItem,
+)
+
+COLON = "[：:]"
+_DECOR = re.compile(r"^[#>\s]*(?:\*\*)?\s*|\s*(?:\*\*)?\s*$")
+
+
+@dataclass(frozen=True)
+class _Line:
+    no: int  # 1-based line number in the file
+    raw: str
+
+    @property
+    def text(self) -> str:
+        return self.raw.strip()
+
+
+def parse(text: str, path: str = "", labels: Labels = ZH) -> Briefing:
+    """Read one briefing. `path` only decorates error messages."""
+    lines = [_Line(i, raw) for i, raw in enumerate(text.splitlines(), 1)]
+    body = [ln for ln in lines if ln.text]
+    if not body:
+        raise ParseError("the file is empty", block="title", line_no=1, line="", path=path)
+    topic, date = _title(body[0], path, labels)
+    blocks = _split_blocks(body[1:], path, labels, after=body[0])
+    summary_lines, src, inc, ver, arx, noinc, prio = blocks
+    increments = _increments(inc, path, labels)
+    intro, notes = _no_increment(noinc)
+    priorities, footer = _priorities(prio)
+    return Briefing(
+        topic=topic,
+        date=date,
+        summary=_summary(summary_lines, len(increments), labels),
+        sources=[_source_row(c) for c in _table_rows(src)],
+        increments=increments,
+        to_verify=_verify(ver, path, labels),
+        arxiv_rows=[_arxiv_row(c) for c in _table_rows(arx)],
+        no_increment_intro=intro,
+        no_increment=notes,
+        priorities=priorities,
+        footer=footer,
+    )
+
+
+# --- blocks ---------------------------------------------------------------------------------
+
+def _block_names(labels: Labels) -> list[str]:
+    return [labels.summary, labels.sources, labels.increments, labels.to_verify,
+            labels.arxiv_table, labels.no_increment, labels.priorities]
+
+
+def _header_of(line: _Line, names: list[str]) -> int | None:
+    """Which block header a line is: '一、…' by its numeral, 状态摘要 by its name."""
+    t = _DECOR.sub("", line.text)
+    for i, name in enumerate(names):
+        numeral, sep, _ = name.partition("、")
+        if (sep and t.startswith(numeral + sep)) or (not sep and t.rstrip("：:") == name):
+            return i
+    return None
+
+
+def _split_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -> list[list[_Line]]:
+    names = _block_names(labels)
+    found: list[tuple[int, int]] = []  # (block index, position in lines)
+    for pos, ln in enumerate(lines):
+        idx = _header_of(ln, names)
+        if idx is not None:
+            found.append((idx, pos))
+    for expected, name in enumerate(names):
+        if expected < len(found) and found[expected][0] == expected:
+            continue
+        # The expected header is missing here: say so at the line where it should have been.
+        if expected < len(found):
+            at = lines[found[expected][1]]
+            got = names[found[expected][0]]
+            msg = f"expected block {name!r} but found {got!r}" + (
+                " (out of order)" if found[expected][0] > expected and any(i == expected for i, _ in found) else ""
+            )
+        else:
+            at = lines[found[-1][1]] if found else after
+            msg = f"block {name!r} not found"
+        raise ParseError(msg, block=name, line_no=at.no, line=at.raw, path=path)
+    extra = found[len(names):]
+    if extra:
+        at = lines[extra[0][1]]
+        raise ParseError(f"block {names[extra[0][0]]!r} appears twice", block=names[extra[0][0]],
+                         line_no=at.no, line=at.raw, path=path)
+    bounds = [pos for _, pos in found] + [len(lines)]
+    return [lines[bounds[i] + 1 : bounds[i + 1]] for i in range(len(names))]
+
+
+def _title(line: _Line, path: str, labels: Labels) -> tuple[str, dt.date]:
+    t = _DECOR.sub("", line.text)
+    m = re.match(rf"^(.+?)\s*[·•]\s*{re.escape(labels.title_kind)}\s*[(（](\d{{4}}-\d{{2}}-\d{{2}})[)）]", t)
+    if not m:
+        raise ParseError("the first line is not a briefing title ('<topic> · E1 预消化简报(YYYY-MM-DD)')",
+                         block="title", line_no=line.no, line=line.raw, path=path)
+    return m.group(1).strip(), dt.date.fromisoformat(m.group(2))
+
+
+# --- 状态摘要 -----------------------------------------------------------------------------------
+
+def _summary(lines: list[_Line], n_increments: int, L: Labels) -> StatusSummary:
+    count, note, window, heads, new, cont = n_increments, "", "", [], [], "0"
+    for ln in lines:
+        t = _strip_bullet(ln.text)
+        if m := re.match(rf"{L.count}\s*{COLON}\s*(\d+)\s*{L.count_unit}\s*(?:[（(](.*)[）)])?\s*$", t):
+            count = int(m.group(1))
+            inner = (m.group(2) or "").strip()
+            if inner.endswith(L.window_suffix):
+                head, _, win = inner.rpartition("；")
+                note, window = head.strip(), win.removesuffix(L.window_suffix).strip()
+            else:
+                note = inner
+        elif m := re.match(rf"{L.headlines}\s*{COLON}\s*(.*)$", t):
+            heads = [h.strip() for h in re.split(f"[{CIRCLED}]", m.group(1)) if h.strip()]
+        elif m := re.match(rf"{L.arxiv_tally}\s*{COLON}\s*(.*)$", t):
+            rest = m.group(1)
+            if n := re.search(rf"{L.arxiv_new}\s*\d+\s*{L.arxiv_new_unit}\s*[（(]([^）)]*)[）)]", rest):
+                new = [x.strip() for x in re.split(r"\s*[/／、,，]\s*", n.group(1)) if x.strip()]
+            if c := re.search(rf"{L.arxiv_continued}\s*(\S+?)\s*{L.arxiv_new_unit}", rest):
+                cont = c.group(1)
+    return StatusSummary(increment_count=count, count_note=note, window=window,
+                         headlines=heads, new_arxiv=new, continued_arxiv=cont)
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+def _table_rows(lines: list[_Line]) -> list[list[str]]:
+    """Data rows of the first table in `lines` (header and separator dropped)."""
+    rows = [_cells(ln.text) for ln in lines if ln.text.startswith("|")]
+    return [r for r in rows[1:] if not all(re.fullmatch(r":?-{2,}:?", c) or c == "" for c in r)]
+
+
+def _cells(row: str) -> list[str]:
+    parts = re.split(r"(?<!\\)\|", row.strip().strip("|") if not row.strip().endswith("\\|") else row.strip()[1:])
+    return [p.strip().replace("\\|", "|") for p in parts]
+
+
+def _pad(cells: list[str], n: int) -> list[str]:
+    return (cells + [""] * n)[:n] if len(cells) <= n else [*cells[: n - 1], " | ".join(cells[n - 1:])]
+
+
+def _source_row(cells: list[str]) -> SourceRow:
+    d, f, r = _pad(cells, 3)
+    key, held = _split_paren(f)
+    return SourceRow(directory=d, key_file=key, held=held, relevance=r)
+
+
+def _arxiv_row(cells: list[str]) -> ArxivRow:
+    i, t, c, r = _pad(cells, 4)
+    return ArxivRow(arxiv_id=i, title=t, credibility=c, relation=r)
+
+
+def _split_paren(text: str) -> tuple[str, str]:
+    """'file（what it held）' → ('file', 'what it held'); anything else stays whole."""
+    m = re.fullmatch(r"([^（(]+?)\s*[（(](.*)[）)]", text.strip())
+    if not m or _balanced(m.group(2)) is False:
+        return text.strip(), ""
+    return m.group(1).strip(), m.group(2).strip()
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s:
+        depth += ch in "（("
+        depth -= ch in "）)"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+# --- 二、增量条目 --------------------------------------------------------------------------------
+
+_FIELDS = ("source", "arxiv", "key_points", "credibility", "relation", "section")
+
+
+def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
+    head = re.compile(rf"^{L.increment}\s*(\d+)\s*{COLON}\s*(.*?)\s*[（(]\s*([⭐★]+)\s*[）)]\s*$")
+    label_re = {f: re.compile(rf"^{re.escape(getattr(L, f))}\s*{COLON}\s*(.*)$") for f in _FIELDS}
+    items: list[Increment] = []
+    cur: dict[str, object] | None = None
+    field = ""
+
+    def close() -> None:
+        if cur is not None:
+            items.append(_build_increment(cur, L))
+
+    for ln in lines:
+        t = _DECOR.sub("", ln.text)
+        if m := head.match(t):
+            close()
+            cur = {"number": int(m.group(1)), "title": m.group(2), "stars": len(m.group(3)),
+                   "no": ln, "points": [], "fields": {}}
+            field = ""
+            continue
+        if cur is None:
+            raise ParseError("text before the first '增量 N：…（⭐…）' line", block=L.increments,
+                             line_no=ln.no, line=ln.raw, path=path)
+        for f, rx in label_re.items():
+            if m := rx.match(t):
+                field = f
+                if f == "key_points":
+                    cur["points"].extend(_flattened(m.group(1)))  # type: ignore[union-attr]
+                else:
+                    cur["fields"][f] = m.group(1).strip()  # type: ignore[index]
+                break
+        else:
+            if field == "key_points":
+                cur["points"].append(_point_token(ln.raw))  # type: ignore[union-attr]
+            elif field:
+                fields = cur["fields"]
+                fields[field] = f"{fields[field]} {ln.text}".strip()  # type: ignore[index]
+            else:
+                raise ParseError("line outside any field of an increment", block=L.increments,
+                                 line_no=ln.no, line=ln.raw, path=path)
+    close()
+    return items
+
+
+def _build_increment(cur: dict, L: Labels) -> Increment:
+    f = cur["fields"]
+    level, reason = _split_paren(f.get("credibility", ""))
+    return Increment(
+        number=cur["number"], title=cur["title"], stars=min(cur["stars"], 5),
+        sources=[_source_ref(s) for s in re.split(r"\s*[；;]\s*", f.get("source", "")) if s.strip()],
+        arxiv_line=f.get("arxiv", ""),
+        key_points=_nest(cur["points"]),
+        credibility=Credibility(level=level, reason=reason),
+        relation=f.get("relation", ""),
+        suggested_section=f.get("section", ""),
+    )
+
+
+def _source_ref(text: str) -> SourceRef:
+    ref, sep, section = text.strip().partition(" §")
+    return SourceRef(ref=ref.strip(), section=f"§{section.strip()}" if sep else "")
+
+
+@dataclass(frozen=True)
+class _Tok:
+    indent: int  # -1: unknown (came from a flattened line)
+    numbered: bool
+    text: str
+
+
+def _point_token(raw: str) -> _Tok:
+    indent = len(raw) - len(raw.lstrip(" \t"))
+    t = raw.strip()
+    if m := re.match(r"^(\d{1,2})[.)、]\s+(.*)$", t):
+        return _Tok(indent, True, m.group(2).strip())
+    if m := re.match(r"^[-*•]\s+(.*)$", t):
+        return _Tok(indent, False, m.group(1).strip())
+    return _Tok(indent, False, t)
+
+
+def _flattened(text: str) -> list[_Tok]:
+    """'- a - b 1. c 2. d - e' (the seed's one-line 要点) → tokens without indentation."""
+    text = text.strip()
+    if not text:
+        return []
+    parts = re.split(r"(?:^|\s+)(-|\d{1,2}\.)\s+", text)
+    toks: list[_Tok] = []
+    if parts[0].strip():
+        toks.append(_Tok(0, False, parts[0].strip()))
+    for marker, body in zip(parts[1::2], parts[2::2], strict=False):
+        toks.append(_Tok(0, marker != "-", body.strip()))
+    return toks
+
+
+def _nest(tokens: list[_Tok]) -> list[KeyPoint]:
+    """Build the tree: indentation when the writer gave it; otherwise a numbered step belongs to
+    the bullet above it (the seed's habit). Unindented bullets stay siblings: a flattened line
+    does not say where a sub-list ends, and a sibling loses nothing."""
+    roots: list[KeyPoint] = []
+    stack: list[tuple[int, KeyPoint]] = []  # (indent, node) of the open ancestors
+    for tok in tokens:
+        indent = max(tok.indent, 0)
+        if indent == 0 and tok.numbered and roots:
+            indent = 1
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        node = KeyPoint(text=tok.text, numbered=tok.numbered and bool(stack))
+        (stack[-1][1].children if stack else roots).append(node)
+        stack.append((indent, node))
+    return roots
+
+
+# --- 三、待核实 -----------------------------------------------------------------------------------
+
+def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
+    head = re.compile(rf"^{re.escape(L.verify_item)}\s*([{CIRCLED}]|\d+)\s*{COLON}\s*(.*)$")
+    tail = re.compile(rf"[（(]\s*(\S+?){L.risk_suffix}\s*(?:[，,]\s*{L.carried}\s*([^）)]+?))?\s*[）)]\s*$")
+    items: list[dict] = []
+    for ln in lines:
+        t = _DECOR.sub("", ln.text)
+        if m := head.match(t):
+            num = L.uncircle(m.group(1)) or int(m.group(1))
+            title, risk, carried = m.group(2).strip(), "", ""
+            if r := tail.search(title):
+                title, risk, carried = title[: r.start()].strip(), r.group(1), (r.group(2) or "").strip()
+            items.append({"number": num, "title": title, "risk": risk, "carried_from": carried,
+                          "problem": "", "suggestion": "", "_last": ""})
+            continue
+        if not items:
+            if t in (L.none_marker, f"- {L.none_marker}"):
+                continue
+            raise ParseError("expected '矛盾/待核实 ①：…'", block=L.to_verify, line_no=ln.no, line=ln.raw, path=path)
+        body = _strip_bullet(t)
+        cur = items[-1]
+        if m := re.match(rf"^{L.problem}\s*{COLON}\s*(.*)$", body):
+            cur["problem"], cur["_last"] = m.group(1).strip(), "problem"
+        elif m := re.match(rf"^{L.suggestion}\s*{COLON}\s*(.*)$", body):
+            cur["suggestion"], cur["_last"] = m.group(1).strip(), "suggestion"
+        else:  # a continuation line: keep it with the field it continues
+            key = cur["_last"] or "problem"
+            cur[key] = f"{cur[key]} {body}".strip()
+    return [VerifyItem(**{k: v for k, v in it.items() if k != "_last"}) for it in items]
+
+
+# --- 五、六 ------------------------------------------------------------------------------------
+
+def _no_increment(lines: list[_Line]) -> tuple[str, list[NoIncrementNote]]:
+    intro: list[str] = []
+    notes: list[NoIncrementNote] = []
+    for ln in lines:
+        t = ln.text
+        if re.match(r"^[-*•]\s+", t):
+            body = _strip_bullet(t)
+            src, sep, note = body.partition("：")
+            if not sep:
+                src, sep, note = body.partition(": ")
+            notes.append(NoIncrementNote(source=src.strip(), note=note.strip()) if sep
+                         else NoIncrementNote(source=body, note=""))
+        elif notes:
+            last = notes[-1]
+            notes[-1] = last.model_copy(update={"note": f"{last.note} {t}".strip()})
+        else:
+            intro.append(t)
+    return " ".join(intro), notes
+
+
+def _priorities(lines: list[_Line]) -> tuple[list[PriorityRow], str]:
+    table_end = max((i for i, ln in enumerate(lines) if ln.text.startswith("|")), default=-1)
+    rows = [_pad(c, 3) for c in _table_rows(lines[: table_end + 1])]
+    footer = "\n".join(ln.text for ln in lines[table_end + 1:])
+    return [PriorityRow(level=a, content=b, action=c) for a, b, c in rows], footer
+
+
+def _strip_bullet(t: str) -> str:
+    return re.sub(r"^[-*•]\s+", "", t.strip())

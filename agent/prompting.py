@@ -1,0 +1,135 @@
+"""Prompt templates as files: versioned, hashed, rendered strictly, inspectable.
+
+A template is Markdown with front matter (`name`, `version`) and two sections, `## system` and
+`## user`, holding `{{variable}}` placeholders. A placeholder without a value is an error, not
+an empty string: a silently blank anchor list would change what the model judges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.anchors import Anchor, AnchorRegistry
+from agent.errors import PromptError
+from agent.extract import ExtractionRequest, PromptStamp
+from agent.workspace import Workspace
+from schemas.documents import SourceDoc
+
+PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+_VAR = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+_FRONT = re.compile(r"^---\n(.*?)\n---\n", re.S)
+
+
+@dataclass(frozen=True)
+class Template:
+    stamp: PromptStamp
+    system: str
+    user: str
+    path: Path
+
+    @property
+    def variables(self) -> set[str]:
+        return set(_VAR.findall(self.system)) | set(_VAR.findall(self.user))
+
+    def render(self, values: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+        """The system and user messages with every placeholder filled."""
+        missing = sorted(self.variables - values.keys())
+        if missing:
+            raise PromptError(f"prompt {self.stamp} needs {', '.join(missing)} but got no value for it",
+                              hint=f"pass it, or remove the placeholder from {self.path}")
+        def fill(s: str) -> str:
+            return _VAR.sub(lambda m: values[m.group(1)], s)
+        return {"role": "system", "content": fill(self.system)}, {"role": "user", "content": fill(self.user)}
+
+
+def load_template(name: str = "extract", directory: Path = PROMPTS_DIR) -> Template:
+    path = directory / f"{name}.md"
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise PromptError(f"prompt template {path} cannot be read: {e}", hint="restore it from git") from e
+    front = _FRONT.match(raw)
+    meta = dict(re.findall(r"^(\w+):\s*(.+?)\s*$", front.group(1), re.M)) if front else {}
+    if "version" not in meta:
+        raise PromptError(f"{path} has no `version:` in its front matter", hint="add ---\\nname: …\\nversion: 1\\n---")
+    body = raw[front.end():] if front else raw
+    parts = re.split(r"^## (system|user)\s*$", body, flags=re.M)
+    sections = dict(zip(parts[1::2], (p.strip("\n") for p in parts[2::2]), strict=False))
+    if set(sections) != {"system", "user"}:
+        raise PromptError(f"{path} must have exactly a '## system' and a '## user' section", hint="see prompts/extract.md")
+    digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
+    return Template(PromptStamp(meta.get("name", name), meta["version"], digest), sections["system"], sections["user"], path)
+
+
+# --- requests for documents ---------------------------------------------------------------------
+
+def estimate_tokens(text: str) -> int:
+    """Rough and deliberately pessimistic: a CJK character is a token, four other characters are one."""
+    cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+def split_sections(text: str, budget: int) -> list[str]:
+    """Split at heading boundaries so that each part fits `budget` tokens where possible.
+
+    A single section larger than the budget stays whole: cutting inside an entry would separate
+    a claim from its evidence, which costs more than a long call.
+    """
+    if estimate_tokens(text) <= budget:
+        return [text]
+    pieces = [p for p in re.split(r"(?m)^(?=#{1,3} )", text) if p.strip()]
+    chunks: list[str] = []
+    cur = ""
+    for piece in pieces:
+        if cur and estimate_tokens(cur + piece) > budget:
+            chunks.append(cur)
+            cur = ""
+        cur += piece
+    if cur:
+        chunks.append(cur)
+    return chunks
+
+
+def format_anchors(anchors: list[Anchor]) -> str:
+    if not anchors:
+        return "(none that match this document)"
+    lines = []
+    for a in anchors:
+        key = f"arXiv {a.display_id or a.key}" if a.kind == "arxiv" else a.key
+        what = "" if a.kind == "subject" else f" · {a.label[:70]}"
+        lines.append(f"- [{a.kind}] {key}{what} · {a.when}")
+    return "\n".join(lines)
+
+
+def build_requests(
+    docs: list[SourceDoc], registry: AnchorRegistry, ws: Workspace, topic: str, template: Template
+) -> list[ExtractionRequest]:
+    """One request per document, or per section group of a long one."""
+    t = ws.topic(topic)
+    budget = ws.config.llm.chunk_tokens
+    base = {
+        "topic": topic,
+        "profile": t.profile.strip() or f"Everything about {topic}.",
+        "adjacent": t.adjacent.strip() or "(not configured)",
+        "living": t.living,
+        "sections": "\n".join(f"- {s}" for s in registry.sections) or "(the living document has no § sections yet)",
+        "date": registry.date.isoformat(),
+    }
+    requests = []
+    for doc in docs:
+        chunks = split_sections(doc.text, budget)
+        for i, chunk in enumerate(chunks):
+            values = {
+                **base,
+                "doc_path": doc.path,
+                "doc_kind": doc.kind,
+                "chunk_note": f", part {i + 1} of {len(chunks)}" if len(chunks) > 1 else "",
+                "anchors": format_anchors(registry.relevant_to(chunk)),
+                "document": chunk.strip(),
+            }
+            system, user = template.render(values)
+            requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks)))
+    return requests

@@ -1,0 +1,302 @@
+"""The deterministic rule layer: no LLM, pure functions, every decision explained.
+
+Each rule takes candidates and returns what it kept plus `Finding`s that say what happened to
+every candidate and why. `agent.compose` strings them together into a briefing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from agent.anchors import Anchor, AnchorRegistry
+from agent.arxiv import find_ids, validate
+from agent.text import facts, locate, similarity
+from schemas.briefing import KeyPoint
+from schemas.documents import SourceDoc
+from schemas.extraction import ArxivRef, Claim, FileExtraction
+
+CRED_RANK = {"高": 3, "中高": 2, "中": 1, "低": 0}
+REL_RANK = {"高": 3, "中": 2, "邻接": 1, "参考": 0}
+MERGE_SIMILARITY = 0.6
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One decision about one candidate: which rule, what it decided, and why."""
+
+    rule: str
+    subject: str
+    doc: str
+    decision: str
+    detail: str = ""
+
+    def line(self) -> str:
+        return f"[{self.rule}] {self.decision}: {self.subject} ({self.doc}) — {self.detail}".rstrip(" —")
+
+
+@dataclass(frozen=True)
+class DocResult:
+    """One document's extraction (chunks already merged), or why there is none."""
+
+    doc: SourceDoc
+    extraction: FileExtraction | None
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A claim on its way to becoming an increment, with what the rules learned about it."""
+
+    claim: Claim
+    doc: SourceDoc
+    order: int
+    relevance: str
+    anchor: Anchor | None = None
+    relation: str = "new"
+    new_facts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Group:
+    """One subject: the candidates of several documents merged into one increment."""
+
+    members: tuple[Candidate, ...]
+
+    @property
+    def lead(self) -> Candidate:
+        return self.members[0]
+
+    @property
+    def stars(self) -> int:
+        return max(c.claim.stars for c in self.members)
+
+    @property
+    def credibility(self) -> str:
+        return max((c.claim.credibility for c in self.members), key=lambda x: CRED_RANK.get(x, 0))
+
+    @property
+    def relevance(self) -> str:
+        return max((c.relevance for c in self.members), key=lambda x: REL_RANK.get(x, 0))
+
+    @property
+    def arxiv(self) -> list[ArxivRef]:
+        seen: dict[str, ArxivRef] = {}
+        for c in self.members:
+            for a in c.claim.arxiv:
+                seen.setdefault(find_ids(a.arxiv_id)[0].id.key, a)
+        return list(seen.values())
+
+    def rank(self) -> tuple[int, int, int, int]:
+        return (-self.stars, -CRED_RANK.get(self.credibility, 0), -REL_RANK.get(self.relevance, 0), self.lead.order)
+
+
+@dataclass(frozen=True)
+class Selection:
+    increments: list[Group]
+    secondary: list[Group]
+    findings: list[Finding] = field(default_factory=list)
+
+
+# --- 1. grounding --------------------------------------------------------------------------------
+
+def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]]:
+    """Keep a claim only if every evidence quote occurs in its document (by characters, after
+    whitespace folding) and every arXiv ID it cites is written there. Key points whose figures
+    the document does not contain are dropped from the claim, and said so."""
+    kept: list[Candidate] = []
+    findings: list[Finding] = []
+    order = 0
+    for r in results:
+        if r.extraction is None:
+            continue
+        doc_ids = {m.id.key for m in find_ids(r.doc.text)}
+        doc_facts = facts(r.doc.text)
+        for claim in r.extraction.claims:
+            order += 1
+            missing = [q for q in claim.evidence if locate(q, r.doc.text).kind == "none"]
+            bad_ids = [a.arxiv_id for a in claim.arxiv if not (ids := find_ids(a.arxiv_id)) or ids[0].id.key not in doc_ids]
+            if not claim.evidence or missing or bad_ids:
+                why = ("no evidence quote" if not claim.evidence else
+                       f"quote not in the document: {missing[0][:40]!r}" if missing else
+                       f"arXiv {bad_ids[0]} is not in the document")
+                findings.append(Finding("grounding", claim.title, r.doc.path, "dropped", why))
+                continue
+            points = [p for p in claim.key_points if _point_facts(p) <= doc_facts]
+            for p in claim.key_points:
+                if p not in points:
+                    stray = sorted(_point_facts(p) - doc_facts)
+                    findings.append(Finding("grounding", claim.title, r.doc.path, "key point dropped",
+                                            f"{', '.join(stray[:3])} not in the document: {p.text[:40]!r}"))
+            kept.append(Candidate(claim.model_copy(update={"key_points": points}), r.doc, order, r.extraction.relevance))
+    return kept, findings
+
+
+def _point_facts(p: KeyPoint) -> set[str]:
+    return set().union(*(facts(x.text) for x in p.walk()))
+
+
+def claim_facts(claim: Claim) -> set[str]:
+    return set().union(*(_point_facts(p) for p in claim.key_points))
+
+
+# --- 2. arXiv validation ---------------------------------------------------------------------------
+
+def check_arxiv(cands: list[Candidate], date: dt.date) -> tuple[list[Candidate], list[Finding]]:
+    """Drop arXiv IDs that cannot be real (bad month, wrong era, after the briefing date); the
+    claim stays, without the ID."""
+    out: list[Candidate] = []
+    findings: list[Finding] = []
+    for c in cands:
+        good: list[ArxivRef] = []
+        for a in c.claim.arxiv:
+            v = validate(a.arxiv_id, not_after=date)
+            if v.ok and v.id is not None:
+                good.append(a.model_copy(update={"arxiv_id": v.id.display}))
+            else:
+                findings.append(Finding("arxiv", c.claim.title, c.doc.path, "id rejected", f"{a.arxiv_id}: {v.reason}"))
+        out.append(replace(c, claim=c.claim.model_copy(update={"arxiv": good})))
+    return out, findings
+
+
+# --- 3. dedupe against anchors ------------------------------------------------------------------------
+
+def match_anchor(c: Candidate, reg: AnchorRegistry) -> Anchor | None:
+    """The anchor a claim is about: by arXiv ID, then URL, then the anchor the model named, then title."""
+    for a in c.claim.arxiv:
+        if hit := reg.arxiv(find_ids(a.arxiv_id)[0].id.key):
+            return hit
+    for u in c.claim.urls:
+        if hit := reg.url(u):
+            return hit
+    if c.claim.anchor:
+        ids = find_ids(c.claim.anchor)
+        if ids and (hit := reg.arxiv(ids[0].id.key)):
+            return hit
+        if hit := reg.subject(c.claim.anchor, threshold=0.45):
+            return hit
+    return reg.subject(c.claim.title, threshold=0.6)
+
+
+def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate], list[Candidate], list[Finding]]:
+    """Split into (kept, covered). Anchored with nothing new → covered; anchored with a new
+    figure, flag, version or ID → a supplement, kept. 'Nothing new' is measured, not asked."""
+    kept: list[Candidate] = []
+    covered: list[Candidate] = []
+    findings: list[Finding] = []
+    for c in cands:
+        anchor = match_anchor(c, reg)
+        if anchor is None:
+            if c.claim.relation != "new":
+                findings.append(Finding("dedupe", c.claim.title, c.doc.path, "new",
+                                        f"model said {c.claim.relation} ({c.claim.anchor!r}) but no anchor matches"))
+            kept.append(replace(c, relation="new"))
+            continue
+        new = tuple(sorted(claim_facts(c.claim) - facts(anchor.text)))
+        where = f"{anchor.label[:30]} ({anchor.when}, {anchor.source})"
+        if c.claim.relation == "covered" or not new:
+            why = "model judged it covered" if c.claim.relation == "covered" else "no figure, flag or ID beyond the anchor"
+            findings.append(Finding("dedupe", c.claim.title, c.doc.path, "already covered", f"{where}: {why}"))
+            covered.append(replace(c, anchor=anchor, relation="covered"))
+        else:
+            findings.append(Finding("dedupe", c.claim.title, c.doc.path, "supplement",
+                                    f"{where}: adds {', '.join(new[:4])}"))
+            kept.append(replace(c, anchor=anchor, relation="supplement", new_facts=new))
+    return kept, covered, findings
+
+
+# --- 4. merge -------------------------------------------------------------------------------------
+
+def merge(cands: list[Candidate]) -> tuple[list[Group], list[Finding]]:
+    """One subject found in several documents becomes one increment with several sources."""
+    groups: list[list[Candidate]] = []
+    findings: list[Finding] = []
+    for c in cands:
+        home = next((g for g in groups if any(_same_subject(c, o) for o in g)), None)
+        if home is None:
+            groups.append([c])
+        else:
+            home.append(c)
+            findings.append(Finding("merge", c.claim.title, c.doc.path, "merged",
+                                    f"same subject as {home[0].claim.title!r} ({home[0].doc.path})"))
+    return [Group(tuple(sorted(g, key=lambda c: (-c.claim.stars, c.order)))) for g in groups], findings
+
+
+def _same_subject(a: Candidate, b: Candidate) -> bool:
+    if a.doc.path == b.doc.path:
+        return False  # one document's claims are distinct by construction
+    ka = {find_ids(x.arxiv_id)[0].id.key for x in a.claim.arxiv}
+    kb = {find_ids(x.arxiv_id)[0].id.key for x in b.claim.arxiv}
+    if ka & kb:
+        return True
+    if {u.rstrip("/") for u in a.claim.urls} & {u.rstrip("/") for u in b.claim.urls}:
+        return True
+    return similarity(a.claim.title, b.claim.title) >= MERGE_SIMILARITY
+
+
+# --- 5. selection ---------------------------------------------------------------------------------
+
+def select(groups: list[Group], *, min_stars: int, secondary_min_stars: int, max_increments: int) -> Selection:
+    """Best first by stars, credibility, relevance; at most `max_increments`. The rest with enough
+    stars become secondary anchors (四 and 六); below that they are noise and go nowhere.
+    Never pads: too few strong groups means a short briefing, said so in the summary."""
+    ranked = sorted(groups, key=Group.rank)
+    inc: list[Group] = []
+    sec: list[Group] = []
+    findings: list[Finding] = []
+    for g in ranked:
+        t, d = g.lead.claim.title, g.lead.doc.path
+        if g.stars >= min_stars and len(inc) < max_increments:
+            inc.append(g)
+            findings.append(Finding("select", t, d, "increment", f"{g.stars}★ {g.credibility} {g.relevance}"))
+        elif g.stars >= secondary_min_stars:
+            why = f"past the limit of {max_increments}" if g.stars >= min_stars else f"{g.stars}★ < {min_stars}★"
+            sec.append(g)
+            findings.append(Finding("select", t, d, "secondary anchor", why))
+        else:
+            findings.append(Finding("select", t, d, "dropped", f"{g.stars}★ is noise (< {secondary_min_stars}★)"))
+    return Selection(sorted(inc, key=_display_key), sorted(sec, key=_display_key), findings)
+
+
+def section_key(section: str) -> tuple[int, ...]:
+    m = re.search(r"§\s*(\d+(?:\.\d+)*)", section)
+    return tuple(int(x) for x in m.group(1).split(".")) if m else (999,)
+
+
+def _display_key(g: Group) -> tuple[tuple[int, ...], int]:
+    """Increments read in living-document order: by suggested section, then as found."""
+    return (section_key(g.lead.claim.suggested_section), g.lead.order)
+
+
+# --- 6. contradictions ------------------------------------------------------------------------------
+
+_MEASURE = re.compile(r"(\d[\d,]*(?:\.\d+)?)\s*(tok/s|tokens/s|%|×|ms|GB|GiB|bit)(?![A-Za-z])", re.I)
+
+
+def _measures(claim: Claim) -> dict[str, set[str]]:
+    """unit → figures written with it, e.g. {'tok/s': {'16200'}}."""
+    out: dict[str, set[str]] = {}
+    for p in claim.key_points:
+        for node in p.walk():
+            for num, unit in _MEASURE.findall(node.text):
+                out.setdefault(unit.lower(), set()).add(num.replace(",", ""))
+    return out
+
+
+def number_conflicts(g: Group) -> list[str]:
+    """Figures with the same unit that share nothing between two documents on one subject."""
+    by_doc: dict[str, dict[str, set[str]]] = {}
+    for c in g.members:
+        for unit, nums in _measures(c.claim).items():
+            by_doc.setdefault(c.doc.path, {}).setdefault(unit, set()).update(nums)
+    docs = list(by_doc)
+    out: list[str] = []
+    for i, a in enumerate(docs):
+        for b in docs[i + 1 :]:
+            for unit in sorted(by_doc[a].keys() & by_doc[b].keys()):
+                va, vb = by_doc[a][unit], by_doc[b][unit]
+                if va.isdisjoint(vb):
+                    out.append(f"{a} 称 {' / '.join(sorted(va))} {unit}，{b} 称 {' / '.join(sorted(vb))} {unit}")
+    return out

@@ -1,0 +1,187 @@
+"""The briefing format both ways: the seed is read without loss, and render/parse are inverse."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agent.arxiv import find_ids
+from agent.errors import ParseError
+from agent.parse import parse
+from agent.render import render
+from schemas.briefing import (
+    ArxivRow,
+    Briefing,
+    Credibility,
+    Increment,
+    KeyPoint,
+    NoIncrementNote,
+    PriorityRow,
+    SourceRef,
+    SourceRow,
+    StatusSummary,
+    VerifyItem,
+)
+from tests.paths import SEED
+
+SEED_TEXT = SEED.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def seed() -> Briefing:
+    return parse(SEED_TEXT, path=str(SEED))
+
+
+def test_seed_counts(seed: Briefing) -> None:
+    assert seed.topic == "inference"
+    assert seed.date == dt.date(2026, 9, 22)
+    assert len(seed.increments) == 6
+    assert len(seed.sources) == 12
+    assert len(seed.to_verify) == 5
+    assert len(seed.arxiv_rows) == 24
+    assert len(seed.priorities) == 9
+    assert [v.carried_from for v in seed.to_verify] == ["", "", "", "9-21", "9-21"]
+    assert seed.summary.new_arxiv == ["2605.11093", "2603.04428", "2506.09713", "2609.19657", "2607.02574"]
+
+
+def test_every_arxiv_id_of_the_seed_is_in_the_model(seed: Briefing) -> None:
+    dumped = seed.model_dump_json()
+    ids = {m.id.key for m in find_ids(SEED_TEXT)}
+    assert len(ids) >= 24
+    assert {i for i in ids if i not in dumped} == set()
+
+
+def test_every_source_path_of_the_seed_is_in_the_model(seed: Briefing) -> None:
+    paths = set(re.findall(r"inbox/\w+/[\w.-]+\.md", SEED_TEXT)) | set(re.findall(r"\b\d{4}-\d{4}-\d{5}\b", SEED_TEXT))
+    dumped = seed.model_dump_json()
+    files = {p.rsplit("/", 1)[-1] for p in paths}
+    assert files and {f for f in files if f not in dumped} == set()
+    credited = {s.ref for inc in seed.increments for s in inc.sources}
+    assert "inbox/jay/2026-09-22-1450-jay-engineering-filter.md" in credited
+
+
+def test_every_key_point_bullet_of_the_seed_is_in_the_model(seed: Briefing) -> None:
+    """Each bullet of each 要点 (multi-line or flattened) must come back as a key point."""
+    points = {p.text for inc in seed.increments for p in inc.all_points()}
+    blocks = re.findall(r"要点：(.*?)\n可信度", SEED_TEXT, flags=re.S)
+    assert len(blocks) == 6
+    expected: list[str] = []
+    for block in blocks:
+        for piece in re.split(r"(?:^|\s+)(?:-|\d{1,2}\.)\s+", block.strip()):
+            if piece.strip():
+                expected.append(piece.strip())
+    assert len(expected) >= 40
+    assert [e for e in expected if e not in points] == []
+    dynamo = seed.increments[2].key_points[1]
+    assert dynamo.text == "核心能力：" and len(dynamo.children) == 4 and dynamo.children[0].numbered
+
+
+def test_seed_round_trip(seed: Briefing) -> None:
+    once = render(seed)
+    assert parse(once) == seed
+    assert render(parse(once)) == once
+
+
+# --- generated briefings -----------------------------------------------------------------------
+
+_WORD = st.text(alphabet="推理缓存调度框架增量基线abcdefgXYZ0123456789.-_/", min_size=1, max_size=12)
+_TEXT = st.lists(_WORD, min_size=1, max_size=6).map(" ".join)
+
+
+@st.composite
+def _points(draw: st.DrawFn, depth: int = 0) -> KeyPoint:
+    children = draw(st.lists(_points(depth + 1), max_size=2)) if depth < 2 else []
+    return KeyPoint(text=draw(_TEXT), numbered=depth > 0 and draw(st.booleans()), children=children)
+
+
+@st.composite
+def briefings(draw: st.DrawFn) -> Briefing:
+    n = draw(st.integers(min_value=0, max_value=4))
+    incs = [
+        Increment(
+            number=i + 1,
+            title=draw(_TEXT),
+            stars=draw(st.integers(1, 5)),
+            sources=draw(st.lists(st.builds(SourceRef, ref=_WORD, section=st.sampled_from(["", "§条目 1", "§一.2"])), min_size=1, max_size=3)),
+            arxiv_line=draw(st.sampled_from(["", "arXiv:2605.11093v1 HookPoint"])),
+            key_points=draw(st.lists(_points(), max_size=4)),
+            credibility=Credibility(level=draw(st.sampled_from(["高", "中", "低"])), reason=draw(st.sampled_from(["", "官方"]))),
+            relation=draw(_TEXT),
+            suggested_section=draw(_TEXT),
+        )
+        for i in range(n)
+    ]
+    verify = [
+        VerifyItem(number=i + 1, title=draw(_TEXT), risk=draw(st.sampled_from(["高", "中", "低"])),
+                   carried_from=draw(st.sampled_from(["", "9-21"])), problem=draw(_TEXT), suggestion=draw(_TEXT))
+        for i in range(draw(st.integers(0, 3)))
+    ]
+    return Briefing(
+        topic=draw(st.sampled_from(["inference", "llm-infra", "risk"])),
+        date=draw(st.dates(dt.date(2020, 1, 1), dt.date(2030, 12, 31))),
+        summary=StatusSummary(
+            increment_count=n, count_note=draw(st.sampled_from(["", "在 3-8 目标区间内"])),
+            window=draw(st.sampled_from(["", "2026-09-21 22:00 ~ 2026-09-22 22:00"])),
+            headlines=[i.title for i in incs],
+            new_arxiv=draw(st.lists(st.sampled_from(["2605.11093", "2609.19657"]), max_size=2, unique=True)),
+            continued_arxiv=draw(st.sampled_from(["0", "7", "25+"])),
+        ),
+        sources=draw(st.lists(st.builds(SourceRow, directory=_WORD, key_file=_WORD, held=st.sampled_from(["", "a · b"]),
+                                        relevance=st.sampled_from(["高", "基线", "邻接", "参考"])), max_size=4)),
+        increments=incs,
+        to_verify=verify,
+        arxiv_rows=draw(st.lists(st.builds(ArxivRow, arxiv_id=st.sampled_from(["2605.11093v1", "2609.19657"]),
+                                           title=_TEXT, credibility=st.just("高"), relation=_TEXT), max_size=3)),
+        no_increment_intro=draw(st.sampled_from(["", "以下来源已检查："])),
+        no_increment=draw(st.lists(st.builds(NoIncrementNote, source=_WORD, note=_TEXT), max_size=3)),
+        priorities=draw(st.lists(st.builds(PriorityRow, level=st.sampled_from(["🔴 最高", "🟡 中"]), content=_TEXT, action=_TEXT), max_size=3)),
+        footer=draw(st.sampled_from(["", "本报告由 Tom 实例自动生成"])),
+    )
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(briefings())
+def test_generated_round_trip(b: Briefing) -> None:
+    text = render(b)
+    assert parse(text) == b
+    assert render(parse(text)) == text
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+def _without(block_header: str) -> str:
+    lines = SEED_TEXT.splitlines()
+    return "\n".join(ln for ln in lines if not ln.startswith(block_header))
+
+
+@pytest.mark.parametrize(
+    ("text", "block", "line_has"),
+    [
+        pytest.param(_without("三、"), "三、值得警惕的矛盾或待核实说法", "四、", id="missing-block-3"),
+        pytest.param(_without("六、"), "六、建议今晚 E2 活文档更新优先级", "五、", id="missing-last-block"),
+        pytest.param(SEED_TEXT.replace("四、可引用", "XX").replace("三、值得", "四、可引用 arXiv 号列表\n三、值得"),
+                     "三、值得警惕的矛盾或待核实说法", "四、", id="out-of-order"),
+        pytest.param("# just notes\n- a\n", "title", "just notes", id="not-a-briefing"),
+        pytest.param("", "title", "", id="empty"),
+    ],
+)
+def test_not_a_briefing_names_the_block(text: str, block: str, line_has: str) -> None:
+    with pytest.raises(ParseError) as err:
+        parse(text, path="x.md")
+    assert err.value.block == block
+    assert line_has in err.value.line
+    assert block in str(err.value) and "x.md:" in str(err.value)
+
+
+def test_messy_variants_parse() -> None:
+    """Decorated headers, halfwidth punctuation and a missing optional line still parse."""
+    messy = (SEED_TEXT.replace("一、检查过的来源清单", "## 一、检查过的来源清单")
+             .replace("可信度：高（GitHub", "可信度: 高(GitHub").replace("PR 编号可查）", "PR 编号可查)")
+             .replace("- 核心新增：", "- 核心新增: "))
+    b = parse(messy)
+    assert len(b.increments) == 6 and b.increments[0].credibility.level == "高"
+    assert len(b.summary.headlines) == 6

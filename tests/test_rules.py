@@ -1,0 +1,166 @@
+"""Each rule on small tables of cases: what it keeps, what it drops, and the reason it gives."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from agent.anchors import Anchor, AnchorRegistry
+from agent.rules import Candidate, DocResult, Group, check_arxiv, dedupe, ground, merge, number_conflicts, select
+from schemas.briefing import KeyPoint
+from schemas.documents import SourceDoc
+from schemas.extraction import ArxivRef, Claim, FileExtraction
+
+DATE = dt.date(2026, 9, 22)
+DOC_TEXT = """# 工程过滤报告
+## 条目 1：SGLang v0.5.19
+- 两处 flag rename：`--enable-deepep-waterfill` → `--enable-waterfill`
+- DeepSeek-V4 throughput 提升 >10%
+## 条目 2：HookPoint
+论文 arXiv:2605.11093v1，平均 overhead 3.6%，PyTorch hooks 平均 46.9%。
+"""
+
+
+def doc(path: str = "inbox/jay/2026-09-22-a.md", text: str = DOC_TEXT) -> SourceDoc:
+    return SourceDoc(path=path, kind="report", agent="jay", in_window=True, read=True, text=text)
+
+
+def claim(title: str = "SGLang v0.5.19 flag rename", *, evidence: tuple[str, ...] = ("DeepSeek-V4 throughput 提升 >10%",),
+          points: tuple[str, ...] = ("DeepSeek-V4 throughput 提升 >10%",), arxiv: tuple[str, ...] = (), stars: int = 4,
+          relation: str = "new", anchor: str = "", section: str = "§1.1 框架格局", cred: str = "高") -> Claim:
+    return Claim(
+        title=title, stars=stars, key_points=[KeyPoint(text=p) for p in points], evidence=list(evidence),
+        section_ref="§条目 1", arxiv=[ArxivRef(arxiv_id=a, title="paper") for a in arxiv], urls=[],
+        credibility=cred, credibility_reason="release notes", relation=relation, anchor=anchor,  # type: ignore[arg-type]
+        relation_note="note", suggested_section=section,
+    )
+
+
+def result(*claims: Claim, d: SourceDoc | None = None) -> DocResult:
+    return DocResult(d or doc(), FileExtraction(relevance="高", relevance_reason="r", held="h", claims=list(claims)))
+
+
+@pytest.mark.parametrize(
+    ("c", "kept", "reason"),
+    [
+        pytest.param(claim(), True, "", id="exact-quote"),
+        pytest.param(claim(evidence=("DeepSeek-V4   throughput\n提升 >10%",)), True, "", id="whitespace-folded"),
+        pytest.param(claim(evidence=("HookPoint 平均 overhead 1.2%",)), False, "quote not in the document", id="invented-quote"),
+        pytest.param(claim(evidence=()), False, "no evidence", id="no-evidence"),
+        pytest.param(claim(arxiv=("2609.99999",)), False, "not in the document", id="arxiv-not-in-doc"),
+        pytest.param(claim(arxiv=("arXiv:2605.11093v2",), evidence=("平均 overhead 3.6%",)), True, "", id="arxiv-other-version"),
+    ],
+)
+def test_grounding(c: Claim, kept: bool, reason: str) -> None:
+    cands, findings = ground([result(c)])
+    assert bool(cands) is kept
+    if not kept:
+        assert findings and reason in findings[0].detail and findings[0].decision == "dropped"
+
+
+def test_grounding_drops_a_key_point_with_an_invented_figure() -> None:
+    c = claim(points=("DeepSeek-V4 throughput 提升 >10%", "延迟降低 37%"))
+    cands, findings = ground([result(c)])
+    assert [p.text for p in cands[0].claim.key_points] == ["DeepSeek-V4 throughput 提升 >10%"]
+    assert any("37%" in f.detail for f in findings)
+
+
+@pytest.mark.parametrize(
+    ("raw", "ok", "reason"),
+    [
+        pytest.param("2605.11093v1", True, "", id="valid"),
+        pytest.param("2613.11093", False, "month", id="month-13"),
+        pytest.param("2610.00001", False, "after", id="after-briefing-date"),
+        pytest.param("1405.12345", False, "", id="five-digits-before-2015"),
+    ],
+)
+def test_arxiv_check(raw: str, ok: bool, reason: str) -> None:
+    c = Candidate(claim(arxiv=(raw,)), doc(), 1, "高")
+    out, findings = check_arxiv([c], DATE)
+    assert bool(out[0].claim.arxiv) is ok
+    if not ok:
+        assert findings and reason in findings[0].detail
+
+
+def registry(*anchors: Anchor) -> AnchorRegistry:
+    return AnchorRegistry(topic="inference", date=DATE, anchors=anchors, open_items=(), sections=("§1.1 框架格局",))
+
+
+SGLANG = Anchor("subject", "SGLang v0.5.19 发布", "SGLang v0.5.19 发布", dt.date(2026, 9, 20),
+                "inbox/tom/2026-09-20-inference-e1prep.md", text="SGLang v0.5.19 发布 DeepSeek-V4 throughput 提升 >10%")
+HOOK = Anchor("arxiv", "2605.11093", "HookPoint", dt.date(2026, 9, 18), "inbox/tom/x.md", text="HookPoint 3.6%")
+
+
+@pytest.mark.parametrize(
+    ("c", "anchors", "fate", "detail"),
+    [
+        pytest.param(claim(title="vLLM FP8 KV-Cache"), (SGLANG,), "new", "", id="no-anchor"),
+        pytest.param(claim(title="SGLang v0.5.19 发布更新"), (SGLANG,), "covered", "no figure", id="same-subject-nothing-new"),
+        pytest.param(claim(title="SGLang v0.5.19 破坏性 flag rename",
+                           points=("--enable-deepep-waterfill → --enable-waterfill",)), (SGLANG,), "supplement",
+                     "--enable-waterfill", id="same-subject-new-flag"),
+        pytest.param(claim(title="HookPoint", arxiv=("2605.11093v1",), points=("平均 overhead 3.6%",)), (HOOK,), "covered",
+                     "", id="same-arxiv-same-number"),
+        pytest.param(claim(title="HookPoint", arxiv=("2605.11093v1",), points=("PyTorch hooks 平均 46.9%",)), (HOOK,),
+                     "supplement", "46.9%", id="same-arxiv-new-number"),
+        pytest.param(claim(title="vLLM 0.21", relation="covered", anchor="vLLM 0.21 发布"), (SGLANG,), "new",
+                     "no anchor matches", id="model-says-covered-without-anchor"),
+        pytest.param(claim(title="SGLang v0.5.19 破坏性", relation="covered", anchor="SGLang v0.5.19 发布",
+                           points=("--enable-waterfill",)), (SGLANG,), "covered", "model judged", id="model-says-covered"),
+    ],
+)
+def test_dedupe(c: Claim, anchors: tuple[Anchor, ...], fate: str, detail: str) -> None:
+    kept, covered, findings = dedupe([Candidate(c, doc(), 1, "高")], registry(*anchors))
+    got = covered[0].relation if covered else kept[0].relation
+    assert got == fate
+    if detail:
+        assert any(detail in f.detail for f in findings)
+
+
+def test_merge_same_arxiv_across_documents_and_never_within_one() -> None:
+    a = Candidate(claim(title="HookPoint 可观测性", arxiv=("2605.11093v1",)), doc("inbox/jay/a.md"), 1, "高")
+    b = Candidate(claim(title="模型内部观测", arxiv=("2605.11093",)), doc("inbox/jay/b.md"), 2, "高")
+    c = Candidate(claim(title="HookPoint 可观测性 v2"), doc("inbox/jay/a.md"), 3, "高")
+    groups, findings = merge([a, b, c])
+    assert [len(g.members) for g in groups] == [2, 1]
+    assert findings[0].decision == "merged"
+
+
+def _group(title: str, stars: int, order: int, section: str = "§1.1 x", cred: str = "高") -> Group:
+    return Group((Candidate(claim(title=title, stars=stars, section=section, cred=cred), doc(f"inbox/jay/{order}.md"), order, "高"),))
+
+
+@pytest.mark.parametrize(
+    ("stars", "n_inc", "n_sec"),
+    [
+        pytest.param([4] * 10, 8, 2, id="over-eight-become-secondary"),
+        pytest.param([4, 4, 3, 2], 2, 1, id="under-three-not-padded"),
+        pytest.param([5, 4, 4, 1], 3, 0, id="noise-dropped"),
+    ],
+)
+def test_select(stars: list[int], n_inc: int, n_sec: int) -> None:
+    groups = [_group(f"t{i}", s, i) for i, s in enumerate(stars)]
+    sel = select(groups, min_stars=4, secondary_min_stars=3, max_increments=8)
+    assert (len(sel.increments), len(sel.secondary)) == (n_inc, n_sec)
+    assert len(sel.findings) == len(stars)
+
+
+def test_select_orders_by_section_then_rank() -> None:
+    groups = [_group("kv", 5, 1, "§1.3 KV Cache"), _group("fw", 4, 2, "§1.1 框架格局"), _group("obs", 4, 3, "§1.4 新区块")]
+    sel = select(groups, min_stars=4, secondary_min_stars=3, max_increments=8)
+    assert [g.lead.claim.title for g in sel.increments] == ["fw", "kv", "obs"]
+
+
+def test_select_prefers_credibility_at_equal_stars() -> None:
+    groups = [_group(f"low{i}", 4, i, cred="低") for i in range(8)] + [_group("high", 4, 99, cred="高")]
+    sel = select(groups, min_stars=4, secondary_min_stars=3, max_increments=8)
+    assert "high" in [g.lead.claim.title for g in sel.increments]
+
+
+def test_number_conflicts_between_documents() -> None:
+    a = Candidate(claim(points=("SGLang ~16,200 tok/s",)), doc("inbox/jay/a.md"), 1, "高")
+    b = Candidate(claim(points=("SGLang 15,800 tok/s",)), doc("inbox/jay/b.md"), 2, "高")
+    same = Candidate(claim(points=("SGLang ~16,200 tok/s",)), doc("inbox/jay/c.md"), 3, "高")
+    assert number_conflicts(Group((a, b)))
+    assert number_conflicts(Group((a, same))) == []
