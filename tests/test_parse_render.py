@@ -106,39 +106,79 @@ def briefings(draw: st.DrawFn) -> Briefing:
             number=i + 1,
             title=draw(_TEXT),
             stars=draw(st.integers(1, 5)),
-            sources=draw(st.lists(st.builds(SourceRef, ref=_WORD, section=st.sampled_from(["", "§条目 1", "§一.2"])), min_size=1, max_size=3)),
+            sources=draw(
+                st.lists(
+                    st.builds(SourceRef, ref=_WORD, section=st.sampled_from(["", "§条目 1", "§一.2"])),
+                    min_size=1,
+                    max_size=3,
+                )
+            ),
             arxiv_line=draw(st.sampled_from(["", "arXiv:2605.11093v1 HookPoint"])),
             key_points=draw(st.lists(_points(), max_size=4)),
-            credibility=Credibility(level=draw(st.sampled_from(["高", "中", "低"])), reason=draw(st.sampled_from(["", "官方"]))),
+            credibility=Credibility(
+                level=draw(st.sampled_from(["高", "中", "低"])), reason=draw(st.sampled_from(["", "官方"]))
+            ),
             relation=draw(_TEXT),
             suggested_section=draw(_TEXT),
         )
         for i in range(n)
     ]
     verify = [
-        VerifyItem(number=i + 1, title=draw(_TEXT), risk=draw(st.sampled_from(["高", "中", "低"])),
-                   carried_from=draw(st.sampled_from(["", "9-21"])), problem=draw(_TEXT), suggestion=draw(_TEXT))
+        VerifyItem(
+            number=i + 1,
+            title=draw(_TEXT),
+            risk=draw(st.sampled_from(["高", "中", "低"])),
+            carried_from=draw(st.sampled_from(["", "9-21"])),
+            problem=draw(_TEXT),
+            suggestion=draw(_TEXT),
+        )
         for i in range(draw(st.integers(0, 3)))
     ]
     return Briefing(
         topic=draw(st.sampled_from(["inference", "llm-infra", "risk"])),
         date=draw(st.dates(dt.date(2020, 1, 1), dt.date(2030, 12, 31))),
         summary=StatusSummary(
-            increment_count=n, count_note=draw(st.sampled_from(["", "在 3-8 目标区间内"])),
+            increment_count=n,
+            count_note=draw(st.sampled_from(["", "在 3-8 目标区间内"])),
             window=draw(st.sampled_from(["", "2026-09-21 22:00 ~ 2026-09-22 22:00"])),
             headlines=[i.title for i in incs],
             new_arxiv=draw(st.lists(st.sampled_from(["2605.11093", "2609.19657"]), max_size=2, unique=True)),
             continued_arxiv=draw(st.sampled_from(["0", "7", "25+"])),
         ),
-        sources=draw(st.lists(st.builds(SourceRow, directory=_WORD, key_file=_WORD, held=st.sampled_from(["", "a · b"]),
-                                        relevance=st.sampled_from(["高", "基线", "邻接", "参考"])), max_size=4)),
+        sources=draw(
+            st.lists(
+                st.builds(
+                    SourceRow,
+                    directory=_WORD,
+                    key_file=_WORD,
+                    held=st.sampled_from(["", "a · b"]),
+                    relevance=st.sampled_from(["高", "基线", "邻接", "参考"]),
+                ),
+                max_size=4,
+            )
+        ),
         increments=incs,
         to_verify=verify,
-        arxiv_rows=draw(st.lists(st.builds(ArxivRow, arxiv_id=st.sampled_from(["2605.11093v1", "2609.19657"]),
-                                           title=_TEXT, credibility=st.just("高"), relation=_TEXT), max_size=3)),
+        arxiv_rows=draw(
+            st.lists(
+                st.builds(
+                    ArxivRow,
+                    arxiv_id=st.sampled_from(["2605.11093v1", "2609.19657"]),
+                    title=_TEXT,
+                    credibility=st.just("高"),
+                    relation=_TEXT,
+                ),
+                max_size=3,
+            )
+        ),
         no_increment_intro=draw(st.sampled_from(["", "以下来源已检查："])),
         no_increment=draw(st.lists(st.builds(NoIncrementNote, source=_WORD, note=_TEXT), max_size=3)),
-        priorities=draw(st.lists(st.builds(PriorityRow, level=st.sampled_from(["🔴 最高", "🟡 中"]), content=_TEXT, action=_TEXT), max_size=3)),
+        priorities=draw(
+            st.lists(
+                st.builds(PriorityRow, level=st.sampled_from(["🔴 最高", "🟡 中"]), content=_TEXT, action=_TEXT),
+                max_size=3,
+            )
+        ),
         footer=draw(st.sampled_from(["", "本报告由 Tom 实例自动生成"])),
     )
 
@@ -153,6 +193,7 @@ def test_generated_round_trip(b: Briefing) -> None:
 
 # --- errors ------------------------------------------------------------------------------------
 
+
 def _without(block_header: str) -> str:
     lines = SEED_TEXT.splitlines()
     return "\n".join(ln for ln in lines if not ln.startswith(block_header))
@@ -163,8 +204,12 @@ def _without(block_header: str) -> str:
     [
         pytest.param(_without("三、"), "三、值得警惕的矛盾或待核实说法", "四、", id="missing-block-3"),
         pytest.param(_without("六、"), "六、建议今晚 E2 活文档更新优先级", "五、", id="missing-last-block"),
-        pytest.param(SEED_TEXT.replace("四、可引用", "XX").replace("三、值得", "四、可引用 arXiv 号列表\n三、值得"),
-                     "三、值得警惕的矛盾或待核实说法", "四、", id="out-of-order"),
+        pytest.param(
+            SEED_TEXT.replace("四、可引用", "XX").replace("三、值得", "四、可引用 arXiv 号列表\n三、值得"),
+            "三、值得警惕的矛盾或待核实说法",
+            "四、",
+            id="out-of-order",
+        ),
         pytest.param("# just notes\n- a\n", "title", "just notes", id="not-a-briefing"),
         pytest.param("", "title", "", id="empty"),
     ],
@@ -179,9 +224,12 @@ def test_not_a_briefing_names_the_block(text: str, block: str, line_has: str) ->
 
 def test_messy_variants_parse() -> None:
     """Decorated headers, halfwidth punctuation and a missing optional line still parse."""
-    messy = (SEED_TEXT.replace("一、检查过的来源清单", "## 一、检查过的来源清单")
-             .replace("可信度：高（GitHub", "可信度: 高(GitHub").replace("PR 编号可查）", "PR 编号可查)")
-             .replace("- 核心新增：", "- 核心新增: "))
+    messy = (
+        SEED_TEXT.replace("一、检查过的来源清单", "## 一、检查过的来源清单")
+        .replace("可信度：高（GitHub", "可信度: 高(GitHub")
+        .replace("PR 编号可查）", "PR 编号可查)")
+        .replace("- 核心新增：", "- 核心新增: ")
+    )
     b = parse(messy)
     assert len(b.increments) == 6 and b.increments[0].credibility.level == "高"
     assert len(b.summary.headlines) == 6

@@ -26,14 +26,32 @@ def doc(path: str = "inbox/jay/2026-09-22-a.md", text: str = DOC_TEXT) -> Source
     return SourceDoc(path=path, kind="report", agent="jay", in_window=True, read=True, text=text)
 
 
-def claim(title: str = "SGLang v0.5.19 flag rename", *, evidence: tuple[str, ...] = ("DeepSeek-V4 throughput 提升 >10%",),
-          points: tuple[str, ...] = ("DeepSeek-V4 throughput 提升 >10%",), arxiv: tuple[str, ...] = (), stars: int = 4,
-          relation: str = "new", anchor: str = "", section: str = "§1.1 框架格局", cred: str = "高") -> Claim:
+def claim(
+    title: str = "SGLang v0.5.19 flag rename",
+    *,
+    evidence: tuple[str, ...] = ("DeepSeek-V4 throughput 提升 >10%",),
+    points: tuple[str, ...] = ("DeepSeek-V4 throughput 提升 >10%",),
+    arxiv: tuple[str, ...] = (),
+    stars: int = 4,
+    relation: str = "new",
+    anchor: str = "",
+    section: str = "§1.1 框架格局",
+    cred: str = "高",
+) -> Claim:
     return Claim(
-        title=title, stars=stars, key_points=[KeyPoint(text=p) for p in points], evidence=list(evidence),
-        section_ref="§条目 1", arxiv=[ArxivRef(arxiv_id=a, title="paper") for a in arxiv], urls=[],
-        credibility=cred, credibility_reason="release notes", relation=relation, anchor=anchor,  # type: ignore[arg-type]
-        relation_note="note", suggested_section=section,
+        title=title,
+        stars=stars,
+        key_points=[KeyPoint(text=p) for p in points],
+        evidence=list(evidence),
+        section_ref="§条目 1",
+        arxiv=[ArxivRef(arxiv_id=a, title="paper") for a in arxiv],
+        urls=[],
+        credibility=cred,
+        credibility_reason="release notes",
+        relation=relation,
+        anchor=anchor,  # type: ignore[arg-type]
+        relation_note="note",
+        suggested_section=section,
     )
 
 
@@ -46,10 +64,14 @@ def result(*claims: Claim, d: SourceDoc | None = None) -> DocResult:
     [
         pytest.param(claim(), True, "", id="exact-quote"),
         pytest.param(claim(evidence=("DeepSeek-V4   throughput\n提升 >10%",)), True, "", id="whitespace-folded"),
-        pytest.param(claim(evidence=("HookPoint 平均 overhead 1.2%",)), False, "quote not in the document", id="invented-quote"),
+        pytest.param(
+            claim(evidence=("HookPoint 平均 overhead 1.2%",)), False, "quote not in the document", id="invented-quote"
+        ),
         pytest.param(claim(evidence=()), False, "no evidence", id="no-evidence"),
         pytest.param(claim(arxiv=("2609.99999",)), False, "not in the document", id="arxiv-not-in-doc"),
-        pytest.param(claim(arxiv=("arXiv:2605.11093v2",), evidence=("平均 overhead 3.6%",)), True, "", id="arxiv-other-version"),
+        pytest.param(
+            claim(arxiv=("arXiv:2605.11093v2",), evidence=("平均 overhead 3.6%",)), True, "", id="arxiv-other-version"
+        ),
     ],
 )
 def test_grounding(c: Claim, kept: bool, reason: str) -> None:
@@ -87,8 +109,14 @@ def registry(*anchors: Anchor) -> AnchorRegistry:
     return AnchorRegistry(topic="inference", date=DATE, anchors=anchors, open_items=(), sections=("§1.1 框架格局",))
 
 
-SGLANG = Anchor("subject", "SGLang v0.5.19 发布", "SGLang v0.5.19 发布", dt.date(2026, 9, 20),
-                "inbox/tom/2026-09-20-inference-e1prep.md", text="SGLang v0.5.19 发布 DeepSeek-V4 throughput 提升 >10%")
+SGLANG = Anchor(
+    "subject",
+    "SGLang v0.5.19 发布",
+    "SGLang v0.5.19 发布",
+    dt.date(2026, 9, 20),
+    "inbox/tom/2026-09-20-inference-e1prep.md",
+    text="SGLang v0.5.19 发布 DeepSeek-V4 throughput 提升 >10%",
+)
 HOOK = Anchor("arxiv", "2605.11093", "HookPoint", dt.date(2026, 9, 18), "inbox/tom/x.md", text="HookPoint 3.6%")
 
 
@@ -96,18 +124,51 @@ HOOK = Anchor("arxiv", "2605.11093", "HookPoint", dt.date(2026, 9, 18), "inbox/t
     ("c", "anchors", "fate", "detail"),
     [
         pytest.param(claim(title="vLLM FP8 KV-Cache"), (SGLANG,), "new", "", id="no-anchor"),
-        pytest.param(claim(title="SGLang v0.5.19 发布更新"), (SGLANG,), "covered", "no figure", id="same-subject-nothing-new"),
-        pytest.param(claim(title="SGLang v0.5.19 破坏性 flag rename",
-                           points=("--enable-deepep-waterfill → --enable-waterfill",)), (SGLANG,), "supplement",
-                     "--enable-waterfill", id="same-subject-new-flag"),
-        pytest.param(claim(title="HookPoint", arxiv=("2605.11093v1",), points=("平均 overhead 3.6%",)), (HOOK,), "covered",
-                     "", id="same-arxiv-same-number"),
-        pytest.param(claim(title="HookPoint", arxiv=("2605.11093v1",), points=("PyTorch hooks 平均 46.9%",)), (HOOK,),
-                     "supplement", "46.9%", id="same-arxiv-new-number"),
-        pytest.param(claim(title="vLLM 0.21", relation="covered", anchor="vLLM 0.21 发布"), (SGLANG,), "new",
-                     "no anchor matches", id="model-says-covered-without-anchor"),
-        pytest.param(claim(title="SGLang v0.5.19 破坏性", relation="covered", anchor="SGLang v0.5.19 发布",
-                           points=("--enable-waterfill",)), (SGLANG,), "covered", "model judged", id="model-says-covered"),
+        pytest.param(
+            claim(title="SGLang v0.5.19 发布更新"), (SGLANG,), "covered", "no figure", id="same-subject-nothing-new"
+        ),
+        pytest.param(
+            claim(
+                title="SGLang v0.5.19 破坏性 flag rename", points=("--enable-deepep-waterfill → --enable-waterfill",)
+            ),
+            (SGLANG,),
+            "supplement",
+            "--enable-waterfill",
+            id="same-subject-new-flag",
+        ),
+        pytest.param(
+            claim(title="HookPoint", arxiv=("2605.11093v1",), points=("平均 overhead 3.6%",)),
+            (HOOK,),
+            "covered",
+            "",
+            id="same-arxiv-same-number",
+        ),
+        pytest.param(
+            claim(title="HookPoint", arxiv=("2605.11093v1",), points=("PyTorch hooks 平均 46.9%",)),
+            (HOOK,),
+            "supplement",
+            "46.9%",
+            id="same-arxiv-new-number",
+        ),
+        pytest.param(
+            claim(title="vLLM 0.21", relation="covered", anchor="vLLM 0.21 发布"),
+            (SGLANG,),
+            "new",
+            "no anchor matches",
+            id="model-says-covered-without-anchor",
+        ),
+        pytest.param(
+            claim(
+                title="SGLang v0.5.19 破坏性",
+                relation="covered",
+                anchor="SGLang v0.5.19 发布",
+                points=("--enable-waterfill",),
+            ),
+            (SGLANG,),
+            "covered",
+            "model judged",
+            id="model-says-covered",
+        ),
     ],
 )
 def test_dedupe(c: Claim, anchors: tuple[Anchor, ...], fate: str, detail: str) -> None:
@@ -128,7 +189,13 @@ def test_merge_same_arxiv_across_documents_and_never_within_one() -> None:
 
 
 def _group(title: str, stars: int, order: int, section: str = "§1.1 x", cred: str = "高") -> Group:
-    return Group((Candidate(claim(title=title, stars=stars, section=section, cred=cred), doc(f"inbox/jay/{order}.md"), order, "高"),))
+    return Group(
+        (
+            Candidate(
+                claim(title=title, stars=stars, section=section, cred=cred), doc(f"inbox/jay/{order}.md"), order, "高"
+            ),
+        )
+    )
 
 
 @pytest.mark.parametrize(
@@ -147,7 +214,11 @@ def test_select(stars: list[int], n_inc: int, n_sec: int) -> None:
 
 
 def test_select_orders_by_section_then_rank() -> None:
-    groups = [_group("kv", 5, 1, "§1.3 KV Cache"), _group("fw", 4, 2, "§1.1 框架格局"), _group("obs", 4, 3, "§1.4 新区块")]
+    groups = [
+        _group("kv", 5, 1, "§1.3 KV Cache"),
+        _group("fw", 4, 2, "§1.1 框架格局"),
+        _group("obs", 4, 3, "§1.4 新区块"),
+    ]
     sel = select(groups, min_stars=4, secondary_min_stars=3, max_increments=8)
     assert [g.lead.claim.title for g in sel.increments] == ["fw", "kv", "obs"]
 

@@ -1,0 +1,407 @@
+"""Grounding on characters: find a quote in its source, pull out the facts a claim states.
+
+The briefings are Chinese with English terms mixed in, so nothing here splits on spaces: word
+alignment (langextract's, for one) fails on text that has no spaces between words. Matching
+works on characters, after a `fold` that forgives what writers and models change without
+changing meaning: fullwidth vs halfwidth forms, dash and quote variants, Markdown emphasis,
+list bullets and table pipes, and spacing around CJK text.
+
+Every offset this module returns is an offset into the caller's original text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from functools import lru_cache
+from typing import Literal
+
+# Applied after NFKC. "" drops the character, " " makes it a separator.
+_MATCH_MAP: dict[str, str] = {
+    **dict.fromkeys("‐‑‒–—―−﹘﹣－", "-"),
+    **dict.fromkeys("“”„‟«»「」『』〝〞＂", '"'),
+    **dict.fromkeys("‘’‚‛′＇", "'"),
+    "〜": "~",
+    "*": "",  # **bold**, *emphasis*
+    "`": "",  # `code`
+    "|": " ",  # table cells
+}
+# List bullets, numbered items, headings and block quotes at the start of a line.
+# Matched before NFKC (offsets must stay the original's), hence the fullwidth forms.
+_LINE_MARKER_RE = re.compile(
+    r"^[ \t\u3000]*(?:(?:[-*+•－＊＋]|[0-9０-９]{1,3}[.)．）]|[#＃]{1,6}|[>＞])[ \t\u3000]+)+", re.MULTILINE
+)
+
+
+def _is_cjk(c: str) -> bool:
+    """CJK ideographs, kana, hangul and CJK punctuation: text that needs no spaces."""
+    o = ord(c)
+    return (
+        0x2E80 <= o <= 0x9FFF
+        or 0xAC00 <= o <= 0xD7AF
+        or 0xF900 <= o <= 0xFAFF
+        or 0xFE30 <= o <= 0xFE4F
+        or 0xFF00 <= o <= 0xFFEF
+        or 0x20000 <= o <= 0x3FFFF
+    )
+
+
+def _is_word(c: str) -> bool:
+    return c.isalnum() and not _is_cjk(c)
+
+
+@dataclass(frozen=True)
+class _Folded:
+    """Folded text plus, for each of its characters, the span of the original it came from."""
+
+    text: str
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+
+def _fold_map(s: str, *, squeeze: bool = True) -> _Folded:
+    """`fold` with provenance: where in `s` each folded character came from.
+
+    `squeeze=False` keeps one space wherever there was whitespace, for `facts`, which needs
+    token boundaries ("--a\\n--b" is two flags).
+    """
+    dropped = bytearray(len(s))
+    for m in _LINE_MARKER_RE.finditer(s):
+        dropped[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    n = len(s)
+    i = 0
+    while i < n:
+        if dropped[i]:
+            i += 1
+            continue
+        j = i + 1
+        while j < n and unicodedata.combining(s[j]):
+            j += 1  # a base character and its combining marks normalise together
+        chunk = s[i:j]
+        if not chunk.isascii():
+            chunk = unicodedata.normalize("NFKC", chunk)
+        for c in chunk:
+            c = _MATCH_MAP.get(c, c)
+            if c:
+                chars.append(" " if c.isspace() else c)
+                starts.append(i)
+                ends.append(j)
+        i = j
+
+    # A run of spaces survives (as one) only between two non-CJK word characters: Chinese
+    # needs no spaces, and writers put them around English terms and punctuation at will.
+    out: list[str] = []
+    out_starts: list[int] = []
+    out_ends: list[int] = []
+    k, m_len = 0, len(chars)
+    while k < m_len:
+        if chars[k] != " ":
+            out.append(chars[k])
+            out_starts.append(starts[k])
+            out_ends.append(ends[k])
+            k += 1
+            continue
+        first = k
+        while k < m_len and chars[k] == " ":
+            k += 1
+        if out and k < m_len and (not squeeze or (_is_word(out[-1]) and _is_word(chars[k]))):
+            out.append(" ")
+            out_starts.append(starts[first])
+            out_ends.append(ends[first])
+    return _Folded("".join(out), tuple(out_starts), tuple(out_ends))
+
+
+@lru_cache(maxsize=16)
+def _fold_document(text: str) -> _Folded:
+    """Cached because one document is searched for many quotes; quotes are not cached."""
+    return _fold_map(text)
+
+
+def fold(s: str) -> str:
+    """`s` as compared for matching only — never shown to a reader.
+
+    NFKC (fullwidth ２０２６：（平均） → 2026:(平均)); dashes – — − ‐ → "-"; curly and CJK
+    quotes → straight; Markdown emphasis and backticks, list bullets, heading marks and table
+    pipes removed; whitespace runs collapsed to one space, and dropped entirely next to CJK
+    characters or punctuation, where spacing is a matter of taste; stripped.
+    """
+    return _fold_map(s).text
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Where a quote was found in its source and how faithfully.
+
+    `kind` is the first tier that found it: "exact" (verbatim), "folded" (equal after `fold`),
+    "fuzzy" (a window of the folded text is at least `threshold` similar) or "none". For
+    "none", `start` and `end` are -1 and `score` is the best fuzzy score seen, to show how
+    near a miss was.
+    """
+
+    kind: Literal["exact", "folded", "fuzzy", "none"]
+    start: int
+    end: int
+    score: float
+
+    @property
+    def found(self) -> bool:
+        return self.kind != "none"
+
+
+_RARE = 48  # a bigram seen more often than this in the source says little about where a quote is
+_MIN_VOTERS = 4
+
+
+@lru_cache(maxsize=32)
+def _bigram_index(folded: str) -> dict[str, list[int]]:
+    index: dict[str, list[int]] = {}
+    for i in range(len(folded) - 1):
+        index.setdefault(folded[i : i + 2], []).append(i)
+    return index
+
+
+def _best_substring(quote: str, window: str) -> tuple[float, int, int]:
+    """The substring of `window` most like `quote`: (score, start, end).
+
+    The score is matched characters / max(len(quote), len(span)): the share of the longer side
+    that aligns in order. Unlike difflib's ratio it charges a character the quote adds (say a
+    "翻倍" the source never said) as much as one it changes. Spans are built from contiguous
+    runs of SequenceMatcher's matching blocks, so stray matches at a window's edges do not
+    stretch them.
+    """
+    blocks = [b for b in SequenceMatcher(None, quote, window, autojunk=False).get_matching_blocks() if b.size]
+    best = (0.0, 0, 0)
+    for i, first in enumerate(blocks):
+        matched = 0
+        for last in blocks[i:]:
+            matched += last.size
+            start, end = first.b, last.b + last.size
+            score = matched / max(len(quote), end - start)
+            if score > best[0]:
+                best = (score, start, end)
+    return best
+
+
+def _fuzzy(quote: str, folded: str) -> tuple[float, int, int]:
+    """Best near-verbatim occurrence of `quote` in `folded`: (ratio, start, end).
+
+    Rare character bigrams vote for where the quote would start; only the few best-voted
+    windows are compared character by character, so the cost stays near-linear in the
+    document.
+    """
+    index = _bigram_index(folded)
+    m = len(quote)
+    grams = [(q, index.get(quote[q : q + 2], [])) for q in range(m - 1)]
+    grams = [(q, positions) for q, positions in grams if positions]
+    voters = [g for g in grams if len(g[1]) <= _RARE]
+    if len(voters) < _MIN_VOTERS:  # a quote made of common bigrams: let the rarest few vote
+        voters = sorted(grams, key=lambda g: len(g[1]))[: 2 * _MIN_VOTERS]
+    bucket = max(4, m // 4)
+    votes: Counter[int] = Counter()
+    for q, positions in voters:
+        for p in positions:
+            votes[(p - q) // bucket] += 1
+    best = (0.0, -1, -1)
+    for b, _ in votes.most_common(3):
+        lo = max(0, (b - 1) * bucket)
+        hi = min(len(folded), (b + 2) * bucket + m)
+        score, start, end = _best_substring(quote, folded[lo:hi])
+        if score > best[0]:
+            best = (score, lo + start, lo + end)
+    return best
+
+
+def locate(quote: str, text: str, *, threshold: float = 0.9, min_fuzzy_len: int = 12) -> Alignment:
+    """Find `quote` in `text`: verbatim, else after `fold`, else approximately.
+
+    Fuzzy matching needs a quote of at least `min_fuzzy_len` folded characters; shorter ones
+    match too easily by chance to ground anything. Offsets always index `text`, so
+    `text[a.start:a.end]` is the passage the quote came from.
+    """
+    if not quote.strip():
+        return Alignment("none", -1, -1, 0.0)
+    i = text.find(quote)
+    if i >= 0:
+        return Alignment("exact", i, i + len(quote), 1.0)
+    q = fold(quote)
+    if not q:
+        return Alignment("none", -1, -1, 0.0)
+    doc = _fold_document(text)
+    k = doc.text.find(q)
+    if k >= 0:
+        return Alignment("folded", doc.starts[k], doc.ends[k + len(q) - 1], 1.0)
+    if len(q) < min_fuzzy_len:
+        return Alignment("none", -1, -1, 0.0)
+    score, start, end = _fuzzy(q, doc.text)
+    if start >= 0 and score >= threshold:
+        return Alignment("fuzzy", doc.starts[start], doc.ends[end - 1], score)
+    return Alignment("none", -1, -1, score)
+
+
+def _bigrams(s: str) -> Counter[str]:
+    t = fold(s).lower()
+    if len(t) < 2:
+        return Counter([t] if t else [])
+    return Counter(t[i : i + 2] for i in range(len(t) - 1))
+
+
+def similarity(a: str, b: str) -> float:
+    """Character-bigram Dice coefficient of the folded, lowercased texts, in [0, 1].
+
+    Bigrams rather than words so that a Chinese title and its mixed-language paraphrase can
+    still score high.
+    """
+    ga, gb = _bigrams(a), _bigrams(b)
+    total = sum(ga.values()) + sum(gb.values())
+    if not total:
+        return 1.0
+    return 2 * sum((ga & gb).values()) / total
+
+
+# --- facts -----------------------------------------------------------------------------------
+
+# What `facts` leaves where it took something: not a space, so that "-1050" left over from
+# "2026-09-22-1050" does not read as a negative number.
+_BLANK = "\x00"
+# ①②③ and ❶❷❸ number items; NFKC would turn them into digits that state nothing.
+_ENUMERATOR_RE = re.compile("[\u2460-\u24ff\u2776-\u2793\u3251-\u325f\u32b1-\u32bf]")
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_UNIT = r"%|‰|×|[xX](?![A-Za-z0-9])|bits?(?![A-Za-z])|[KkMBGT](?![A-Za-z])"
+_END = r"(?![0-9]|\.\d)"
+_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9_-]*(?:=[A-Za-z0-9_.:/@+%-]+)?")
+# A deliberate, smaller twin of agent.arxiv's finder: the two modules sit in independent layers.
+_ARXIV_NEW_RE = re.compile(r"(?<![0-9A-Za-z])(?<![0-9]\.)(\d{4}\.\d{4,5})(?:v\d+)?(?![0-9A-Za-z])" + _END)
+_ARXIV_OLD_RE = re.compile(
+    r"(?<![0-9A-Za-z])([a-z]+(?:-[a-z]+)?)(?:\.[A-Za-z][A-Za-z-]{1,9})?/(\d{7})(?:v\d+)?(?![0-9])"
+)
+_REF_RE = re.compile(r"(?<![&0-9])#(\d+)(?![0-9])")
+_DATE_RE = re.compile(r"(?<![0-9])((?:19|20)\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})日?" + _END)
+_MONTH_RE = re.compile(r"(?<![0-9])((?:19|20)\d\d)[-/年](\d{1,2})月?" + _END)
+_TIME_RE = re.compile(r"(?<![0-9])(?<!\d:)([01]?\d|2[0-3]):([0-5]\d)(?![0-9]|:\d)")
+_JOINED_NAME_RE = re.compile(r"(?<![0-9A-Za-z])([A-Z][A-Za-z]+) ([A-Z]\d{1,2}(?:\.\d+)?)(?![0-9A-Za-z.-])")
+_NAME_RE = re.compile(r"(?<![0-9A-Za-z_\x00])[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*")
+_V_VERSION_RE = re.compile(r"[vV](\d+(?:\.\d+)+)")
+_VERSION_RE = re.compile(r"(?<![0-9A-Za-z.\x00])\d+\.\d+\.\d+(?:\.\d+)?(?![0-9A-Za-z])" + _END)
+_CHAIN_RE = re.compile(r"(?<![0-9A-Za-z.\x00-])\d+(?:-\d+){2,}(?![0-9A-Za-z])")
+_RANGE_RE = re.compile(
+    rf"(?<![0-9A-Za-z.\x00])(?:(?P<cmp>>=|<=|[<>≤≥~≈]|约)\s?)?"
+    rf"(?P<a>{_NUM})(?P<ua>{_UNIT})?\s?(?:-|~|至|到)\s?(?P<b>{_NUM})\s?(?P<ub>{_UNIT})?" + _END
+)
+_NUMBER_RE = re.compile(
+    rf"(?<![0-9A-Za-z.\x00])(?:(?P<cmp>>=|<=|[<>≤≥~≈]|约)\s?)?(?P<sign>[-+]?)(?P<cur>[$¥€£]?)"
+    rf"(?P<n>{_NUM})(?:\s?(?P<u>%|‰|×)|(?P<u2>{_UNIT}))?" + _END
+)
+_UNIT_CANON = {"x": "×", "X": "×", "k": "K", "bits": "bit"}
+_CMP_CANON = {">=": "≥", "<=": "≤", "~": "", "≈": "", "约": ""}
+
+
+def _digits(n: str, *, measured: bool) -> str:
+    """A number as a fact: no thousands separators; with a unit, no trailing zeros.
+
+    A bare decimal keeps its zeros because it may be a version ("vLLM 0.20"); "3.60%" and
+    "3.6%" are the same measurement.
+    """
+    n = n.replace(",", "")
+    if measured and "." in n:
+        n = n.rstrip("0").rstrip(".")
+    return n
+
+
+def _unit(u: str | None) -> str:
+    return _UNIT_CANON.get(u, u) if u else ""
+
+
+def _number(n: str, unit: str | None) -> str:
+    return _digits(n, measured=bool(unit)) + _unit(unit)
+
+
+Render = Callable[[re.Match[str]], "str | list[str] | None"]
+
+
+def _take(work: str, pattern: re.Pattern[str], render: Render, found: set[str]) -> str:
+    """Add what `pattern` finds to `found`; blank it out of `work` so later patterns skip it."""
+
+    def replace(m: re.Match[str]) -> str:
+        fact = render(m)
+        if fact is None:
+            return m.group()
+        found.update([fact] if isinstance(fact, str) else fact)
+        return _BLANK * (m.end() - m.start())
+
+    return pattern.sub(replace, work)
+
+
+def facts(s: str) -> set[str]:
+    """The checkable facts `s` states, normalised so that two texts can be compared as sets.
+
+    - numbers with what changes their meaning: "3.6%", ">10%", "5-6.5×" (a range also states
+      its ends, "5×" and "6.5×"), "14B", "3bit", "-3%"; approximation marks (~, ≈, 约) and "+"
+      are style and are dropped; measurement units are dropped ("16,200 tok/s" → "16200")
+    - dates and times: "2026-09-22", "2025-12", "22:00"
+    - versions without their "v": "0.5.19" (so "v0.5.19" and "0.5.19" agree)
+    - CLI flags as written: "--ipc=host", "--enable-waterfill"
+    - issue and PR references: "#34759"
+    - arXiv IDs by versionless key: "2605.11093", "hep-th/9901001"
+    - names with digits, lowercased: "qwen3-14b", "deepseek-v4" (also from "DeepSeek V4"), "h100"
+    """
+    work = _fold_map(_ENUMERATOR_RE.sub(" ", s), squeeze=False).text
+    found: set[str] = set()
+    steps: list[tuple[re.Pattern[str], Render]] = [
+        (_FLAG_RE, lambda m: m.group()),
+        (_ARXIV_NEW_RE, lambda m: m[1]),
+        (_ARXIV_OLD_RE, lambda m: f"{m[1].lower()}/{m[2]}"),
+        (_REF_RE, lambda m: f"#{m[1]}"),
+        (_DATE_RE, _render_date),
+        (_MONTH_RE, _render_month),
+        (_TIME_RE, lambda m: f"{int(m[1]):02d}:{m[2]}"),
+        (_JOINED_NAME_RE, lambda m: f"{m[1]}-{m[2]}".lower()),
+        (_NAME_RE, _render_name),
+        (_VERSION_RE, lambda m: m.group()),
+        (_CHAIN_RE, lambda m: m.group()),
+        (_RANGE_RE, _render_range),
+        (_NUMBER_RE, _render_number),
+    ]
+    for pattern, render in steps:  # most specific first: "Qwen3-14B" is a name, not a range
+        work = _take(work, pattern, render, found)
+    return found
+
+
+def _render_date(m: re.Match[str]) -> str | None:
+    year, month, day = int(m[1]), int(m[2]), int(m[3])
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    return f"{year}-{month:02d}-{day:02d}"
+
+
+def _render_month(m: re.Match[str]) -> str | None:
+    month = int(m[2])
+    return f"{m[1]}-{month:02d}" if 1 <= month <= 12 else None
+
+
+def _render_name(m: re.Match[str]) -> str | None:
+    token = m.group()
+    if v := _V_VERSION_RE.fullmatch(token):
+        return v[1]
+    return token.lower() if any(c.isdigit() for c in token) else None
+
+
+def _render_range(m: re.Match[str]) -> list[str]:
+    ua, ub = m["ua"] or m["ub"], m["ub"]  # "0.4–6.8%": a unit written once applies to both ends
+    cmp = _CMP_CANON.get(m["cmp"] or "", m["cmp"] or "")
+    a, b = _number(m["a"], ua), _number(m["b"], ub)
+    low = _digits(m["a"], measured=bool(ua)) if ua == ub else a
+    return [f"{cmp}{low}-{b}", f"{cmp}{a}", b]
+
+
+def _render_number(m: re.Match[str]) -> str:
+    cmp = _CMP_CANON.get(m["cmp"] or "", m["cmp"] or "")
+    sign = "-" if m["sign"] == "-" else ""
+    return f"{cmp}{sign}{m['cur']}{_number(m['n'], m['u'] or m['u2'])}"
