@@ -24,7 +24,9 @@ from schemas.documents import SourceDoc
 AnchorKind = Literal["arxiv", "subject", "url"]
 _ANCHORED = re.compile(r"(\d{1,2})-(\d{1,2})\s*锚定")
 _LIVING_DATE = re.compile(r"[（(]\s*(\d{1,2})-(\d{1,2})\b[^）)]*[）)]")
-_URL = re.compile(r"(?:https?://)?(?:www\.)?((?:github\.com|arxiv\.org|huggingface\.co|[a-z0-9-]+\.(?:ai|io|dev|com|org))/[^\s）)|，,；;]+)")
+_URL = re.compile(
+    r"(?:https?://)?(?:www\.)?((?:github\.com|arxiv\.org|huggingface\.co|[a-z0-9-]+\.(?:ai|io|dev|com|org))/[^\s）)|，,；;]+)"
+)
 _SECTION = re.compile(r"^#+\s*(§\d+(?:\.\d+)*\s*.+?)\s*$", re.M)
 
 
@@ -71,8 +73,11 @@ class AnchorRegistry:
 
     def subject(self, title: str, threshold: float = 0.5) -> Anchor | None:
         """The anchored subject most like `title`, if any is alike enough."""
-        best = max(((similarity(title, a.key), a) for a in self.anchors if a.kind == "subject"),
-                   default=(0.0, None), key=lambda p: p[0])
+        best = max(
+            ((similarity(title, a.key), a) for a in self.anchors if a.kind == "subject"),
+            default=(0.0, None),
+            key=lambda p: p[0],
+        )
         return best[1] if best[0] >= threshold else None
 
     def relevant_to(self, text: str, limit: int = 25) -> list[Anchor]:
@@ -81,8 +86,7 @@ class AnchorRegistry:
         keys = {m.id.key for m in find_ids(text)}
         urls = {normalise_url(u) for u in _URL.findall(text)}
         hits = [a for a in self.anchors if (a.kind == "arxiv" and a.key in keys) or (a.kind == "url" and a.key in urls)]
-        subjects = sorted((a for a in self.anchors if a.kind == "subject"),
-                          key=lambda a: -_overlap(a.key, text))
+        subjects = sorted((a for a in self.anchors if a.kind == "subject"), key=lambda a: -_overlap(a.key, text))
         hits += [a for a in subjects if _overlap(a.key, text) > 0.5]
         return _unique(hits)[:limit]
 
@@ -114,16 +118,25 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
     if latest is not None:
         _, b, path = latest
         open_items = tuple(OpenItem(item=v, origin=v.carried_from or _md(b.date), source=path) for v in b.to_verify)
-    return AnchorRegistry(topic=topic, date=date, anchors=tuple(_merge(anchors)), open_items=open_items,
-                          sections=sections, adjacent=tuple(adjacent), baselines=tuple(sorted(baselines)))
+    return AnchorRegistry(
+        topic=topic,
+        date=date,
+        anchors=tuple(_merge(anchors)),
+        open_items=open_items,
+        sections=sections,
+        adjacent=tuple(adjacent),
+        baselines=tuple(sorted(baselines)),
+    )
 
 
 def _parse_briefing(doc: SourceDoc) -> Briefing:
     try:
         return parse(doc.text, path=doc.path)
     except ParseError as e:
-        raise WorkspaceError(f"cannot read the briefing {doc.path}: {e}",
-                             hint="fix it, or move it out of the inbox if it is not a briefing") from e
+        raise WorkspaceError(
+            f"cannot read the briefing {doc.path}: {e}",
+            hint="fix it, or move it out of the inbox if it is not a briefing",
+        ) from e
 
 
 def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
@@ -135,16 +148,36 @@ def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
             if _URL.fullmatch(s.ref) or s.ref.startswith(("github.com", "http")):
                 out.append(Anchor("url", normalise_url(s.ref), inc.title, b.date, path, text=body))
         for m in find_ids(inc.arxiv_line):
-            out.append(Anchor("arxiv", m.id.key, inc.arxiv_line, b.date, path, text=body, display_id=m.id.display,
-                              credibility=inc.credibility.level))
+            out.append(
+                Anchor(
+                    "arxiv",
+                    m.id.key,
+                    inc.arxiv_line,
+                    b.date,
+                    path,
+                    text=body,
+                    display_id=m.id.display,
+                    credibility=inc.credibility.level,
+                )
+            )
     for row in b.arxiv_rows:
         ids = find_ids(row.arxiv_id)
         if not ids:
             continue
         when = _ANCHORED.search(row.relation)
         first = _dated(b.date, int(when.group(1)), int(when.group(2))) if when else b.date
-        out.append(Anchor("arxiv", ids[0].id.key, row.title, first, path, text=f"{row.title} {row.relation}",
-                          display_id=row.arxiv_id, credibility=row.credibility))
+        out.append(
+            Anchor(
+                "arxiv",
+                ids[0].id.key,
+                row.title,
+                first,
+                path,
+                text=f"{row.title} {row.relation}",
+                display_id=row.arxiv_id,
+                credibility=row.credibility,
+            )
+        )
     return out
 
 
@@ -178,8 +211,15 @@ def _merge(anchors: list[Anchor]) -> list[Anchor]:
         first = old if _earlier(old.first_date, a.first_date) else a
         text = old.text if a.text in old.text else f"{old.text} {a.text}"
         by[(a.kind, a.key)] = Anchor(
-            a.kind, a.key, first.label if first.first_date else old.label, first.first_date, first.source, text,
-            old.display_id or a.display_id, old.credibility or a.credibility)
+            a.kind,
+            a.key,
+            first.label if first.first_date else old.label,
+            first.first_date,
+            first.source,
+            text,
+            old.display_id or a.display_id,
+            old.credibility or a.credibility,
+        )
     return sorted(by.values(), key=lambda a: (a.kind, a.first_date or dt.date.min, a.key))
 
 

@@ -14,8 +14,12 @@ from rich.table import Table
 
 from agent.errors import PredigestError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
-                  help="Turn an evening's research inbox into a grounded pre-digest briefing per topic.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Turn an evening's research inbox into a grounded pre-digest briefing per topic.",
+)
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 _state = {"debug": False}
@@ -43,7 +47,9 @@ def _print_json(data: object) -> None:
 
 
 @app.command("parse")
-def parse_cmd(file: Annotated[Path, typer.Argument(help="A briefing in the E1 format.")], as_json: JsonOpt = False) -> None:
+def parse_cmd(
+    file: Annotated[Path, typer.Argument(help="A briefing in the E1 format.")], as_json: JsonOpt = False
+) -> None:
     """Read a briefing and show what was understood.
 
     Example: predigest parse examples/world/inbox/tom/2026-09-21-inference-e1prep.md --json
@@ -59,12 +65,20 @@ def parse_cmd(file: Annotated[Path, typer.Argument(help="A briefing in the E1 fo
         _print_json(b.model_dump(mode="json"))
         return
     out.print(f"[bold]{b.topic}[/] · {b.date}  window {b.summary.window or '?'}")
-    counts = {"increments": len(b.increments), "source rows": len(b.sources), "to-verify": len(b.to_verify),
-              "arXiv rows": len(b.arxiv_rows), "no-increment notes": len(b.no_increment), "priority rows": len(b.priorities)}
+    counts = {
+        "increments": len(b.increments),
+        "source rows": len(b.sources),
+        "to-verify": len(b.to_verify),
+        "arXiv rows": len(b.arxiv_rows),
+        "no-increment notes": len(b.no_increment),
+        "priority rows": len(b.priorities),
+    }
     out.print("  ".join(f"{k}: {v}" for k, v in counts.items()))
     for inc in b.increments:
         refs = "; ".join(f"{s.ref} {s.section}".strip() for s in inc.sources)
-        out.print(f"  增量 {inc.number} [{'*' * inc.stars}] {inc.title}\n      {refs}  ({len(inc.all_points())} key points)")
+        out.print(
+            f"  增量 {inc.number} [{'*' * inc.stars}] {inc.title}\n      {refs}  ({len(inc.all_points())} key points)"
+        )
     for v in b.to_verify:
         carried = f", carried from {v.carried_from}" if v.carried_from else ""
         out.print(f"  待核实 {v.number}: {v.title} ({v.risk}{carried})")
@@ -106,13 +120,19 @@ def anchors_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json
     day = _date(date)
     reg = build_registry(scan(load_workspace(workspace), topic, day), topic, day)
     if as_json:
-        _print_json({
-            "anchors": [{"kind": a.kind, "key": a.key, "label": a.label, "first": a.first_date, "source": a.source}
-                        for a in reg.anchors],
-            "open_to_verify": [{"title": o.item.title, "origin": o.origin, "source": o.source} for o in reg.open_items],
-            "sections": list(reg.sections),
-            "adjacent": [{"key": a.key, "source": a.source} for a in reg.adjacent],
-        })
+        _print_json(
+            {
+                "anchors": [
+                    {"kind": a.kind, "key": a.key, "label": a.label, "first": a.first_date, "source": a.source}
+                    for a in reg.anchors
+                ],
+                "open_to_verify": [
+                    {"title": o.item.title, "origin": o.origin, "source": o.source} for o in reg.open_items
+                ],
+                "sections": list(reg.sections),
+                "adjacent": [{"key": a.key, "source": a.source} for a in reg.adjacent],
+            }
+        )
         return
     t = Table(title=f"{topic} anchors before {day}")
     for col in ("kind", "key", "first anchored", "source", "label"):
@@ -131,11 +151,15 @@ def run_cmd(
     workspace: WorkspaceArg,
     topic: TopicOpt,
     date: DateOpt,
-    out: Annotated[Path | None, typer.Option(help="File or folder for the briefing (default: the workspace's own inbox).")] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="File or folder for the briefing (default: the workspace's own inbox).")
+    ] = None,
     force: Annotated[bool, typer.Option(help="Replace an existing briefing.")] = False,
     model: Annotated[str | None, typer.Option(help="Model name (default: [llm] model in predigest.toml).")] = None,
     mode: Annotated[str | None, typer.Option(help="Structured output mode: tools or json_schema.")] = None,
-    backend: Annotated[str, typer.Option(help="auto (live with a key, replay without), live, record or replay.")] = "auto",
+    backend: Annotated[
+        str, typer.Option(help="auto (live with a key, replay without), live, record or replay.")
+    ] = "auto",
     cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
@@ -156,9 +180,22 @@ def run_cmd(
 
     from agent.pipeline import plan, run, settings_from
 
-    flags = {"workspace": workspace, "topic": topic, "date": _date(date), "out": out, "force": force,
-             "model": model, "mode": mode, "backend": backend, "cassette_dir": cassettes, "cache_dir": cache_dir,
-             "no_cache": no_cache, "concurrency": concurrency, "max_calls": max_calls, "max_cost_usd": max_cost}
+    flags = {
+        "workspace": workspace,
+        "topic": topic,
+        "date": _date(date),
+        "out": out,
+        "force": force,
+        "model": model,
+        "mode": mode,
+        "backend": backend,
+        "cassette_dir": cassettes,
+        "cache_dir": cache_dir,
+        "no_cache": no_cache,
+        "concurrency": concurrency,
+        "max_calls": max_calls,
+        "max_cost_usd": max_cost,
+    }
     settings = settings_from(flags, os.environ)
     total = len(plan(settings).requests)
     with Progress(console=err, transient=True) as progress:
@@ -184,11 +221,16 @@ def _print_run(report: object, explain: bool) -> None:
         for f in report.findings:
             out.print(f.line(), markup=False, highlight=False)
     out.print(f"wrote {report.out_path} (+ .json, .calls.jsonl)", markup=False)
-    out.print(f"increments {len(b.increments)} · to-verify {len(b.to_verify)} · arXiv new {len(b.summary.new_arxiv)}"
-              f" / continued {b.summary.continued_arxiv} · no-increment notes {len(b.no_increment)}")
-    out.print(f"calls {len(recs)} ({', '.join(f'{k} {v}' for k, v in sorted(by_source.items()))}) · backend {report.backend}"
-              f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
-              f" · cost ${sum(r.cost_usd for r in recs):.4f} · {report.seconds:.1f}s", markup=False)
+    out.print(
+        f"increments {len(b.increments)} · to-verify {len(b.to_verify)} · arXiv new {len(b.summary.new_arxiv)}"
+        f" / continued {b.summary.continued_arxiv} · no-increment notes {len(b.no_increment)}"
+    )
+    out.print(
+        f"calls {len(recs)} ({', '.join(f'{k} {v}' for k, v in sorted(by_source.items()))}) · backend {report.backend}"
+        f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
+        f" · cost ${sum(r.cost_usd for r in recs):.4f} · {report.seconds:.1f}s",
+        markup=False,
+    )
     out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())), markup=False)
     for r in failed:
         err.print(f"warning: {r.doc_path}: {r.error}", markup=False, highlight=False)
@@ -200,12 +242,15 @@ app.add_typer(prompt_app, name="prompt")
 
 @prompt_app.command("show")
 def prompt_show(
-    workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt,
+    workspace: WorkspaceArg,
+    topic: TopicOpt,
+    date: DateOpt,
     doc: Annotated[str, typer.Option(help="Workspace-relative path of the document.")],
 ) -> None:
     """Print the exact messages one document would be sent.
 
-    Example: predigest prompt show examples/world --topic inference --date 2026-09-22 --doc inbox/jay/2026-09-22-inference-engineering-filter.md
+    Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
+        --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
     """
     from agent.pipeline import Settings, plan
 
@@ -227,14 +272,16 @@ app.add_typer(cassettes_app, name="cassettes")
 
 @cassettes_app.command("add-reference")
 def cassettes_add_reference(
-    workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt,
+    workspace: WorkspaceArg,
+    topic: TopicOpt,
+    date: DateOpt,
     doc: Annotated[str, typer.Option(help="Workspace-relative path of the document.")],
     extraction: Annotated[Path, typer.Option(help="A FileExtraction JSON written by hand: the expected answer.")],
     note: Annotated[str, typer.Option(help="Who wrote it and why, stamped on the cassette.")] = "",
 ) -> None:
     """Store a hand-written expected extraction as a reference cassette for one document.
 
-    Example: predigest cassettes add-reference examples/world -t inference -d 2026-09-22 --doc inbox/jay/x.md --extraction x.json
+    Example: predigest cassettes add-reference examples/world -t inference -d 2026-09-22 --doc D --extraction x.json
     """
     from agent.pipeline import Settings, llm_config, plan
     from schemas.extraction import FileExtraction
@@ -246,7 +293,9 @@ def cassettes_add_reference(
     from agent.llm import write_reference_cassette
 
     ex = FileExtraction.model_validate_json(extraction.read_text(encoding="utf-8"))
-    path = write_reference_cassette(reqs[0], ex, llm_config(p.ws, Settings(workspace=workspace, topic=topic, date=_date(date))), note=note)
+    path = write_reference_cassette(
+        reqs[0], ex, llm_config(p.ws, Settings(workspace=workspace, topic=topic, date=_date(date))), note=note
+    )
     out.print(f"wrote {path}", markup=False)
 
 

@@ -65,13 +65,27 @@ def merge_chunks(parts: Sequence[FileExtraction]) -> FileExtraction:
         return parts[0]
     best = max(parts, key=lambda p: REL_RANK.get(p.relevance, 0))
     held = " · ".join(dict.fromkeys(h.strip() for p in parts for h in p.held.split(" · ") if h.strip()))
-    return FileExtraction(relevance=best.relevance, relevance_reason=best.relevance_reason, held=held,
-                          claims=[c for p in parts for c in p.claims], skipped=[s for p in parts for s in p.skipped])
+    return FileExtraction(
+        relevance=best.relevance,
+        relevance_reason=best.relevance_reason,
+        held=held,
+        claims=[c for p in parts for c in p.claims],
+        skipped=[s for p in parts for s in p.skipped],
+    )
 
 
-def compose(results: Sequence[DocResult], registry: AnchorRegistry, baselines: Sequence[SourceDoc], *,
-            topic: str, date: dt.date, window: str, limits: Limits, footer: str = "",
-            labels: Labels = ZH) -> Composed:
+def compose(
+    results: Sequence[DocResult],
+    registry: AnchorRegistry,
+    baselines: Sequence[SourceDoc],
+    *,
+    topic: str,
+    date: dt.date,
+    window: str,
+    limits: Limits,
+    footer: str = "",
+    labels: Labels = ZH,
+) -> Composed:
     findings: list[Finding] = []
     for r in results:
         if r.extraction is None:
@@ -79,8 +93,15 @@ def compose(results: Sequence[DocResult], registry: AnchorRegistry, baselines: S
     sources = [r for r in results if r.doc.kind != "adjacent"]
     for r in results:
         if r.doc.kind == "adjacent" and r.extraction and r.extraction.claims:
-            findings.append(Finding("adjacent", f"{len(r.extraction.claims)} claims", r.doc.path, "reference only",
-                                    "a same-evening briefing of another topic is not a source of increments"))
+            findings.append(
+                Finding(
+                    "adjacent",
+                    f"{len(r.extraction.claims)} claims",
+                    r.doc.path,
+                    "reference only",
+                    "a same-evening briefing of another topic is not a source of increments",
+                )
+            )
     cands, f = ground(sources)
     findings += f
     cands, f = check_arxiv(cands, date)
@@ -89,8 +110,12 @@ def compose(results: Sequence[DocResult], registry: AnchorRegistry, baselines: S
     findings += f
     groups, f = merge(kept)
     findings += f
-    sel = select(groups, min_stars=limits.min_stars, secondary_min_stars=limits.secondary_min_stars,
-                 max_increments=limits.max_increments)
+    sel = select(
+        groups,
+        min_stars=limits.min_stars,
+        secondary_min_stars=limits.secondary_min_stars,
+        max_increments=limits.max_increments,
+    )
     findings += sel.findings
 
     increments = [_increment(i, g, registry, topic) for i, g in enumerate(sel.increments, 1)]
@@ -104,10 +129,16 @@ def compose(results: Sequence[DocResult], registry: AnchorRegistry, baselines: S
         note = f"低于 {limits.min_increments} 条目标下限：今晚仅 {n} 条合格增量，未用弱条目补凑"
     continued = sum(1 for r in rows if not r.relation.startswith(labels.arxiv_new_relation))
     briefing = Briefing(
-        topic=topic, date=date,
-        summary=StatusSummary(increment_count=n, count_note=note, window=window,
-                              headlines=[i.title for i in increments], new_arxiv=new_keys,
-                              continued_arxiv=str(continued)),
+        topic=topic,
+        date=date,
+        summary=StatusSummary(
+            increment_count=n,
+            count_note=note,
+            window=window,
+            headlines=[i.title for i in increments],
+            new_arxiv=new_keys,
+            continued_arxiv=str(continued),
+        ),
         sources=_source_rows(results, baselines, registry, topic),
         increments=increments,
         to_verify=verify,
@@ -121,6 +152,7 @@ def compose(results: Sequence[DocResult], registry: AnchorRegistry, baselines: S
 
 
 # --- blocks ------------------------------------------------------------------------------------------
+
 
 def _increment(number: int, g: Group, reg: AnchorRegistry, topic: str) -> Increment:
     lead = g.lead.claim
@@ -144,10 +176,15 @@ def _increment(number: int, g: Group, reg: AnchorRegistry, topic: str) -> Increm
         relation = f"{relation}（补充 {anchor.when} {topic} 锚定：{anchor.label[:30]}）"
     reasons = "；".join(dict.fromkeys(c.claim.credibility_reason for c in g.members if c.claim.credibility_reason))
     return Increment(
-        number=number, title=lead.title, stars=g.stars, sources=_unique_refs(sources),
+        number=number,
+        title=lead.title,
+        stars=g.stars,
+        sources=_unique_refs(sources),
         arxiv_line=f"arXiv:{arx[0].arxiv_id} {arx[0].title}" if arx else "",
-        key_points=points, credibility=Credibility(level=g.credibility, reason=reasons),
-        relation=relation, suggested_section=lead.suggested_section,
+        key_points=points,
+        credibility=Credibility(level=g.credibility, reason=reasons),
+        relation=relation,
+        suggested_section=lead.suggested_section,
     )
 
 
@@ -173,21 +210,43 @@ def _to_verify(sel: Selection, reg: AnchorRegistry) -> tuple[list[VerifyItem], l
             for v in c.claim.to_verify:
                 if any(similarity(v.title, t) >= 0.5 for t in carried_titles + [i["title"] for i in items]):
                     continue
-                items.append({"title": v.title, "risk": v.risk, "carried_from": "",
-                              "problem": v.problem, "suggestion": v.suggestion})
+                items.append(
+                    {
+                        "title": v.title,
+                        "risk": v.risk,
+                        "carried_from": "",
+                        "problem": v.problem,
+                        "suggestion": v.suggestion,
+                    }
+                )
         for conflict in number_conflicts(g):
-            items.append({"title": f"{g.lead.claim.title} 数字不一致", "risk": "中", "carried_from": "",
-                          "problem": conflict, "suggestion": "读两份原文，确认以哪个数字为准再写入活文档"})
+            items.append(
+                {
+                    "title": f"{g.lead.claim.title} 数字不一致",
+                    "risk": "中",
+                    "carried_from": "",
+                    "problem": conflict,
+                    "suggestion": "读两份原文，确认以哪个数字为准再写入活文档",
+                }
+            )
             findings.append(Finding("contradiction", g.lead.claim.title, g.lead.doc.path, "to verify", conflict))
     for o in reg.open_items:
-        items.append({"title": o.item.title, "risk": o.item.risk, "carried_from": o.origin,
-                      "problem": o.item.problem, "suggestion": o.item.suggestion})
+        items.append(
+            {
+                "title": o.item.title,
+                "risk": o.item.risk,
+                "carried_from": o.origin,
+                "problem": o.item.problem,
+                "suggestion": o.item.suggestion,
+            }
+        )
         findings.append(Finding("carry", o.item.title, o.source, "carried over", f"open since {o.origin}"))
     return [VerifyItem(number=i, **it) for i, it in enumerate(items, 1)], findings
 
 
-def _arxiv_rows(sel: Selection, reg: AnchorRegistry, results: Sequence[DocResult],
-                labels: Labels) -> tuple[list[ArxivRow], list[str]]:
+def _arxiv_rows(
+    sel: Selection, reg: AnchorRegistry, results: Sequence[DocResult], labels: Labels
+) -> tuple[list[ArxivRow], list[str]]:
     rows: list[ArxivRow] = []
     new_keys: list[str] = []
     for g in [*sel.increments, *sel.secondary]:
@@ -196,20 +255,33 @@ def _arxiv_rows(sel: Selection, reg: AnchorRegistry, results: Sequence[DocResult
             if reg.arxiv(key) is not None or key in new_keys:
                 continue
             new_keys.append(key)
-            rows.append(ArxivRow(arxiv_id=a.arxiv_id, title=a.title, credibility=g.credibility,
-                                 relation=f"{labels.arxiv_new_relation} → {g.lead.claim.suggested_section}"))
+            rows.append(
+                ArxivRow(
+                    arxiv_id=a.arxiv_id,
+                    title=a.title,
+                    credibility=g.credibility,
+                    relation=f"{labels.arxiv_new_relation} → {g.lead.claim.suggested_section}",
+                )
+            )
     tonight = {m.id.key for r in results for m in find_ids(r.doc.text)}
     for anchor in reg.anchors:
         if anchor.kind != "arxiv" or anchor.first_date is None or anchor.key in new_keys:
             continue
         again = f"；{labels.reconfirmed}" if anchor.key in tonight else ""
-        rows.append(ArxivRow(arxiv_id=anchor.display_id or anchor.key, title=anchor.label,
-                             credibility=anchor.credibility or "高", relation=f"{anchor.when}{labels.anchored_suffix}{again}"))
+        rows.append(
+            ArxivRow(
+                arxiv_id=anchor.display_id or anchor.key,
+                title=anchor.label,
+                credibility=anchor.credibility or "高",
+                relation=f"{anchor.when}{labels.anchored_suffix}{again}",
+            )
+        )
     return rows, new_keys
 
 
-def _source_rows(results: Sequence[DocResult], baselines: Sequence[SourceDoc], reg: AnchorRegistry,
-                 topic: str) -> list[SourceRow]:
+def _source_rows(
+    results: Sequence[DocResult], baselines: Sequence[SourceDoc], reg: AnchorRegistry, topic: str
+) -> list[SourceRow]:
     rows: list[SourceRow] = []
     cards = [r for r in results if r.doc.kind == "paper_card"]
     for r in results:
@@ -222,8 +294,14 @@ def _source_rows(results: Sequence[DocResult], baselines: Sequence[SourceDoc], r
             rows.append(SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=held, relevance=rel))
     for b in sorted(baselines, key=lambda d: d.path, reverse=True):
         subjects = [a.label for a in reg.anchors if a.kind == "subject" and a.source == b.path]
-        rows.append(SourceRow(directory=b.directory, key_file=b.name.removesuffix(".md"),
-                              held=f"基线；{len(subjects)}条锚定：{' · '.join(s[:24] for s in subjects)}", relevance="基线"))
+        rows.append(
+            SourceRow(
+                directory=b.directory,
+                key_file=b.name.removesuffix(".md"),
+                held=f"基线；{len(subjects)}条锚定：{' · '.join(s[:24] for s in subjects)}",
+                relevance="基线",
+            )
+        )
     if cards:
         listed = [r for r in cards if r.extraction and r.extraction.relevance != "参考"]
         cell = "；".join(f"{r.doc.name.removesuffix('.md')}（{r.extraction.held}）" for r in listed if r.extraction)
@@ -237,8 +315,9 @@ def _source_rows(results: Sequence[DocResult], baselines: Sequence[SourceDoc], r
     return rows
 
 
-def _no_increment(results: Sequence[DocResult], sel: Selection, covered: list[Candidate],
-                  topic: str) -> list[NoIncrementNote]:
+def _no_increment(
+    results: Sequence[DocResult], sel: Selection, covered: list[Candidate], topic: str
+) -> list[NoIncrementNote]:
     """Why each source gave no (or not only) increments: covered, secondary, skipped, failed."""
     inc_of: dict[str, list[int]] = {}
     for i, g in enumerate(sel.increments, 1):
@@ -261,8 +340,11 @@ def _no_increment(results: Sequence[DocResult], sel: Selection, covered: list[Ca
         else:
             if nums := inc_of.get(r.doc.path):
                 parts.append(f"主体已纳入增量 {'+'.join(str(n) for n in dict.fromkeys(nums))}")
-            parts += [f"{c.claim.title}（{c.anchor.when} {topic} e1prep 已有覆盖）" for c in cov_of.get(r.doc.path, [])
-                      if c.anchor]
+            parts += [
+                f"{c.claim.title}（{c.anchor.when} {topic} e1prep 已有覆盖）"
+                for c in cov_of.get(r.doc.path, [])
+                if c.anchor
+            ]
             parts += [f"{t}（列为次要锚点，见四/六）" for t in sec_of.get(r.doc.path, [])]
             parts += [f"{s.subject} {s.reason}" for s in r.extraction.skipped]
             if not parts:
@@ -280,9 +362,13 @@ def _priorities(sel: Selection, labels: Labels) -> list[PriorityRow]:
     rows = []
     for i, g in enumerate(sel.increments):
         level = labels.level_high if i < top else labels.level_mid
-        rows.append(PriorityRow(level=level, content=g.lead.claim.title, action=f"写入 {g.lead.claim.suggested_section}"))
+        rows.append(
+            PriorityRow(level=level, content=g.lead.claim.title, action=f"写入 {g.lead.claim.suggested_section}")
+        )
     for g in sel.secondary:
         ids = " / ".join(f"arXiv {a.arxiv_id}" for a in g.arxiv)
         content = f"{ids} {g.lead.claim.title}".strip()
-        rows.append(PriorityRow(level=labels.level_mid, content=content, action=f"写入 {g.lead.claim.suggested_section}"))
+        rows.append(
+            PriorityRow(level=labels.level_mid, content=content, action=f"写入 {g.lead.claim.suggested_section}")
+        )
     return rows

@@ -44,9 +44,7 @@ class PromptError(PredigestError):
 class LLMError(PredigestError):
     """The endpoint failed after its retries, or its answer never validated."""
 
-    def __init__(
-        self, message: str, *, hint: str = "", attempts: int = 0, raw_output: str = "", doc: str = ""
-    ) -> None:
+    def __init__(self, message: str, *, hint: str = "", attempts: int = 0, raw_output: str = "", doc: str = "") -> None:
         super().__init__(message, hint=hint)
         self.attempts = attempts
         self.raw_output = raw_output

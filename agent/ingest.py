@@ -55,10 +55,13 @@ def scan(ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True) ->
         docs.append(_dated_doc(ws, path, "queue", window))
     living = ws.living_path(topic)
     if not living.is_file():
-        raise WorkspaceError(f"the living document {living} is missing",
-                             hint=f"create it, or fix topics.{topic}.living in predigest.toml")
-    docs.append(SourceDoc(path=_rel(ws, living), kind="living", topic=topic, read=True,
-                          reason=f"living document of {topic}"))
+        raise WorkspaceError(
+            f"the living document {living} is missing",
+            hint=f"create it, or fix topics.{topic}.living in predigest.toml",
+        )
+    docs.append(
+        SourceDoc(path=_rel(ws, living), kind="living", topic=topic, read=True, reason=f"living document of {topic}")
+    )
     if with_text:
         docs = [d.model_copy(update={"text": _read(ws.root / d.path)}) if d.read else d for d in docs]
     return docs
@@ -77,25 +80,40 @@ def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceD
         return _dated_doc(ws, path, "report", window, agent=agent)
     btopic = slug.removesuffix(BRIEFING_SUFFIX)
     bdate = dt.date.fromisoformat(m.group("date"))
-    base = {"path": _rel(ws, path), "agent": agent, "topic": btopic, "date_only": m.group("hhmm") is None,
-            "timestamp": _stamp(ws, bdate, m.group("hhmm"))}
+    base = {
+        "path": _rel(ws, path),
+        "agent": agent,
+        "topic": btopic,
+        "date_only": m.group("hhmm") is None,
+        "timestamp": _stamp(ws, bdate, m.group("hhmm")),
+    }
     if btopic == topic:
         if bdate < window.date:
-            return SourceDoc(**base, kind="baseline", read=True,
-                             reason=f"earlier {topic} briefing ({bdate}): anchors")
-        why = "tonight's own briefing: an output, not an input" if bdate == window.date else "a later evening's briefing"
+            return SourceDoc(**base, kind="baseline", read=True, reason=f"earlier {topic} briefing ({bdate}): anchors")
+        why = (
+            "tonight's own briefing: an output, not an input" if bdate == window.date else "a later evening's briefing"
+        )
         return SourceDoc(**base, kind="baseline", reason=why)
     if bdate == window.date:
-        return SourceDoc(**base, kind="adjacent", in_window=True, read=True,
-                         reason=f"same-evening {btopic} briefing: adjacent reference")
+        return SourceDoc(
+            **base,
+            kind="adjacent",
+            in_window=True,
+            read=True,
+            reason=f"same-evening {btopic} briefing: adjacent reference",
+        )
     return SourceDoc(**base, kind="adjacent", reason=f"{btopic} briefing of another evening ({bdate})")
 
 
 def _dated_doc(ws: Workspace, path: Path, kind: DocKind, window: Window, agent: str = "") -> SourceDoc:
     m = _DATED.match(path.name)
     if not m:
-        return SourceDoc(path=_rel(ws, path), kind=kind, agent=agent,
-                         reason="name has no YYYY-MM-DD[-HHMM] prefix: cannot place it in an evening")
+        return SourceDoc(
+            path=_rel(ws, path),
+            kind=kind,
+            agent=agent,
+            reason="name has no YYYY-MM-DD[-HHMM] prefix: cannot place it in an evening",
+        )
     date = dt.date.fromisoformat(m.group("date"))
     return _judge(ws, path, kind, window, date, m.group("hhmm"), agent)
 
@@ -104,23 +122,42 @@ def _card_doc(ws: Workspace, path: Path, window: Window) -> SourceDoc:
     m = _CARD.match(path.name)
     date = _folder_date(path.parent.name) or _front_matter_date(path)
     if not m or date is None:
-        return SourceDoc(path=_rel(ws, path), kind="paper_card",
-                         reason="paper card without HHMM-YYMM-NNNNN name or a date (folder or front matter)")
+        return SourceDoc(
+            path=_rel(ws, path),
+            kind="paper_card",
+            reason="paper card without HHMM-YYMM-NNNNN name or a date (folder or front matter)",
+        )
     return _judge(ws, path, "paper_card", window, date, m.group("hhmm"), "")
 
 
-def _judge(ws: Workspace, path: Path, kind: DocKind, window: Window, date: dt.date,
-           hhmm: str | None, agent: str) -> SourceDoc:
+def _judge(
+    ws: Workspace, path: Path, kind: DocKind, window: Window, date: dt.date, hhmm: str | None, agent: str
+) -> SourceDoc:
     ts = _stamp(ws, date, hhmm)
     if hhmm is None:
         inside = date == window.date
-        why = "date-only name: counts as inside its date's window" if inside else f"date-only name of {date}: another evening"
+        why = (
+            "date-only name: counts as inside its date's window"
+            if inside
+            else f"date-only name of {date}: another evening"
+        )
     else:
         inside = window.contains(ts)
-        why = ("inside the window" if inside else
-               f"{ts:%m-%d %H:%M} is {'before' if ts <= window.start else 'after'} the window {window}")
-    return SourceDoc(path=_rel(ws, path), kind=kind, agent=agent, timestamp=ts, date_only=hhmm is None,
-                     in_window=inside, read=inside, reason=why)
+        why = (
+            "inside the window"
+            if inside
+            else f"{ts:%m-%d %H:%M} is {'before' if ts <= window.start else 'after'} the window {window}"
+        )
+    return SourceDoc(
+        path=_rel(ws, path),
+        kind=kind,
+        agent=agent,
+        timestamp=ts,
+        date_only=hhmm is None,
+        in_window=inside,
+        read=inside,
+        reason=why,
+    )
 
 
 def _stamp(ws: Workspace, date: dt.date, hhmm: str | None) -> dt.datetime:
@@ -144,8 +181,10 @@ def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
-        raise WorkspaceError(f"{path} is not UTF-8 text ({e.reason} at byte {e.start})",
-                             hint="re-save it as UTF-8, or move it out of the workspace") from e
+        raise WorkspaceError(
+            f"{path} is not UTF-8 text ({e.reason} at byte {e.start})",
+            hint="re-save it as UTF-8, or move it out of the workspace",
+        ) from e
 
 
 def _rel(ws: Workspace, path: Path) -> str:

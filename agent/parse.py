@@ -72,9 +72,17 @@ def parse(text: str, path: str = "", labels: Labels = ZH) -> Briefing:
 
 # --- blocks ---------------------------------------------------------------------------------
 
+
 def _block_names(labels: Labels) -> list[str]:
-    return [labels.summary, labels.sources, labels.increments, labels.to_verify,
-            labels.arxiv_table, labels.no_increment, labels.priorities]
+    return [
+        labels.summary,
+        labels.sources,
+        labels.increments,
+        labels.to_verify,
+        labels.arxiv_table,
+        labels.no_increment,
+        labels.priorities,
+    ]
 
 
 def _header_of(line: _Line, names: list[str]) -> int | None:
@@ -108,11 +116,16 @@ def _split_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -
             at = lines[found[-1][1]] if found else after
             msg = f"block {name!r} not found"
         raise ParseError(msg, block=name, line_no=at.no, line=at.raw, path=path)
-    extra = found[len(names):]
+    extra = found[len(names) :]
     if extra:
         at = lines[extra[0][1]]
-        raise ParseError(f"block {names[extra[0][0]]!r} appears twice", block=names[extra[0][0]],
-                         line_no=at.no, line=at.raw, path=path)
+        raise ParseError(
+            f"block {names[extra[0][0]]!r} appears twice",
+            block=names[extra[0][0]],
+            line_no=at.no,
+            line=at.raw,
+            path=path,
+        )
     bounds = [pos for _, pos in found] + [len(lines)]
     return [lines[bounds[i] + 1 : bounds[i + 1]] for i in range(len(names))]
 
@@ -121,12 +134,18 @@ def _title(line: _Line, path: str, labels: Labels) -> tuple[str, dt.date]:
     t = _DECOR.sub("", line.text)
     m = re.match(rf"^(.+?)\s*[·•]\s*{re.escape(labels.title_kind)}\s*[(（](\d{{4}}-\d{{2}}-\d{{2}})[)）]", t)
     if not m:
-        raise ParseError("the first line is not a briefing title ('<topic> · E1 预消化简报(YYYY-MM-DD)')",
-                         block="title", line_no=line.no, line=line.raw, path=path)
+        raise ParseError(
+            "the first line is not a briefing title ('<topic> · E1 预消化简报(YYYY-MM-DD)')",
+            block="title",
+            line_no=line.no,
+            line=line.raw,
+            path=path,
+        )
     return m.group(1).strip(), dt.date.fromisoformat(m.group(2))
 
 
 # --- 状态摘要 -----------------------------------------------------------------------------------
+
 
 def _summary(lines: list[_Line], n_increments: int, L: Labels) -> StatusSummary:
     count, note, window, heads, new, cont = n_increments, "", "", [], [], "0"
@@ -148,11 +167,13 @@ def _summary(lines: list[_Line], n_increments: int, L: Labels) -> StatusSummary:
                 new = [x.strip() for x in re.split(r"\s*[/／、,，]\s*", n.group(1)) if x.strip()]
             if c := re.search(rf"{L.arxiv_continued}\s*(\S+?)\s*{L.arxiv_new_unit}", rest):
                 cont = c.group(1)
-    return StatusSummary(increment_count=count, count_note=note, window=window,
-                         headlines=heads, new_arxiv=new, continued_arxiv=cont)
+    return StatusSummary(
+        increment_count=count, count_note=note, window=window, headlines=heads, new_arxiv=new, continued_arxiv=cont
+    )
 
 
 # --- tables -----------------------------------------------------------------------------------
+
 
 def _table_rows(lines: list[_Line]) -> list[list[str]]:
     """Data rows of the first table in `lines` (header and separator dropped)."""
@@ -166,7 +187,7 @@ def _cells(row: str) -> list[str]:
 
 
 def _pad(cells: list[str], n: int) -> list[str]:
-    return (cells + [""] * n)[:n] if len(cells) <= n else [*cells[: n - 1], " | ".join(cells[n - 1:])]
+    return (cells + [""] * n)[:n] if len(cells) <= n else [*cells[: n - 1], " | ".join(cells[n - 1 :])]
 
 
 def _source_row(cells: list[str]) -> SourceRow:
@@ -218,13 +239,24 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
         t = _DECOR.sub("", ln.text)
         if m := head.match(t):
             close()
-            cur = {"number": int(m.group(1)), "title": m.group(2), "stars": len(m.group(3)),
-                   "no": ln, "points": [], "fields": {}}
+            cur = {
+                "number": int(m.group(1)),
+                "title": m.group(2),
+                "stars": len(m.group(3)),
+                "no": ln,
+                "points": [],
+                "fields": {},
+            }
             field = ""
             continue
         if cur is None:
-            raise ParseError("text before the first '增量 N：…（⭐…）' line", block=L.increments,
-                             line_no=ln.no, line=ln.raw, path=path)
+            raise ParseError(
+                "text before the first '增量 N：…（⭐…）' line",
+                block=L.increments,
+                line_no=ln.no,
+                line=ln.raw,
+                path=path,
+            )
         for f, rx in label_re.items():
             if m := rx.match(t):
                 field = f
@@ -240,8 +272,9 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
                 fields = cur["fields"]
                 fields[field] = f"{fields[field]} {ln.text}".strip()  # type: ignore[index]
             else:
-                raise ParseError("line outside any field of an increment", block=L.increments,
-                                 line_no=ln.no, line=ln.raw, path=path)
+                raise ParseError(
+                    "line outside any field of an increment", block=L.increments, line_no=ln.no, line=ln.raw, path=path
+                )
     close()
     return items
 
@@ -250,7 +283,9 @@ def _build_increment(cur: dict, L: Labels) -> Increment:
     f = cur["fields"]
     level, reason = _split_paren(f.get("credibility", ""))
     return Increment(
-        number=cur["number"], title=cur["title"], stars=min(cur["stars"], 5),
+        number=cur["number"],
+        title=cur["title"],
+        stars=min(cur["stars"], 5),
         sources=[_source_ref(s) for s in re.split(r"\s*[；;]\s*", f.get("source", "")) if s.strip()],
         arxiv_line=f.get("arxiv", ""),
         key_points=_nest(cur["points"]),
@@ -316,6 +351,7 @@ def _nest(tokens: list[_Tok]) -> list[KeyPoint]:
 
 # --- 三、待核实 -----------------------------------------------------------------------------------
 
+
 def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
     head = re.compile(rf"^{re.escape(L.verify_item)}\s*([{CIRCLED}]|\d+)\s*{COLON}\s*(.*)$")
     tail = re.compile(rf"[（(]\s*(\S+?){L.risk_suffix}\s*(?:[，,]\s*{L.carried}\s*([^）)]+?))?\s*[）)]\s*$")
@@ -327,8 +363,17 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
             title, risk, carried = m.group(2).strip(), "", ""
             if r := tail.search(title):
                 title, risk, carried = title[: r.start()].strip(), r.group(1), (r.group(2) or "").strip()
-            items.append({"number": num, "title": title, "risk": risk, "carried_from": carried,
-                          "problem": "", "suggestion": "", "_last": ""})
+            items.append(
+                {
+                    "number": num,
+                    "title": title,
+                    "risk": risk,
+                    "carried_from": carried,
+                    "problem": "",
+                    "suggestion": "",
+                    "_last": "",
+                }
+            )
             continue
         if not items:
             if t in (L.none_marker, f"- {L.none_marker}"):
@@ -348,6 +393,7 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
 
 # --- 五、六 ------------------------------------------------------------------------------------
 
+
 def _no_increment(lines: list[_Line]) -> tuple[str, list[NoIncrementNote]]:
     intro: list[str] = []
     notes: list[NoIncrementNote] = []
@@ -358,8 +404,9 @@ def _no_increment(lines: list[_Line]) -> tuple[str, list[NoIncrementNote]]:
             src, sep, note = body.partition("：")
             if not sep:
                 src, sep, note = body.partition(": ")
-            notes.append(NoIncrementNote(source=src.strip(), note=note.strip()) if sep
-                         else NoIncrementNote(source=body, note=""))
+            notes.append(
+                NoIncrementNote(source=src.strip(), note=note.strip()) if sep else NoIncrementNote(source=body, note="")
+            )
         elif notes:
             last = notes[-1]
             notes[-1] = last.model_copy(update={"note": f"{last.note} {t}".strip()})
@@ -371,7 +418,7 @@ def _no_increment(lines: list[_Line]) -> tuple[str, list[NoIncrementNote]]:
 def _priorities(lines: list[_Line]) -> tuple[list[PriorityRow], str]:
     table_end = max((i for i, ln in enumerate(lines) if ln.text.startswith("|")), default=-1)
     rows = [_pad(c, 3) for c in _table_rows(lines[: table_end + 1])]
-    footer = "\n".join(ln.text for ln in lines[table_end + 1:])
+    footer = "\n".join(ln.text for ln in lines[table_end + 1 :])
     return [PriorityRow(level=a, content=b, action=c) for a, b, c in rows], footer
 
 

@@ -47,6 +47,7 @@ class Settings:
     max_calls: int | None = None
     max_cost_usd: float | None = None
     prompt: str = "extract"
+    prompt_dir: Path | None = None  # default: the prompts/ folder of this project
 
 
 def settings_from(flags: Mapping[str, object], env: Mapping[str, str]) -> Settings:
@@ -66,10 +67,17 @@ def llm_config(ws: Workspace, s: Settings) -> LLMConfig:
     c = ws.config.llm
     cassettes = s.cassette_dir or (ws.root / (c.cassettes or "cassettes"))
     kwargs: dict[str, object] = {
-        "model": s.model or c.model, "mode": s.mode or c.mode, "backend": s.backend, "api_key": s.api_key,
-        "cassette_dir": Path(cassettes).resolve(), "concurrency": s.concurrency or c.concurrency,
-        "timeout_s": c.timeout_s, "max_attempts": c.max_attempts, "max_validation_retries": c.max_validation_retries,
-        "max_calls": s.max_calls or c.max_calls, "max_cost_usd": s.max_cost_usd or c.max_cost_usd,
+        "model": s.model or c.model,
+        "mode": s.mode or c.mode,
+        "backend": s.backend,
+        "api_key": s.api_key,
+        "cassette_dir": Path(cassettes).resolve(),
+        "concurrency": s.concurrency or c.concurrency,
+        "timeout_s": c.timeout_s,
+        "max_attempts": c.max_attempts,
+        "max_validation_retries": c.max_validation_retries,
+        "max_calls": s.max_calls or c.max_calls,
+        "max_cost_usd": s.max_cost_usd or c.max_cost_usd,
         "prices": dict(c.prices),
     }
     if s.base_url:
@@ -101,12 +109,16 @@ def plan(s: Settings) -> Plan:
     ws = load_workspace(s.workspace)
     docs = scan(ws, s.topic, s.date)
     registry = build_registry(docs, s.topic, s.date)
-    template = load_template(s.prompt)
+    template = load_template(s.prompt, s.prompt_dir) if s.prompt_dir else load_template(s.prompt)
     srcs = sources(docs)
     if not srcs:
-        raise WorkspaceError(f"no document of {ws.root} falls in the window {evening_window(ws, s.date)}",
-                             hint=f"check --date, or run `predigest inbox {s.workspace} --topic {s.topic} --date {s.date}`")
-    return Plan(ws, evening_window(ws, s.date), docs, registry, template, build_requests(srcs, registry, ws, s.topic, template))
+        raise WorkspaceError(
+            f"no document of {ws.root} falls in the window {evening_window(ws, s.date)}",
+            hint=f"check --date, or run `predigest inbox {s.workspace} --topic {s.topic} --date {s.date}`",
+        )
+    return Plan(
+        ws, evening_window(ws, s.date), docs, registry, template, build_requests(srcs, registry, ws, s.topic, template)
+    )
 
 
 @dataclass(frozen=True)
@@ -125,8 +137,12 @@ class RunReport:
         return self.composed.findings
 
 
-def run(s: Settings, extractor: Extractor | None = None,
-        on_result: Callable[[ExtractionResult], None] | None = None, dry_out: bool = False) -> RunReport:
+def run(
+    s: Settings,
+    extractor: Extractor | None = None,
+    on_result: Callable[[ExtractionResult], None] | None = None,
+    dry_out: bool = False,
+) -> RunReport:
     """One evening for one topic. Writes nothing until the briefing is complete."""
     started = time.monotonic()
     p = plan(s)
@@ -138,23 +154,38 @@ def run(s: Settings, extractor: Extractor | None = None,
     results = extractor.extract_all(p.requests, on_result)
     doc_results = _doc_results(p, results)
     records = [rec for r in results for rec in (r.record, *r.extra_records)]
-    footer = (f"本报告由 predigest 自动生成 · {s.date} · prompt {p.template.stamp} · model {config.model} · "
-              f"{len(p.sources)} 份来源 · {len(records)} 次调用")
+    footer = (
+        f"本报告由 predigest 自动生成 · {s.date} · prompt {p.template.stamp} · model {config.model} · "
+        f"{len(p.sources)} 份来源 · {len(records)} 次调用"
+    )
     limits = Limits(**p.ws.config.limits.model_dump())
     baselines = [d for d in p.docs if d.kind == "baseline" and d.read]
-    composed = compose(doc_results, p.registry, baselines, topic=s.topic, date=s.date, window=str(p.window),
-                       limits=limits, footer=footer)
+    composed = compose(
+        doc_results,
+        p.registry,
+        baselines,
+        topic=s.topic,
+        date=s.date,
+        window=str(p.window),
+        limits=limits,
+        footer=footer,
+    )
     markdown = render(composed.briefing)
     json_path = out_path.with_suffix(".json")
     calls_path = out_path.with_suffix(".calls.jsonl")
     if not dry_out:
-        payload = {"briefing": composed.briefing.model_dump(mode="json"), "prompt": str(p.template.stamp),
-                   "model": config.model, "findings": [asdict(f) for f in composed.findings]}
+        payload = {
+            "briefing": composed.briefing.model_dump(mode="json"),
+            "prompt": str(p.template.stamp),
+            "model": config.model,
+            "findings": [asdict(f) for f in composed.findings],
+        }
         _write_atomic(out_path, markdown, s.force)
         _write_atomic(json_path, json.dumps(payload, ensure_ascii=False, indent=2) + "\n", True)
         _write_atomic(calls_path, "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in records), True)
-    return RunReport(composed, markdown, records, out_path, json_path, calls_path, time.monotonic() - started,
-                     backend=config.backend)
+    return RunReport(
+        composed, markdown, records, out_path, json_path, calls_path, time.monotonic() - started, backend=config.backend
+    )
 
 
 def _doc_results(p: Plan, results: list[ExtractionResult]) -> list[DocResult]:

@@ -38,10 +38,14 @@ class Template:
         """The system and user messages with every placeholder filled."""
         missing = sorted(self.variables - values.keys())
         if missing:
-            raise PromptError(f"prompt {self.stamp} needs {', '.join(missing)} but got no value for it",
-                              hint=f"pass it, or remove the placeholder from {self.path}")
+            raise PromptError(
+                f"prompt {self.stamp} needs {', '.join(missing)} but got no value for it",
+                hint=f"pass it, or remove the placeholder from {self.path}",
+            )
+
         def fill(s: str) -> str:
             return _VAR.sub(lambda m: values[m.group(1)], s)
+
         return {"role": "system", "content": fill(self.system)}, {"role": "user", "content": fill(self.user)}
 
 
@@ -55,16 +59,21 @@ def load_template(name: str = "extract", directory: Path = PROMPTS_DIR) -> Templ
     meta = dict(re.findall(r"^(\w+):\s*(.+?)\s*$", front.group(1), re.M)) if front else {}
     if "version" not in meta:
         raise PromptError(f"{path} has no `version:` in its front matter", hint="add ---\\nname: …\\nversion: 1\\n---")
-    body = raw[front.end():] if front else raw
+    body = raw[front.end() :] if front else raw
     parts = re.split(r"^## (system|user)\s*$", body, flags=re.M)
     sections = dict(zip(parts[1::2], (p.strip("\n") for p in parts[2::2]), strict=False))
     if set(sections) != {"system", "user"}:
-        raise PromptError(f"{path} must have exactly a '## system' and a '## user' section", hint="see prompts/extract.md")
+        raise PromptError(
+            f"{path} must have exactly a '## system' and a '## user' section", hint="see prompts/extract.md"
+        )
     digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
-    return Template(PromptStamp(meta.get("name", name), meta["version"], digest), sections["system"], sections["user"], path)
+    return Template(
+        PromptStamp(meta.get("name", name), meta["version"], digest), sections["system"], sections["user"], path
+    )
 
 
 # --- requests for documents ---------------------------------------------------------------------
+
 
 def estimate_tokens(text: str) -> int:
     """Rough and deliberately pessimistic: a CJK character is a token, four other characters are one."""

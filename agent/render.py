@@ -18,8 +18,10 @@ def render(b: Briefing, labels: Labels = ZH) -> str:
     out: list[str] = [f"{b.topic}{L.title_sep}{L.title_kind}({b.date.isoformat()})", L.summary]
     out += _summary(b, L)
     out.append(L.sources)
-    out += _table([c.format(topic=b.topic) for c in L.sources_cols],
-                  [[r.directory, _paren(r.key_file, r.held), r.relevance] for r in b.sources])
+    out += _table(
+        [c.format(topic=b.topic) for c in L.sources_cols],
+        [[r.directory, _paren(r.key_file, r.held), r.relevance] for r in b.sources],
+    )
     out.append(L.increments)
     for inc in b.increments:
         out += _increment(inc, L)
@@ -30,8 +32,10 @@ def render(b: Briefing, labels: Labels = ZH) -> str:
         out.append(f"- {L.problem}：{_one(v.problem)}")
         out.append(f"- {L.suggestion}：{_one(v.suggestion)}")
     out.append(L.arxiv_table)
-    out += _table([c.format(topic=b.topic) for c in L.arxiv_cols],
-                  [[r.arxiv_id, r.title, r.credibility, r.relation] for r in b.arxiv_rows])
+    out += _table(
+        [c.format(topic=b.topic) for c in L.arxiv_cols],
+        [[r.arxiv_id, r.title, r.credibility, r.relation] for r in b.arxiv_rows],
+    )
     out.append(L.no_increment)
     if b.no_increment_intro:
         out.append(_one(b.no_increment_intro))

@@ -102,6 +102,7 @@ class Selection:
 
 # --- 1. grounding --------------------------------------------------------------------------------
 
+
 def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]]:
     """Keep a claim only if every evidence quote occurs in its document (by characters, after
     whitespace folding) and every arXiv ID it cites is written there. Key points whose figures
@@ -117,20 +118,35 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
         for claim in r.extraction.claims:
             order += 1
             missing = [q for q in claim.evidence if locate(q, r.doc.text).kind == "none"]
-            bad_ids = [a.arxiv_id for a in claim.arxiv if not (ids := find_ids(a.arxiv_id)) or ids[0].id.key not in doc_ids]
+            bad_ids = [
+                a.arxiv_id for a in claim.arxiv if not (ids := find_ids(a.arxiv_id)) or ids[0].id.key not in doc_ids
+            ]
             if not claim.evidence or missing or bad_ids:
-                why = ("no evidence quote" if not claim.evidence else
-                       f"quote not in the document: {missing[0][:40]!r}" if missing else
-                       f"arXiv {bad_ids[0]} is not in the document")
+                why = (
+                    "no evidence quote"
+                    if not claim.evidence
+                    else f"quote not in the document: {missing[0][:40]!r}"
+                    if missing
+                    else f"arXiv {bad_ids[0]} is not in the document"
+                )
                 findings.append(Finding("grounding", claim.title, r.doc.path, "dropped", why))
                 continue
             points = [p for p in claim.key_points if _point_facts(p) <= doc_facts]
             for p in claim.key_points:
                 if p not in points:
                     stray = sorted(_point_facts(p) - doc_facts)
-                    findings.append(Finding("grounding", claim.title, r.doc.path, "key point dropped",
-                                            f"{', '.join(stray[:3])} not in the document: {p.text[:40]!r}"))
-            kept.append(Candidate(claim.model_copy(update={"key_points": points}), r.doc, order, r.extraction.relevance))
+                    findings.append(
+                        Finding(
+                            "grounding",
+                            claim.title,
+                            r.doc.path,
+                            "key point dropped",
+                            f"{', '.join(stray[:3])} not in the document: {p.text[:40]!r}",
+                        )
+                    )
+            kept.append(
+                Candidate(claim.model_copy(update={"key_points": points}), r.doc, order, r.extraction.relevance)
+            )
     return kept, findings
 
 
@@ -143,6 +159,7 @@ def claim_facts(claim: Claim) -> set[str]:
 
 
 # --- 2. arXiv validation ---------------------------------------------------------------------------
+
 
 def check_arxiv(cands: list[Candidate], date: dt.date) -> tuple[list[Candidate], list[Finding]]:
     """Drop arXiv IDs that cannot be real (bad month, wrong era, after the briefing date); the
@@ -162,6 +179,7 @@ def check_arxiv(cands: list[Candidate], date: dt.date) -> tuple[list[Candidate],
 
 
 # --- 3. dedupe against anchors ------------------------------------------------------------------------
+
 
 def match_anchor(c: Candidate, reg: AnchorRegistry) -> Anchor | None:
     """The anchor a claim is about: by arXiv ID, then URL, then the anchor the model named, then title."""
@@ -190,24 +208,37 @@ def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate]
         anchor = match_anchor(c, reg)
         if anchor is None:
             if c.claim.relation != "new":
-                findings.append(Finding("dedupe", c.claim.title, c.doc.path, "new",
-                                        f"model said {c.claim.relation} ({c.claim.anchor!r}) but no anchor matches"))
+                findings.append(
+                    Finding(
+                        "dedupe",
+                        c.claim.title,
+                        c.doc.path,
+                        "new",
+                        f"model said {c.claim.relation} ({c.claim.anchor!r}) but no anchor matches",
+                    )
+                )
             kept.append(replace(c, relation="new"))
             continue
         new = tuple(sorted(claim_facts(c.claim) - facts(anchor.text)))
         where = f"{anchor.label[:30]} ({anchor.when}, {anchor.source})"
         if c.claim.relation == "covered" or not new:
-            why = "model judged it covered" if c.claim.relation == "covered" else "no figure, flag or ID beyond the anchor"
+            why = (
+                "model judged it covered"
+                if c.claim.relation == "covered"
+                else "no figure, flag or ID beyond the anchor"
+            )
             findings.append(Finding("dedupe", c.claim.title, c.doc.path, "already covered", f"{where}: {why}"))
             covered.append(replace(c, anchor=anchor, relation="covered"))
         else:
-            findings.append(Finding("dedupe", c.claim.title, c.doc.path, "supplement",
-                                    f"{where}: adds {', '.join(new[:4])}"))
+            findings.append(
+                Finding("dedupe", c.claim.title, c.doc.path, "supplement", f"{where}: adds {', '.join(new[:4])}")
+            )
             kept.append(replace(c, anchor=anchor, relation="supplement", new_facts=new))
     return kept, covered, findings
 
 
 # --- 4. merge -------------------------------------------------------------------------------------
+
 
 def merge(cands: list[Candidate]) -> tuple[list[Group], list[Finding]]:
     """One subject found in several documents becomes one increment with several sources."""
@@ -219,8 +250,15 @@ def merge(cands: list[Candidate]) -> tuple[list[Group], list[Finding]]:
             groups.append([c])
         else:
             home.append(c)
-            findings.append(Finding("merge", c.claim.title, c.doc.path, "merged",
-                                    f"same subject as {home[0].claim.title!r} ({home[0].doc.path})"))
+            findings.append(
+                Finding(
+                    "merge",
+                    c.claim.title,
+                    c.doc.path,
+                    "merged",
+                    f"same subject as {home[0].claim.title!r} ({home[0].doc.path})",
+                )
+            )
     return [Group(tuple(sorted(g, key=lambda c: (-c.claim.stars, c.order)))) for g in groups], findings
 
 
@@ -237,6 +275,7 @@ def _same_subject(a: Candidate, b: Candidate) -> bool:
 
 
 # --- 5. selection ---------------------------------------------------------------------------------
+
 
 def select(groups: list[Group], *, min_stars: int, secondary_min_stars: int, max_increments: int) -> Selection:
     """Best first by stars, credibility, relevance; at most `max_increments`. The rest with enough

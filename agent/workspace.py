@@ -92,7 +92,7 @@ class Workspace(BaseModel):
             known = ", ".join(sorted(self.config.topics)) or "none"
             raise WorkspaceError(
                 f"topic {name!r} is not in {self.root / CONFIG_NAME} (known: {known})",
-                hint=f"add a [topics.{name}] table with at least `living = \"living/{name}.md\"`",
+                hint=f'add a [topics.{name}] table with at least `living = "living/{name}.md"`',
             ) from None
 
     def living_path(self, topic: str) -> Path:

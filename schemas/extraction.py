@@ -37,23 +37,41 @@ class Claim(_Model):
     """One candidate increment: a subject the document says something about."""
 
     title: str = Field(description="Subject and what is new about it, in the briefing's language, under 40 characters.")
-    stars: int = Field(ge=1, le=5, description="Importance for the topic: 5 must-read, 4 strong, 3 useful, 2 minor, 1 noise.")
-    key_points: list[KeyPoint] = Field(description="The facts a reader needs: figures, versions, flags, names. Nest steps under their point.")
+    stars: int = Field(
+        ge=1, le=5, description="Importance for the topic: 5 must-read, 4 strong, 3 useful, 2 minor, 1 noise."
+    )
+    key_points: list[KeyPoint] = Field(
+        description="The facts a reader needs: figures, versions, flags, names. Nest steps under their point."
+    )
     evidence: list[str] = Field(
         description="Quotes copied character for character from the document that support the key points. Never paraphrase."
     )
     section_ref: str = Field(description="Where in the document, e.g. '§条目 1' or '§一.1'.")
-    arxiv: list[ArxivRef] = Field(default_factory=list, description="arXiv papers this claim rests on, only as written in the document.")
-    urls: list[str] = Field(default_factory=list, description="External sources named for this claim (release pages, blogs).")
+    arxiv: list[ArxivRef] = Field(
+        default_factory=list, description="arXiv papers this claim rests on, only as written in the document."
+    )
+    urls: list[str] = Field(
+        default_factory=list, description="External sources named for this claim (release pages, blogs)."
+    )
     credibility: CredLevel
-    credibility_reason: str = Field(description="Why: official release notes, paper with numbers, second-hand summary...")
+    credibility_reason: str = Field(
+        description="Why: official release notes, paper with numbers, second-hand summary..."
+    )
     relation: Relation = Field(
         description="new: not in the anchors; supplement: an anchored subject with a new detail; covered: anchored, nothing new."
     )
-    anchor: str = Field(default="", description="The anchor this claim relates to, exactly as listed in the prompt; empty when new.")
-    relation_note: str = Field(description="How this relates to the living document: what it adds to which anchor or section.")
-    suggested_section: str = Field(description="Living-document section it belongs to, e.g. '§1.3 KV Cache（…）'. A new block may be proposed.")
-    to_verify: list[VerifyNote] = Field(default_factory=list, description="Claims in this item that need checking before they are written down.")
+    anchor: str = Field(
+        default="", description="The anchor this claim relates to, exactly as listed in the prompt; empty when new."
+    )
+    relation_note: str = Field(
+        description="How this relates to the living document: what it adds to which anchor or section."
+    )
+    suggested_section: str = Field(
+        description="Living-document section it belongs to, e.g. '§1.3 KV Cache（…）'. A new block may be proposed."
+    )
+    to_verify: list[VerifyNote] = Field(
+        default_factory=list, description="Claims in this item that need checking before they are written down."
+    )
 
 
 class SkippedItem(_Model):
@@ -67,5 +85,9 @@ class FileExtraction(_Model):
     relevance: Relevance = Field(description="高 on-topic, 中 partly, 邻接 adjacent topic, 参考 background only.")
     relevance_reason: str = Field(description="One line: why this relevance.")
     held: str = Field(description="What the document held, as ' · '-separated subjects, for the sources table.")
-    claims: list[Claim] = Field(default_factory=list, description="Candidate increments, most important first. Empty is a valid answer.")
-    skipped: list[SkippedItem] = Field(default_factory=list, description="Items seen and not claimed, each with its reason.")
+    claims: list[Claim] = Field(
+        default_factory=list, description="Candidate increments, most important first. Empty is a valid answer."
+    )
+    skipped: list[SkippedItem] = Field(
+        default_factory=list, description="Items seen and not claimed, each with its reason."
+    )

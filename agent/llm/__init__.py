@@ -1,0 +1,26 @@
+"""The LLM layer: the only package that imports openai / instructor.
+
+Modules:
+
+- config.py     LLMConfig, the one settings value, and the backend it resolves to
+- client.py     the instructor + openai client and the one extraction call
+- transport.py  the httpx2 transport chain: replay | record -> cache -> retry -> network
+- retry.py      tenacity policy for transport retries (429 / 5xx / timeouts, Retry-After)
+- cassettes.py  canonical request keys, cassette files, the index and its miss diagnosis
+- budget.py     the run's call and cost limit
+- calllog.py    what the transport learns about one request, via a contextvar
+- extractor.py  LLMExtractor, the `agent.extract.Extractor` over all of the above
+- reference.py  hand-written expected answers as replayable cassettes, and their re-keying
+"""
+
+from agent.llm.config import LLMConfig, resolve_backend
+from agent.llm.extractor import LLMExtractor
+from agent.llm.reference import rekey_reference_cassettes, write_reference_cassette
+
+__all__ = [
+    "LLMConfig",
+    "LLMExtractor",
+    "rekey_reference_cassettes",
+    "resolve_backend",
+    "write_reference_cassette",
+]

@@ -1,0 +1,75 @@
+"""The one way predigest builds the openai + instructor client and asks for an extraction.
+
+The extractor and the reference-cassette writer both go through `create_extraction`, so a
+reference cassette carries exactly the request body the extractor will send.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import httpx2
+import instructor
+from openai import OpenAI
+
+from agent.errors import PredigestError
+from agent.extract import ExtractionRequest
+from agent.llm.config import LLMConfig, resolve_backend
+from schemas.extraction import FileExtraction
+
+INSTRUCTOR_MODES: dict[str, instructor.Mode] = {
+    "tools": instructor.Mode.TOOLS,
+    "json_schema": instructor.Mode.JSON_SCHEMA,
+}
+_OFFLINE_KEY = "offline-no-key"  # the client insists on a key; offline transports never send it
+
+
+def build_client(config: LLMConfig, transport: httpx2.BaseTransport) -> instructor.Instructor:
+    """An instructor client over `transport`, with the openai client's own retries off
+    (`max_retries=0`): our retry layer owns them, so the two never multiply."""
+    _quiet_instructor()
+    backend = resolve_backend(config)
+    if backend in ("live", "record") and not config.api_key:
+        raise PredigestError(
+            f"backend {backend!r} needs an API key",
+            hint="set OPENAI_API_KEY (any non-empty value for a local server without auth)",
+        )
+    openai_client = OpenAI(
+        api_key=config.api_key or _OFFLINE_KEY,
+        base_url=config.base_url,
+        max_retries=0,
+        timeout=config.timeout_s,
+        http_client=httpx2.Client(transport=transport, timeout=config.timeout_s),
+    )
+    return instructor.from_openai(openai_client, mode=INSTRUCTOR_MODES[config.mode])
+
+
+def _quiet_instructor() -> None:
+    """instructor logs every failed attempt at ERROR; with no logging configured, Python prints
+    those to stderr. We report failures ourselves (one line per document), so give its logger a
+    NullHandler: the messages still reach any handler the application configures (--debug)."""
+    logger = logging.getLogger("instructor")
+    if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
+def create_extraction(
+    client: instructor.Instructor,
+    request: ExtractionRequest,
+    config: LLMConfig,
+    *,
+    max_retries: int | None = None,
+) -> FileExtraction:
+    """Ask for one document's extraction; a schema-invalid answer is re-asked with the error
+    (each re-ask is its own exchange) up to `max_retries` times."""
+    kwargs: dict[str, Any] = {
+        "model": config.model,
+        "messages": [dict(m) for m in request.messages],
+        "temperature": config.temperature,
+    }
+    return client.chat.completions.create(
+        response_model=FileExtraction,
+        max_retries=config.max_validation_retries if max_retries is None else max_retries,
+        **kwargs,
+    )

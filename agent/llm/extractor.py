@@ -1,0 +1,197 @@
+"""`LLMExtractor`: the `Extractor` that asks an OpenAI-compatible endpoint (or its cassettes).
+
+Requests run in a bounded thread pool, so never more than `concurrency` are in flight. One
+document's failure (endpoint down, answer never valid, cassette missing, budget reached) comes
+back as a result with `extraction=None` and a one-line `record.error`; it never raises, so the
+evening's run goes on and the briefing can report the document in section 五.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from types import TracebackType
+from typing import TypeVar
+
+import httpx2
+import openai
+from pydantic import ValidationError
+
+from agent.errors import BudgetExceeded, LLMError
+from agent.extract import CallRecord, CallSource, ExtractionRequest, ExtractionResult
+from agent.llm.budget import Budget
+from agent.llm.calllog import CallLog, call_scope
+from agent.llm.cassettes import CassetteIndex, token_counts
+from agent.llm.client import build_client, create_extraction
+from agent.llm.config import LLMConfig, resolve_backend
+from agent.llm.transport import build_transport
+from schemas.extraction import FileExtraction
+
+_E = TypeVar("_E", bound=BaseException)
+
+
+class LLMExtractor:
+    """Answers extraction requests through instructor + openai over our transport chain.
+
+    `network` replaces the real HTTP transport (tests hand in a loopback one if they wish;
+    the default is the network, with the environment's proxy).
+    """
+
+    def __init__(self, config: LLMConfig, *, network: httpx2.BaseTransport | None = None) -> None:
+        self.config = config
+        self.backend = resolve_backend(config)
+        self.budget = Budget(config)
+        self._index = (
+            CassetteIndex.load(config.cassette_dir)
+            if self.backend in ("replay", "record")
+            else CassetteIndex(config.cassette_dir)
+        )
+        self._transport = build_transport(config, self.budget, self._index, network=network)
+        self._client = build_client(config, self._transport)
+
+    def extract_all(
+        self,
+        requests: Sequence[ExtractionRequest],
+        on_result: Callable[[ExtractionResult], None] | None = None,
+    ) -> list[ExtractionResult]:
+        """Results in request order; `on_result` is called as each one completes, from the
+        calling thread, so it may update a progress bar without locking."""
+        results: list[ExtractionResult | None] = [None] * len(requests)
+        workers = max(1, min(self.config.concurrency, len(requests)))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="predigest-llm")
+        try:
+            futures = {pool.submit(self.extract_one, req): i for i, req in enumerate(requests)}
+            for future in as_completed(futures):
+                result = future.result()
+                results[futures[future]] = result
+                if on_result is not None:
+                    on_result(result)
+        except BaseException:
+            # Ctrl-C (or a failing callback): drop the queued requests instead of running them all
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        return [r for r in results if r is not None]
+
+    def extract_one(self, request: ExtractionRequest) -> ExtractionResult:
+        """One request, start to finish; any failure becomes the result's error."""
+        started = time.monotonic()
+        extraction: FileExtraction | None = None
+        error = ""
+        budget_hit = False
+        with call_scope(request.doc_path, str(request.prompt)) as log:
+            try:
+                answer = create_extraction(self._client, request, self.config)
+                # a fresh model: instructor hangs the raw completion on the one it returns
+                extraction = FileExtraction.model_validate(answer.model_dump())
+            except Exception as exc:  # one document's failure must not stop the run
+                error = describe_failure(exc, log, self.config)
+                budget_hit = _find(exc, BudgetExceeded) is not None
+        elapsed = time.monotonic() - started
+        return ExtractionResult(
+            request=request,
+            extraction=extraction,
+            record=self._record(request, log, elapsed, error, budget_hit),
+        )
+
+    def _record(
+        self, request: ExtractionRequest, log: CallLog, elapsed: float, error: str, budget_hit: bool
+    ) -> CallRecord:
+        source = self._source(log, budget_hit)
+        input_tokens = sum(token_counts(u)[0] for u in log.usages)
+        output_tokens = sum(token_counts(u)[1] for u in log.usages)
+        paid_in = sum(token_counts(u)[0] for u in log.paid_usages)
+        paid_out = sum(token_counts(u)[1] for u in log.paid_usages)
+        replayed = bool(log.sources) and all(s == "cassette" for s in log.sources)
+        return CallRecord(
+            doc_path=request.doc_path,
+            chunk=request.chunk,
+            source=source,
+            model=self.config.model,
+            attempts=log.attempts,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            # what this run paid: answers from the cache or a cassette cost nothing tonight
+            cost_usd=round(self.config.cost_usd(paid_in, paid_out), 6),
+            latency_s=round(log.recorded_latency_s if replayed else elapsed, 3),
+            prompt=str(request.prompt),
+            cassette=", ".join(dict.fromkeys(log.cassettes)),
+            error=error,
+        )
+
+    def _source(self, log: CallLog, budget_hit: bool) -> CallSource:
+        if "live" in log.sources:
+            return "live"
+        if log.sources:
+            return log.sources[0]
+        if budget_hit and log.attempts == 0:
+            return "skipped"
+        return "cassette" if self.backend == "replay" else "live"
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> LLMExtractor:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and its causes: instructor wraps openai's error, which wraps ours."""
+    seen: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and cur not in seen and len(seen) < 12:
+        seen.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return seen
+
+
+def _find(exc: BaseException, kind: type[_E]) -> _E | None:
+    for link in _chain(exc):
+        if isinstance(link, kind):
+            return link
+    return None
+
+
+def describe_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
+    """One line that says what went wrong and, where we can tell, what to do about it."""
+    return " ".join(_describe(exc, log, config).split())
+
+
+def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
+    attempts = f"after {log.attempts} attempt{'s' if log.attempts != 1 else ''}"
+    ours = _find(exc, LLMError)
+    if ours is not None:
+        return str(ours)
+    invalid = _find(exc, ValidationError)
+    if invalid is not None:
+        first = str(invalid).splitlines()
+        summary = " ".join(first[:3])[:300]
+        return (
+            f"the answer never fit the schema {attempts} ({summary}) — try another model, "
+            f"or mode 'json_schema' / 'tools'"
+        )
+    not_json = _find(exc, json.JSONDecodeError)
+    if not_json is not None:
+        return (
+            f"the endpoint's reply is not JSON {attempts} ({not_json.msg}; starts "
+            f"{not_json.doc[:60]!r}) — check base_url points at an OpenAI-compatible API"
+        )
+    status = _find(exc, openai.APIStatusError)
+    if status is not None:
+        return f"HTTP {status.status_code} from {config.base_url} {attempts}: {status.message}"[:400]
+    if _find(exc, openai.APITimeoutError) is not None:
+        return f"timed out {attempts} ({config.timeout_s:g}s each) — raise timeout_s or check the server"
+    if _find(exc, openai.APIConnectionError) is not None:
+        cause = _chain(exc)[-1]
+        return f"could not reach {config.base_url} {attempts}: {type(cause).__name__}: {cause}"[:400]
+    return f"{type(exc).__name__}: {exc}"[:400]

@@ -1,0 +1,183 @@
+"""The httpx2 transport chain handed to the openai client: cassettes, cache, retries, network.
+
+    replay:  Replay                                  (never touches the network)
+    live:    Cache -> Retry -> network
+    record:  Record -> Cache -> Retry -> network
+
+The openai client and instructor above it are unaware of any of this, so replay exercises the
+real client, instructor's parsing and its validation re-asks. Every layer keys on the
+canonical request body; no layer ever reads, keys on or stores a header.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import diskcache
+import httpx2
+
+from agent.llm.budget import Budget
+from agent.llm.calllog import current_call
+from agent.llm.cassettes import (
+    Cassette,
+    CassetteIndex,
+    Exchange,
+    Provenance,
+    ProvenanceKind,
+    library_versions,
+    request_key,
+    write_cassette,
+)
+from agent.llm.config import LLMConfig, resolve_backend
+from agent.llm.retry import EXCHANGE_EXT, RetryPolicy, RetryTransport
+
+_CACHE_NAMESPACE = "exchange/v1/"  # bump when the stored shape changes
+
+
+def exchange_response(exchange: Exchange) -> httpx2.Response:
+    """A stored answer as the client expects it: JSON, with the exchange attached."""
+    return httpx2.Response(
+        exchange.status,
+        headers={"content-type": "application/json"},
+        content=json.dumps(exchange.response_body, ensure_ascii=False).encode(),
+        extensions={EXCHANGE_EXT: exchange},
+    )
+
+
+class ReplayTransport(httpx2.BaseTransport):
+    """Answers from cassettes only; a miss raises `CassetteMiss` naming the nearest cassette."""
+
+    def __init__(self, index: CassetteIndex) -> None:
+        self._index = index
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        raw = request.read()
+        cassette = self._index.get(request_key(raw))
+        log = current_call()
+        if cassette is None:
+            body: Any = json.loads(raw) if raw else None
+            raise self._index.miss(body, doc=log.doc_path, prompt=log.prompt)
+        ex = cassette.exchange
+        log.note_stored("cassette", ex.usage, ex.latency_s, cassette.path.name)
+        return exchange_response(ex)
+
+
+class CacheTransport(httpx2.BaseTransport):
+    """Answers a request seen before from the on-disk cache; stores every 2xx JSON answer."""
+
+    def __init__(self, inner: httpx2.BaseTransport, cache: diskcache.Cache) -> None:
+        self._inner = inner
+        self._cache = cache
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        key = _CACHE_NAMESPACE + request_key(request.read())
+        stored = self._cache.get(key)
+        if isinstance(stored, dict):
+            exchange = Exchange.from_dict(stored)
+            current_call().note_stored("cache", exchange.usage)
+            return exchange_response(exchange)
+        response = self._inner.handle_request(request)
+        exchange = response.extensions.get(EXCHANGE_EXT)
+        if isinstance(exchange, Exchange):
+            self._cache.set(key, exchange.to_dict())
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
+        self._cache.close()
+
+
+class RecordTransport(httpx2.BaseTransport):
+    """Writes one cassette per answered exchange (2xx JSON), then passes the answer on.
+
+    An answer the cache gave is recorded too, with the model and date it was first obtained,
+    so deleting a cassette and recording again never needs the network.
+    """
+
+    def __init__(
+        self,
+        inner: httpx2.BaseTransport,
+        index: CassetteIndex,
+        *,
+        kind: ProvenanceKind = "recorded",
+        note: str = "",
+    ) -> None:
+        self._inner = inner
+        self._index = index
+        self._kind: ProvenanceKind = kind
+        self._note = note
+        self._versions = library_versions()
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = self._inner.handle_request(request)
+        exchange = response.extensions.get(EXCHANGE_EXT)
+        if isinstance(exchange, Exchange):
+            log = current_call()
+            known = self._index.get(exchange.key)
+            if (
+                known is not None
+                and known.path.exists()
+                and known.provenance.kind == self._kind
+                and known.exchange.response_body == exchange.response_body
+            ):  # already on disk (e.g. a cache hit): rewriting would only churn the date
+                log.cassettes.append(known.path.name)
+                return response
+            provenance = Provenance(
+                kind=self._kind,
+                model=exchange.model,
+                date=exchange.date,
+                prompt=log.prompt,
+                instructor=self._versions[0],
+                openai=self._versions[1],
+                document=log.doc_path,
+                note=self._note,
+            )
+            path = write_cassette(self._index.root, exchange, provenance)
+            self._index.add(Cassette(path=path, provenance=provenance, exchange=exchange))
+            log.cassettes.append(path.name)
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def network_transport(base_url: str) -> httpx2.BaseTransport:
+    """The real network. A client given its own transport ignores HTTP(S)_PROXY, so the proxy
+    from the environment is applied here (never for a loopback server)."""
+    url = httpx2.URL(base_url)
+    proxy = None
+    if url.host not in ("127.0.0.1", "localhost", "::1") and not urllib.request.proxy_bypass(url.host):
+        proxy = urllib.request.getproxies().get(url.scheme)
+    return httpx2.HTTPTransport(proxy=proxy)
+
+
+def open_cache(cache_dir: Path | None) -> diskcache.Cache | None:
+    return None if cache_dir is None else diskcache.Cache(str(cache_dir))
+
+
+def build_transport(
+    config: LLMConfig,
+    budget: Budget,
+    index: CassetteIndex,
+    *,
+    network: httpx2.BaseTransport | None = None,
+) -> httpx2.BaseTransport:
+    """The chain for the configured backend (see the module docstring)."""
+    backend = resolve_backend(config)
+    if backend == "replay":
+        return ReplayTransport(index)
+    chain: httpx2.BaseTransport = RetryTransport(
+        network or network_transport(config.base_url),
+        RetryPolicy.from_config(config),
+        budget,
+        config.model,
+    )
+    cache = open_cache(config.cache_dir)
+    if cache is not None:
+        chain = CacheTransport(chain, cache)
+    if backend == "record":
+        chain = RecordTransport(chain, index)
+    return chain

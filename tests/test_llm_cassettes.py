@@ -1,0 +1,205 @@
+"""Record, cache and replay through the real openai client; misses explain themselves."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.llm import LLMExtractor, rekey_reference_cassettes, write_reference_cassette
+from agent.llm.cassettes import doc_slug, request_key
+from schemas.extraction import FileExtraction
+from tests.fake_openai import (
+    FAKE_KEY,
+    SYSTEM,
+    FakeOpenAI,
+    isolate_environment,
+    make_config,
+    make_request,
+    sample_extraction,
+)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture(autouse=True)
+def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+
+
+DOCS = ["inbox/jay/2026-09-22-vllm.md", "inbox/jay/2026-09-22-sglang.md", "paper_cards/2209/1405-2509-12345.md"]
+
+
+def _run(config, requests):
+    with LLMExtractor(config) as extractor:
+        return extractor.extract_all(requests)
+
+
+@pytest.mark.parametrize("mode", ["tools", "json_schema"])
+def test_record_then_cache_then_replay(server: FakeOpenAI, tmp_path: Path, mode: str) -> None:
+    requests = [make_request(doc) for doc in DOCS]
+    config = make_config(tmp_path, server.base_url, mode=mode)
+
+    first = _run(config, requests)
+    assert server.count == 3
+    assert [r.record.source for r in first] == ["live"] * 3
+    assert all(r.extraction is not None and not r.record.error for r in first)
+    assert all(r.record.input_tokens == 120 and r.record.output_tokens == 40 for r in first)
+
+    files = sorted(config.cassette_dir.glob("*.json"))
+    assert len(files) == 3
+    header_names = {name.lower() for seen in server.requests for name in seen.headers}
+    assert "authorization" in header_names and any(n.startswith("x-stainless") for n in header_names)
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        lowered = text.lower()
+        assert FAKE_KEY not in text and "bearer" not in lowered
+        assert not [name for name in header_names if f'"{name}"' in lowered], path.name
+        assert "x-stainless" not in lowered
+        data = json.loads(text)
+        assert set(data) == {"key", "provenance", "request", "response", "usage", "latency_s"}
+        assert data["provenance"]["kind"] == "recorded"
+        assert data["provenance"]["prompt"] == "extract@1#0123456789ab"
+        assert data["provenance"]["document"] in DOCS
+        assert path.name.endswith(f"--{data['key'][:12]}.json")
+        assert data["request"]["body"]["messages"][0]["content"] == SYSTEM  # parsed, readable
+    assert {f.name.split("--")[0] for f in files} == {
+        "inbox-jay-2026-09-22-vllm",
+        "inbox-jay-2026-09-22-sglang",
+        "paper_cards-2209-1405-2509-12345",
+    }
+
+    saved = {f.name: f.read_text() for f in files}
+    second = _run(config, requests)  # a new extractor over the same cache dir
+    assert server.count == 3
+    assert [r.record.source for r in second] == ["cache"] * 3
+    assert [r.record.cost_usd for r in second] == [0.0] * 3
+    assert {f.name: f.read_text() for f in files} == saved  # a cache hit rewrites nothing
+
+    # cassettes deleted: recording again is answered by the cache, dates and all
+    for f in files:
+        f.unlink()
+    _run(config, requests)
+    assert server.count == 3
+    assert {f.name: f.read_text() for f in config.cassette_dir.glob("*.json")} == saved
+
+    replay = dataclasses.replace(config, backend="replay", api_key="", cache_dir=None)
+    third = _run(replay, requests)
+    assert server.count == 3
+    assert [r.record.source for r in third] == ["cassette"] * 3
+    assert [r.extraction for r in third] == [r.extraction for r in first]
+    recorded = {json.loads(f.read_text())["provenance"]["document"]: json.loads(f.read_text()) for f in files}
+    for result in third:
+        cassette = recorded[result.request.doc_path]
+        assert result.record.latency_s == pytest.approx(cassette["latency_s"], abs=1e-3)
+        assert result.record.input_tokens == cassette["usage"]["prompt_tokens"]
+        assert result.record.cassette.endswith(f"--{cassette['key'][:12]}.json")
+
+
+def test_auto_without_key_replays(server: FakeOpenAI, tmp_path: Path) -> None:
+    config = make_config(tmp_path, server.base_url)
+    _run(config, [make_request()])
+    auto = dataclasses.replace(config, backend="auto", api_key="", cache_dir=None)
+    (result,) = _run(auto, [make_request()])
+    assert result.record.source == "cassette" and result.extraction is not None
+    assert server.count == 1
+
+
+def test_replay_miss_names_nearest_cassette_and_what_changed(server: FakeOpenAI, tmp_path: Path) -> None:
+    config = make_config(tmp_path, server.base_url)
+    _run(config, [make_request(doc) for doc in DOCS])
+    (vllm_cassette,) = config.cassette_dir.glob("inbox-jay-2026-09-22-vllm--*.json")
+    replay = dataclasses.replace(config, backend="replay", cache_dir=None)
+
+    edited = make_request(system=SYSTEM.replace("verbatim", "exactly"), version="2")
+    (result,) = _run(replay, [edited])
+    assert result.extraction is None
+    assert result.record.source == "cassette" and result.record.attempts == 0
+    error = result.record.error
+    assert "system prompt changed" in error
+    assert vllm_cassette.name in error  # the same document's cassette, not another's
+    assert '"verbatim' in error or "verbatim" in error  # shows where the texts part
+    assert "extract@1#" in error and "extract@2#" in error
+    assert "document changed" not in error
+
+    (result,) = _run(dataclasses.replace(replay, model="other-model"), [make_request()])
+    assert "model changed" in result.record.error and vllm_cassette.name in result.record.error
+
+    (result,) = _run(dataclasses.replace(replay, temperature=0.7), [make_request()])
+    assert "parameters changed (temperature" in result.record.error
+
+    (result,) = _run(replay, [make_request(document="vLLM 0.12 is out.")])
+    assert "document changed" in result.record.error
+
+    (result,) = _run(dataclasses.replace(replay, mode="json_schema"), [make_request()])
+    assert "schema changed" in result.record.error
+    assert server.count == 3  # replay never called out
+
+
+def _replay(config, request):
+    offline = dataclasses.replace(config, backend="replay", api_key="", cache_dir=None)
+    (result,) = _run(offline, [request])
+    return result
+
+
+@pytest.mark.parametrize("mode", ["tools", "json_schema"])
+def test_reference_cassette_replays_and_rekeys(tmp_path: Path, mode: str) -> None:
+    config = make_config(tmp_path, "http://127.0.0.1:9/v1", mode=mode, backend="replay", api_key="")
+    request = make_request()
+    expected = FileExtraction.model_validate(sample_extraction("hand-written expected answer"))
+
+    path = write_reference_cassette(request, expected, config, note="gold for 2026-09-22")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["provenance"]["kind"] == "reference"
+    assert data["provenance"]["model"] == "fake-model"
+    assert data["provenance"]["note"] == "gold for 2026-09-22"
+    assert data["usage"]["prompt_tokens"] > 100 and data["usage"]["completion_tokens"] > 50
+    assert "hand-written expected answer" in path.read_text(encoding="utf-8")  # readable, not escaped
+
+    result = _replay(config, request)
+    assert result.extraction == expected and result.record.source == "cassette"
+
+    edited = make_request(system=SYSTEM + " Answer in Chinese.", version="2")
+    assert "system prompt changed" in _replay(config, edited).record.error
+
+    written = rekey_reference_cassettes(config.cassette_dir, {request.doc_path: edited}, config)
+    assert len(written) == 1 and written[0] != path
+    assert not path.exists() and written[0].exists()
+    assert json.loads(written[0].read_text())["provenance"]["prompt"] == "extract@2#0123456789ab"
+    assert _replay(config, edited).extraction == expected
+
+    # nothing changed since: a second rekey writes nothing
+    assert rekey_reference_cassettes(config.cassette_dir, {request.doc_path: edited}, config) == []
+
+
+def test_rekey_leaves_recorded_cassettes_alone_and_reports_them(
+    server: FakeOpenAI, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = make_config(tmp_path, server.base_url)
+    request = make_request()
+    _run(config, [request])
+    (recorded,) = config.cassette_dir.glob("*.json")
+    before = recorded.read_text()
+
+    edited = make_request(system=SYSTEM + " Be brief.", version="2")
+    with caplog.at_level(logging.WARNING):
+        assert rekey_reference_cassettes(config.cassette_dir, {request.doc_path: edited}, config) == []
+    assert recorded.read_text() == before
+    assert recorded.name in caplog.text and "re-record" in caplog.text and "system prompt" in caplog.text
+
+
+def test_key_is_the_canonical_body_only() -> None:
+    a = b'{"model": "m", "messages": [{"role": "user", "content": "\\u9ad8"}], "temperature": 0}'
+    b = '{"temperature":0,"messages":[{"content":"高","role":"user"}],"model":"m"}'.encode()
+    assert request_key(a) == request_key(b)
+    assert request_key(a) != request_key(b.replace(b'"m"', b'"n"'))
+    assert doc_slug("inbox/jay/2026-09-22-1050 vLLM notes.md") == "inbox-jay-2026-09-22-1050-vLLM-notes"
+    assert doc_slug("living/推理.md") == "living-推理"

@@ -1,0 +1,110 @@
+"""The extractor as the pipeline sees it: bounded concurrency, budgets, costs, settings."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.errors import PredigestError
+from agent.extract import ExtractionResult
+from agent.llm import LLMConfig, LLMExtractor, resolve_backend
+from tests.fake_openai import (
+    FAKE_KEY,
+    FakeOpenAI,
+    answer_with,
+    isolate_environment,
+    make_config,
+    make_request,
+    sample_extraction,
+)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture(autouse=True)
+def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+
+
+def _requests(n: int):
+    return [make_request(f"inbox/jay/2026-09-22-report-{i:02d}.md") for i in range(n)]
+
+
+def test_concurrency_is_bounded(tmp_path: Path) -> None:
+    with FakeOpenAI(default=answer_with(sample_extraction(), delay_s=0.2)) as server:
+        config = make_config(tmp_path, server.base_url, concurrency=3)
+        seen: list[ExtractionResult] = []
+        requests = _requests(10)
+        with LLMExtractor(config) as extractor:
+            results = extractor.extract_all(requests, on_result=seen.append)
+        assert server.count == 10
+        assert 2 <= server.max_in_flight <= 3
+    assert [r.request for r in results] == requests  # request order, whatever the finish order
+    assert len(seen) == 10 and {id(r) for r in seen} == {id(r) for r in results}
+    assert all(r.extraction is not None for r in results)
+
+
+def test_call_budget_skips_the_rest(server: FakeOpenAI, tmp_path: Path) -> None:
+    config = make_config(tmp_path, server.base_url, max_calls=2, concurrency=2)
+    with LLMExtractor(config) as extractor:
+        results = extractor.extract_all(_requests(4))
+    assert server.count == 2
+    skipped = [r for r in results if r.record.source == "skipped"]
+    assert len(skipped) == 2
+    for result in skipped:
+        assert result.extraction is None and result.record.attempts == 0
+        assert "budget reached" in result.record.error and "max_calls=2" in result.record.error
+    assert sum(r.extraction is not None for r in results) == 2
+
+    # answers already paid for are still served: the cache is not the endpoint
+    with LLMExtractor(config) as extractor:
+        again = extractor.extract_all(_requests(4))
+    assert server.count == 4
+    assert sorted(r.record.source for r in again) == ["cache", "cache", "live", "live"]
+
+
+def test_costs_and_cost_budget(server: FakeOpenAI, tmp_path: Path) -> None:
+    prices = {"fake-model": (1.0, 10.0)}  # USD per 1M input / output tokens
+    config = make_config(tmp_path, server.base_url, prices=prices, max_cost_usd=0.0005, concurrency=1)
+    with LLMExtractor(config) as extractor:
+        results = extractor.extract_all(_requests(3))
+    first = results[0].record
+    assert first.cost_usd == pytest.approx((120 * 1.0 + 40 * 10.0) / 1e6)
+    # 0.00052 spent after the first call, which is over 0.0005: the rest are skipped
+    assert [r.record.source for r in results] == ["live", "skipped", "skipped"]
+    assert "max_cost_usd" in results[1].record.error
+
+
+def test_cost_budget_needs_a_price(tmp_path: Path) -> None:
+    with pytest.raises(PredigestError, match="no price"):
+        LLMExtractor(make_config(tmp_path, "http://127.0.0.1:9/v1", max_cost_usd=1.0))
+
+
+def test_unreachable_endpoint_is_an_error_result(tmp_path: Path) -> None:
+    # port 9 (discard) on loopback: nothing listens, the connection is refused at once
+    config = make_config(tmp_path, "http://127.0.0.1:9/v1", max_attempts=2)
+    with LLMExtractor(config) as extractor:
+        (result,) = extractor.extract_all([make_request()])
+    assert result.extraction is None and result.record.attempts == 2
+    assert "could not reach http://127.0.0.1:9/v1 after 2 attempts" in result.record.error
+
+
+def test_config_keeps_the_key_out_of_sight(tmp_path: Path) -> None:
+    config = make_config(tmp_path, "http://127.0.0.1:9/v1")
+    assert FAKE_KEY not in repr(config) and FAKE_KEY not in str(config.public_dict())
+    assert resolve_backend(dataclasses.replace(config, backend="auto")) == "live"
+    assert resolve_backend(dataclasses.replace(config, backend="auto", api_key="")) == "replay"
+    with pytest.raises(PredigestError, match="needs an API key"):
+        LLMExtractor(dataclasses.replace(config, backend="live", api_key=""))
+    with pytest.raises(PredigestError, match="concurrency"):
+        LLMConfig(concurrency=0)
+    assert LLMConfig(cache_dir=None).cache_dir is None
+    assert "predigest" in str(LLMConfig().cache_dir)  # platformdirs, redirected by _isolate
+    assert str(LLMConfig().cache_dir).startswith(str(tmp_path))

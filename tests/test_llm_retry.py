@@ -1,0 +1,136 @@
+"""Transport retries, timeouts, validation re-asks and broken replies, over real HTTP."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.llm import LLMExtractor
+from tests.fake_openai import (
+    FakeOpenAI,
+    Reply,
+    completion,
+    isolate_environment,
+    make_config,
+    make_request,
+    sample_extraction,
+)
+
+ERROR_BODY = {"error": {"message": "slow down", "type": "rate_limit_error"}}
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture(autouse=True)
+def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate_environment(monkeypatch, tmp_path)
+
+
+def _one(config, request=None):
+    with LLMExtractor(config) as extractor:
+        (result,) = extractor.extract_all([request or make_request()])
+    return result
+
+
+def test_429_honours_retry_after(server: FakeOpenAI, tmp_path: Path) -> None:
+    server.push(Reply(status=429, body=ERROR_BODY, headers={"Retry-After": "1"}))
+    started = time.monotonic()
+    result = _one(make_config(tmp_path, server.base_url))
+    waited = time.monotonic() - started
+    assert result.extraction is not None and not result.record.error
+    assert result.record.attempts == 2 and server.count == 2
+    assert waited >= 0.95  # the server's second, not our 10 ms backoff
+    assert result.record.source == "live"
+    # the openai client did not retry on its own: the retry-count header never moved
+    assert {r.headers.get("x-stainless-retry-count") for r in server.requests} == {"0"}
+
+
+def test_5xx_then_success(server: FakeOpenAI, tmp_path: Path) -> None:
+    server.push(Reply(status=500, body=ERROR_BODY), Reply(status=503, body=ERROR_BODY))
+    result = _one(make_config(tmp_path, server.base_url))
+    assert result.extraction is not None
+    assert result.record.attempts == 3 and server.count == 3
+
+
+def test_always_500_gives_an_error_result_after_max_attempts(tmp_path: Path) -> None:
+    with FakeOpenAI(default=lambda body: Reply(status=500, body=ERROR_BODY)) as server:
+        config = make_config(tmp_path, server.base_url, max_attempts=4)
+        result = _one(config)
+        assert server.count == 4
+    assert result.extraction is None
+    assert result.record.attempts == 4
+    assert "HTTP 500" in result.record.error and "after 4 attempts" in result.record.error
+    assert not list(config.cassette_dir.glob("*.json"))  # failures are neither recorded ...
+    again = _one(dataclasses.replace(config, backend="replay"))
+    assert "no cassette" in again.record.error  # ... nor replayable
+
+
+def test_slow_reply_is_retried_then_fails(tmp_path: Path) -> None:
+    slow = Reply(body=completion({"tools": None}, sample_extraction()), delay_s=0.6)
+    with FakeOpenAI(default=lambda body: slow) as server:
+        result = _one(make_config(tmp_path, server.base_url, timeout_s=0.2, max_attempts=2))
+        assert server.count == 2
+    assert result.extraction is None
+    assert result.record.attempts == 2
+    assert "timed out after 2 attempts" in result.record.error
+
+
+def test_slow_reply_then_fast_one_succeeds(server: FakeOpenAI, tmp_path: Path) -> None:
+    server.push(Reply(status=200, body={"never": "read"}, delay_s=0.6))
+    result = _one(make_config(tmp_path, server.base_url, timeout_s=0.2))
+    assert result.extraction is not None and result.record.attempts == 2
+
+
+@pytest.mark.parametrize("mode", ["tools", "json_schema"])
+def test_schema_invalid_answer_is_reasked(server: FakeOpenAI, tmp_path: Path, mode: str) -> None:
+    bad = sample_extraction()
+    bad["claims"][0]["stars"] = 9
+    server.push(lambda body: Reply(body=completion(body, bad)))
+    config = make_config(tmp_path, server.base_url, mode=mode)
+
+    result = _one(config)
+    assert result.extraction is not None and result.extraction.claims[0].stars == 4
+    assert server.count == 2
+    reask = server.requests[1].body["messages"]
+    assert len(reask) == 4  # system, user, the failed answer, the error
+    assert "stars" in reask[-1]["content"] and "less than or equal to 5" in reask[-1]["content"]
+    assert result.record.attempts == 2
+    assert (result.record.input_tokens, result.record.output_tokens) == (240, 80)  # both answers
+    cassettes = sorted(config.cassette_dir.glob("*.json"))
+    assert len(cassettes) == 2  # the re-ask is its own exchange
+    assert result.record.cassette.count(".json") == 2
+
+    replayed = _one(dataclasses.replace(config, backend="replay", cache_dir=None))
+    assert server.count == 2
+    assert replayed.extraction == result.extraction
+    assert replayed.record.attempts == 2 and replayed.record.source == "cassette"
+
+
+def test_answer_that_never_validates_is_an_error(tmp_path: Path) -> None:
+    bad = copy.deepcopy(sample_extraction())
+    bad["relevance"] = "very"
+    with FakeOpenAI(default=lambda body: Reply(body=completion(body, bad))) as server:
+        result = _one(make_config(tmp_path, server.base_url, max_validation_retries=1))
+        assert server.count == 2
+    assert result.extraction is None
+    assert "never fit the schema after 2 attempts" in result.record.error
+    assert "relevance" in result.record.error
+
+
+def test_malformed_body_is_a_clean_error(tmp_path: Path) -> None:
+    broken = Reply(raw=b"<html>502 Bad Gateway</html>", headers={"content-type": "application/json"})
+    with FakeOpenAI(default=lambda body: broken) as server:
+        config = make_config(tmp_path, server.base_url)
+        result = _one(config)
+    assert result.extraction is None
+    assert "not JSON" in result.record.error and "<html>" in result.record.error
+    assert not list(config.cassette_dir.glob("*.json"))

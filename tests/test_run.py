@@ -1,0 +1,131 @@
+"""`predigest run` on the demo evening, offline: the parsed output must match the seed.
+
+Compares parsed models, not strings. The cassettes hold per-document extractions only; every
+block of the briefing is computed by the rules.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent.errors import OutputExists
+from agent.parse import parse
+from agent.pipeline import Settings, run
+from schemas.briefing import Briefing
+from tests.paths import ROOT, SEED, WORLD
+
+DATE = dt.date(2026, 9, 22)
+SEED_B = parse(SEED.read_text(encoding="utf-8"))
+
+
+def settings(tmp_path: Path, **kw: object) -> Settings:
+    base: dict[str, object] = {
+        "workspace": WORLD,
+        "topic": "inference",
+        "date": DATE,
+        "out": tmp_path / "out" / "b.md",
+        "backend": "replay",
+        "cache_dir": tmp_path / "cache",
+        "cassette_dir": ROOT / "cassettes",
+    }
+    base.update(kw)
+    return Settings(**base)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def briefing(tmp_path_factory: pytest.TempPathFactory) -> Briefing:
+    report = run(settings(tmp_path_factory.mktemp("run")))
+    assert [r.error for r in report.records if r.error] == []
+    return parse(report.out_path.read_text(encoding="utf-8"))
+
+
+def _credited(b: Briefing) -> list[tuple[str, str]]:
+    return [
+        (
+            next(s.ref for s in i.sources if s.ref.startswith("inbox/")),
+            next(s.section for s in i.sources if s.ref.startswith("inbox/")),
+        )
+        for i in b.increments
+    ]
+
+
+def test_same_increments_as_the_seed(briefing: Briefing) -> None:
+    assert len(briefing.increments) == 6
+    assert _credited(briefing) == _credited(SEED_B)
+    for got, want in zip(briefing.increments, SEED_B.increments, strict=True):
+        assert re.sub(r"\W", "", got.title)[:6] == re.sub(r"\W", "", want.title)[:6], (got.title, want.title)
+        assert got.suggested_section.split()[0] == want.suggested_section.split()[0]
+
+
+def test_same_new_and_continued_arxiv(briefing: Briefing) -> None:
+    assert set(briefing.summary.new_arxiv) == set(SEED_B.summary.new_arxiv)
+
+    def continued(b: Briefing) -> dict[str, str]:
+        out = {}
+        for r in b.arxiv_rows:
+            if m := re.search(r"(\d{1,2}-\d{1,2})锚定", r.relation):
+                out[r.arxiv_id.split("v")[0]] = m.group(1)
+        return out
+
+    assert continued(SEED_B).items() <= continued(briefing).items()
+
+
+def test_to_verify_with_two_carried_over(briefing: Briefing) -> None:
+    assert len(briefing.to_verify) == 5
+    assert [v.carried_from for v in briefing.to_verify] == ["", "", "", "9-21", "9-21"]
+
+
+def test_every_source_without_an_increment_has_a_note(briefing: Briefing) -> None:
+    credited = {ref for ref, _ in _credited(briefing)}
+    noted = {n.source for n in briefing.no_increment}
+    sources = [r for r in briefing.sources if r.directory.startswith("inbox/jay")]
+    for row in sources:
+        path = f"{row.directory}/{row.key_file}"
+        assert path in credited or path in noted, path
+    assert any(n.source.startswith("inbox/jay/2026-09-22-1050") for n in briefing.no_increment)
+
+
+def test_priorities_follow_the_increments(briefing: Briefing) -> None:
+    levels = [p.level for p in briefing.priorities]
+    assert levels[:3] == ["🔴 最高"] * 3 and set(levels[3:]) == {"🟡 中"}
+    assert len(briefing.priorities) == 9
+
+
+def test_traps_stay_out(briefing: Briefing) -> None:
+    text = briefing.model_dump_json()
+    for trap in ("2609.18842", "2609.21007", "SpecServe", "v0.21.0"):
+        assert trap not in text
+
+
+def test_refuses_to_overwrite_and_writes_json_beside(tmp_path: Path) -> None:
+    s = settings(tmp_path)
+    report = run(s)
+    data = json.loads(report.json_path.read_text(encoding="utf-8"))
+    assert data["briefing"]["topic"] == "inference" and data["prompt"].startswith("extract@")
+    assert report.calls_path.read_text(encoding="utf-8").count("\n") == len(report.records)
+    before = report.out_path.read_text(encoding="utf-8")
+    with pytest.raises(OutputExists, match="--force"):
+        run(s)
+    assert report.out_path.read_text(encoding="utf-8") == before
+    again = run(Settings(**{**s.__dict__, "force": True}))
+    assert again.composed.briefing.model_copy(update={"footer": ""}) == report.composed.briefing.model_copy(
+        update={"footer": ""}
+    )
+    assert {r.source for r in again.records} == {"cassette"}
+
+
+def test_one_word_of_the_prompt_changed_makes_replay_fail_with_the_nearest_cassette(tmp_path: Path) -> None:
+    prompts = tmp_path / "prompts"
+    shutil.copytree(ROOT / "prompts", prompts)
+    p = prompts / "extract.md"
+    p.write_text(p.read_text(encoding="utf-8").replace("Prefer few strong claims", "Prefer few solid claims"), "utf-8")
+    report = run(settings(tmp_path, prompt_dir=prompts, no_cache=True))
+    errors = [r.error for r in report.records if r.error]
+    assert errors and all("system prompt" in e and ".json" in e for e in errors)
+    assert any("extraction failed" in n.note for n in report.composed.briefing.no_increment)
