@@ -1,0 +1,90 @@
+"""The commands as a user types them (the README's examples), through the real entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.paths import ROOT, SEED, WORLD
+
+
+def predigest(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from agent.cli import main; main()", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_parse_seed_summary() -> None:
+    r = predigest("parse", str(SEED))
+    assert r.returncode == 0, r.stderr
+    assert "increments: 6  source rows: 12  to-verify: 5  arXiv rows: 24" in r.stdout
+    assert "priority rows: 9" in r.stdout
+
+
+def test_parse_json_is_the_model() -> None:
+    r = predigest("parse", str(WORLD / "inbox/tom/2026-09-21-inference-e1prep.md"), "--json")
+    data = json.loads(r.stdout)
+    assert data["topic"] == "inference" and len(data["increments"]) == 6
+
+
+def test_inbox_lists_reads_and_reasons() -> None:
+    r = predigest("inbox", "examples/world", "--topic", "inference", "--date", "2026-09-22", "--json")
+    docs = json.loads(r.stdout)
+    read = {d["path"] for d in docs if d["read"]}
+    assert "inbox/jay/2026-09-22-1450-jay-engineering-filter.md" in read
+    late = next(d for d in docs if d["path"].endswith("2230-jay-late-night-filter.md"))
+    assert not late["read"] and "after the window" in late["reason"]
+
+
+def test_anchors_lists_first_dates() -> None:
+    r = predigest("anchors", "examples/world", "--topic", "inference", "--date", "2026-09-22", "--json")
+    data = json.loads(r.stdout)
+    firsts = {a["key"]: a["first"] for a in data["anchors"] if a["kind"] == "arxiv"}
+    assert firsts["2602.07115"] == "2026-09-15" and firsts["2609.20511"] == "2026-09-21"
+    assert len(data["open_to_verify"]) == 2
+
+
+def test_prompt_show_prints_the_messages() -> None:
+    r = predigest(
+        "prompt",
+        "show",
+        "examples/world",
+        "-t",
+        "inference",
+        "-d",
+        "2026-09-22",
+        "--doc",
+        "inbox/jay/2026-09-22-1050-jay-engineering-filter.md",
+    )
+    assert r.returncode == 0, r.stderr
+    assert "--- system ---" in r.stdout and '<document path="inbox/jay/2026-09-22-1050' in r.stdout
+    assert "extract@" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(("parse", "README.md"), "not a briefing title", id="not-a-briefing"),
+        pytest.param(("inbox", "nowhere", "-t", "inference", "-d", "2026-09-22"), "does not exist", id="no-workspace"),
+        pytest.param(("inbox", "examples/world", "-t", "nope", "-d", "2026-09-22"), "topic 'nope'", id="no-topic"),
+        pytest.param(("inbox", "examples/world", "-t", "inference", "-d", "22/09"), "is not a date", id="bad-date"),
+        pytest.param(
+            ("run", "examples/world", "-t", "inference", "-d", "2027-01-01", "--out", "/tmp/x/"),
+            "no document",
+            id="empty-inbox",
+        ),
+    ],
+)
+def test_errors_are_one_line_with_exit_2(args: tuple[str, ...], message: str) -> None:
+    r = predigest(*args)
+    assert r.returncode == 2
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
