@@ -129,3 +129,23 @@ def test_one_word_of_the_prompt_changed_makes_replay_fail_with_the_nearest_casse
     errors = [r.error for r in report.records if r.error]
     assert errors and all("system prompt" in e and ".json" in e for e in errors)
     assert any("extraction failed" in n.note for n in report.composed.briefing.no_increment)
+
+
+def test_tomorrow_reads_tonight_as_its_baseline(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    shutil.copytree(WORLD, world)
+    report = run(settings(tmp_path, workspace=world, out=None, cassette_dir=ROOT / "cassettes" / "world"))
+    assert report.out_path == world / "inbox" / "tom" / "2026-09-22-inference-e1prep.md"
+    tonight = report.composed.briefing
+
+    from agent.anchors import build_registry
+    from agent.ingest import scan
+    from agent.workspace import load_workspace
+
+    tomorrow = dt.date(2026, 9, 23)
+    reg = build_registry(scan(load_workspace(world), "inference", tomorrow), "inference", tomorrow)
+    for key in tonight.summary.new_arxiv:
+        anchor = reg.arxiv(key)
+        assert anchor is not None and anchor.first_date == DATE, key
+    assert [o.origin for o in reg.open_items] == ["9-22", "9-22", "9-22", "9-21", "9-21"]
+    assert reg.arxiv("2602.07115").first_date == dt.date(2026, 9, 15)  # continued rows keep their first date
