@@ -1,0 +1,122 @@
+"""Speed, measured: `python -m eval.bench` prints timings against the targets in the README.
+
+Targets are numbers to look at, not assertions in unit tests: a loaded CI machine must not
+turn a slow moment into a red build.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from agent.anchors import build_registry
+from agent.ingest import scan
+from agent.parse import parse
+from agent.pipeline import Settings, run
+from agent.render import render
+from agent.rules import DocResult, dedupe, ground, merge, select
+from agent.text import locate
+from agent.workspace import load_workspace
+from schemas.briefing import KeyPoint
+from schemas.documents import SourceDoc
+from schemas.extraction import Claim, FileExtraction
+
+ROOT = Path(__file__).resolve().parent.parent
+WORLD = ROOT / "examples" / "world"
+DATE = dt.date(2026, 9, 22)
+SEED_GOLD = ROOT / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
+
+# name -> (target in ms, what it measures)
+TARGETS = {
+    "parse+render the seed": 50.0,
+    "scan + anchors, demo evening": 300.0,
+    "ground 30 quotes in a 20 kB document": 100.0,
+    "rules on 400 claims from 40 documents": 1500.0,
+    "demo run, replayed (cold process excluded)": 3000.0,
+}
+
+
+def _time(fn: Callable[[], object], repeat: int) -> float:
+    """Median wall time in ms over `repeat` runs, after one warm-up."""
+    fn()
+    samples = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t) * 1000)
+    return statistics.median(samples)
+
+
+def _synthetic_claims() -> list[DocResult]:
+    body = "\n".join(f"## 条目 {i}\n引擎 {i} 的吞吐提升 {i}.5%，延迟 {i * 3} ms，flag --opt-{i}。" for i in range(10))
+    results = []
+    for d in range(40):
+        doc = SourceDoc(path=f"inbox/x/2026-09-22-{d:02d}.md", kind="report", read=True, in_window=True, text=body)
+        claims = [
+            Claim(
+                title=f"引擎 {i} 吞吐 文档{d}",
+                stars=3 + i % 3,
+                key_points=[KeyPoint(text=f"吞吐提升 {i}.5%")],
+                evidence=[f"引擎 {i} 的吞吐提升 {i}.5%"],
+                section_ref=f"§条目 {i}",
+                credibility="高",
+                credibility_reason="r",
+                relation="new",
+                relation_note="n",
+                suggested_section=f"§1.{i % 3 + 1} x",
+            )
+            for i in range(10)
+        ]
+        results.append(DocResult(doc, FileExtraction(relevance="高", relevance_reason="r", held="h", claims=claims)))
+    return results
+
+
+def main() -> None:
+    seed_text = (
+        SEED_GOLD.read_text(encoding="utf-8")
+        if SEED_GOLD.exists()
+        else (ROOT.parent / "shared" / "seeds" / "2026-09-22-inference-e1prep.md").read_text(encoding="utf-8")
+    )
+    ws = load_workspace(WORLD)
+    docs = scan(ws, "inference", DATE)
+    reg = build_registry(docs, "inference", DATE)
+    big = next(d for d in docs if d.name == "2026-09-22-inference-engineering-filter.md").text
+    raw = [big[i : i + 40] for i in range(0, min(len(big) - 40, 30 * 250), 250)][:30]
+    # a third exact, a third with whitespace changed (folded), a third with one character off (fuzzy)
+    quotes = [
+        q if i % 3 == 0 else q.replace(" ", "\n  ") if i % 3 == 1 else q[:20] + "X" + q[21:] for i, q in enumerate(raw)
+    ]
+    synthetic = _synthetic_claims()
+
+    def rules() -> None:
+        cands, _ = ground(synthetic)
+        kept, _, _ = dedupe(cands, reg)
+        groups, _ = merge(kept)
+        select(groups, min_stars=4, secondary_min_stars=3, max_increments=8)
+
+    out = Path(tempfile.mkdtemp()) / "b.md"
+    settings = Settings(
+        workspace=WORLD, topic="inference", date=DATE, out=out, force=True, backend="replay", no_cache=True
+    )
+    measured = {
+        "parse+render the seed": _time(lambda: render(parse(seed_text)), 20),
+        "scan + anchors, demo evening": _time(
+            lambda: build_registry(scan(ws, "inference", DATE), "inference", DATE), 5
+        ),
+        "ground 30 quotes in a 20 kB document": _time(lambda: [locate(q, big) for q in quotes], 20),
+        "rules on 400 claims from 40 documents": _time(rules, 3),
+        "demo run, replayed (cold process excluded)": _time(lambda: run(settings), 3),
+    }
+    width = max(map(len, measured))
+    print(f"{'what':<{width}}  {'median ms':>10}  {'target ms':>10}")
+    for name, ms in measured.items():
+        flag = "" if ms <= TARGETS[name] else "  ← over target"
+        print(f"{name:<{width}}  {ms:>10.1f}  {TARGETS[name]:>10.0f}{flag}")
+
+
+if __name__ == "__main__":
+    main()
