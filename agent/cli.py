@@ -6,13 +6,16 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from agent.errors import PredigestError
+
+if TYPE_CHECKING:
+    from agent.pipeline import RunReport
 
 app = typer.Typer(
     add_completion=False,
@@ -178,7 +181,7 @@ def run_cmd(
 
     from rich.progress import Progress
 
-    from agent.pipeline import plan, run, settings_from
+    from agent.pipeline import run, settings_from
 
     flags = {
         "workspace": workspace,
@@ -197,17 +200,17 @@ def run_cmd(
         "max_cost_usd": max_cost,
     }
     settings = settings_from(flags, os.environ)
-    total = len(plan(settings).requests)
     with Progress(console=err, transient=True) as progress:
-        task = progress.add_task("extracting", total=total)
-        report = run(settings, on_result=lambda r: progress.advance(task))
+        task = progress.add_task("extracting", total=None)
+        report = run(
+            settings,
+            on_plan=lambda p: progress.update(task, total=len(p.requests)),
+            on_result=lambda r: progress.advance(task),
+        )
     _print_run(report, explain)
 
 
-def _print_run(report: object, explain: bool) -> None:
-    from agent.pipeline import RunReport
-
-    assert isinstance(report, RunReport)
+def _print_run(report: RunReport, explain: bool) -> None:
     b = report.composed.briefing
     recs = report.records
     by_source: dict[str, int] = {}
@@ -222,8 +225,9 @@ def _print_run(report: object, explain: bool) -> None:
             out.print(f.line(), markup=False, highlight=False)
     out.print(f"wrote {report.out_path} (+ .json, .calls.jsonl)", markup=False)
     out.print(
-        f"increments {len(b.increments)} · to-verify {len(b.to_verify)} · arXiv new {len(b.summary.new_arxiv)}"
-        f" / continued {b.summary.continued_arxiv} · no-increment notes {len(b.no_increment)}"
+        f"documents {report.documents} · increments {len(b.increments)} · to-verify {len(b.to_verify)}"
+        f" · arXiv new {len(b.summary.new_arxiv)} / continued {b.summary.continued_arxiv}"
+        f" · no-increment notes {len(b.no_increment)}"
     )
     out.print(
         f"calls {len(recs)} ({', '.join(f'{k} {v}' for k, v in sorted(by_source.items()))}) · backend {report.backend}"

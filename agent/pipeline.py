@@ -131,6 +131,7 @@ class RunReport:
     calls_path: Path
     seconds: float
     backend: str
+    documents: int
 
     @property
     def findings(self) -> list[Finding]:
@@ -142,10 +143,15 @@ def run(
     extractor: Extractor | None = None,
     on_result: Callable[[ExtractionResult], None] | None = None,
     dry_out: bool = False,
+    on_plan: Callable[[Plan], None] | None = None,
 ) -> RunReport:
-    """One evening for one topic. Writes nothing until the briefing is complete."""
+    """One evening for one topic. Writes nothing until the briefing is complete.
+
+    `on_plan` sees the plan before the first call, so a progress bar can size itself."""
     started = time.monotonic()
     p = plan(s)
+    if on_plan is not None:
+        on_plan(p)
     out_path = _out_path(p.ws, s)
     if out_path.exists() and not s.force and not dry_out:
         raise OutputExists(f"{out_path} already exists", hint="pass --force to replace it, or --out for another path")
@@ -184,7 +190,15 @@ def run(
         _write_atomic(json_path, json.dumps(payload, ensure_ascii=False, indent=2) + "\n", True)
         _write_atomic(calls_path, "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in records), True)
     return RunReport(
-        composed, markdown, records, out_path, json_path, calls_path, time.monotonic() - started, backend=config.backend
+        composed,
+        markdown,
+        records,
+        out_path,
+        json_path,
+        calls_path,
+        time.monotonic() - started,
+        backend=config.backend,
+        documents=len(p.sources),
     )
 
 
