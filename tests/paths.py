@@ -1,7 +1,21 @@
-"""Where the test data lives, resolved from this file so tests run from any directory."""
+"""Where the test data lives (resolved from this file, so tests run from any directory), and the CLI runner."""
 
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT.parent / "shared" / "seeds" / "2026-09-22-inference-e1prep.md"
 WORLD = ROOT / "examples" / "world"
+
+
+def predigest(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the CLI through its real entry point, in a fresh process, from the repo root."""
+    return subprocess.run(
+        [sys.executable, "-c", "from agent.cli import main; main()", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
