@@ -140,7 +140,9 @@ def _parse_briefing(doc: SourceDoc) -> Briefing:
 
 
 def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
-    out: list[Anchor] = []
+    """Anchors of one briefing. Its arXiv table comes first so that, at equal dates, a paper's
+    label is the table's title rather than the increment's 'arXiv:ID title' line."""
+    out = _from_arxiv_table(b, path)
     for inc in b.increments:
         body = " ".join([inc.title, inc.arxiv_line, *(p.text for p in inc.all_points()), inc.relation])
         out.append(Anchor("subject", inc.title, inc.title, b.date, path, text=body))
@@ -152,7 +154,7 @@ def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
                 Anchor(
                     "arxiv",
                     m.id.key,
-                    inc.arxiv_line,
+                    inc.arxiv_line[m.end :].strip() or inc.title,
                     b.date,
                     path,
                     text=body,
@@ -160,6 +162,11 @@ def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
                     credibility=inc.credibility.level,
                 )
             )
+    return out
+
+
+def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
+    out: list[Anchor] = []
     for row in b.arxiv_rows:
         ids = find_ids(row.arxiv_id)
         if not ids:

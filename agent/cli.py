@@ -321,23 +321,52 @@ def cassettes_rekey(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt) -> 
         out.print(f"  {path}", markup=False)
 
 
+@app.command("eval")
+def eval_cmd(
+    cases: Annotated[Path, typer.Option(help="Folder of gold cases (<date>-<topic>/case.toml + gold.md).")] = Path(
+        "eval/cases"
+    ),
+    baseline: Annotated[Path, typer.Option(help="Committed scores to hold the run against.")] = Path(
+        "eval/baseline.json"
+    ),
+    update_baseline: Annotated[
+        bool, typer.Option("--update-baseline", help="Write the current scores as the new baseline.")
+    ] = False,
+    as_json: JsonOpt = False,
+    html: Annotated[Path | None, typer.Option(help="Also write a side-by-side HTML page (output vs gold).")] = None,
+    case: Annotated[str | None, typer.Option(help="Run only the case with this folder name.")] = None,
+    backend: Annotated[
+        str, typer.Option(help="replay (CI: cassettes only, no cache), record or live (the prompt workbench).")
+    ] = "replay",
+) -> None:
+    """Replay every gold case, score it against its gold briefing, and compare with the baseline.
+
+    Exits 1 when a score drops below the baseline, rule compliance is below 1.0, or a case fails
+    (e.g. a missing cassette).
+
+    Example: predigest eval --html out/eval.html
+    """
+    from eval import print_report, run_eval, to_json
+
+    report = run_eval(cases, baseline, only=case, update_baseline=update_baseline, html_path=html, backend=backend)
+    if as_json:
+        _print_json(to_json(report))
+    else:
+        print_report(report, out)
+    if html is not None and not as_json:
+        out.print(f"wrote {html}", markup=False)
+    if not report.ok:
+        raise SystemExit(1)  # typer.Exit is swallowed by standalone_mode=False in main()
+
+
 def main() -> None:
-    """Entry point: user-fixable errors print one line and exit 2; --debug shows the traceback."""
+    """Entry point: user-fixable errors print one line and exit 2; --debug shows the traceback.
+
+    Typer handles its own usage errors (exit 2, with usage); everything else propagates."""
     try:
-        app(standalone_mode=False)
+        app()
     except PredigestError as e:
         if _state["debug"]:
             raise
         err.print(f"error: {e}", markup=False, highlight=False)
         raise SystemExit(2) from None
-    except typer.Abort:
-        raise SystemExit(130) from None
-    except Exception as e:  # click usage errors carry their own exit code
-        import click
-
-        if isinstance(e, click.ClickException):
-            e.show()
-            raise SystemExit(e.exit_code) from None
-        if isinstance(e, click.exceptions.Exit):
-            raise SystemExit(e.exit_code) from None
-        raise

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -139,7 +140,7 @@ def compose(
             new_arxiv=new_keys,
             continued_arxiv=str(continued),
         ),
-        sources=_source_rows(results, baselines, registry, topic),
+        sources=_source_rows(results, baselines, registry, sel, topic, date),
         increments=increments,
         to_verify=verify,
         arxiv_rows=rows,
@@ -263,7 +264,7 @@ def _arxiv_rows(
                     relation=f"{labels.arxiv_new_relation} → {g.lead.claim.suggested_section}",
                 )
             )
-    tonight = {m.id.key for r in results for m in find_ids(r.doc.text)}
+    tonight = {m.id.key for r in results if r.doc.kind != "adjacent" for m in find_ids(r.doc.text)}
     for anchor in reg.anchors:
         if anchor.kind != "arxiv" or anchor.first_date is None or anchor.key in new_keys:
             continue
@@ -280,39 +281,73 @@ def _arxiv_rows(
 
 
 def _source_rows(
-    results: Sequence[DocResult], baselines: Sequence[SourceDoc], reg: AnchorRegistry, topic: str
+    results: Sequence[DocResult],
+    baselines: Sequence[SourceDoc],
+    reg: AnchorRegistry,
+    sel: Selection,
+    topic: str,
+    date: dt.date,
 ) -> list[SourceRow]:
-    rows: list[SourceRow] = []
-    cards = [r for r in results if r.doc.kind == "paper_card"]
-    for r in results:
-        if r.doc.kind in ("report", "adjacent", "queue"):
-            ex = r.extraction
-            held = ex.held if ex else f"extraction failed: {r.error}"
-            rel = "邻接" if r.doc.kind == "adjacent" else (ex.relevance if ex else "参考")
-            if r.doc.kind == "adjacent" and ex:
-                held = f"{ex.held}；{ex.relevance_reason}" if ex.relevance_reason else ex.held
-            rows.append(SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=held, relevance=rel))
+    """Grouped as the seed groups them: tonight's reports, the baselines (newest first), the
+    adjacent briefings, one row for the paper cards, one for the queue."""
+    rows = [_doc_row(r) for r in results if r.doc.kind == "report"]
     for b in sorted(baselines, key=lambda d: d.path, reverse=True):
-        subjects = [a.label for a in reg.anchors if a.kind == "subject" and a.source == b.path]
-        rows.append(
-            SourceRow(
-                directory=b.directory,
-                key_file=b.name.removesuffix(".md"),
-                held=f"基线；{len(subjects)}条锚定：{' · '.join(s[:24] for s in subjects)}",
-                relevance="基线",
-            )
-        )
+        subjects = [_short(a.label) for a in reg.anchors if a.kind == "subject" and a.source == b.path]
+        when = b.timestamp.date() if b.timestamp else date
+        label = "昨夜基线" if when == date - dt.timedelta(days=1) else f"{when.month}-{when.day} 基线"
+        held = f"{label}；{len(subjects)}条锚定：{' · '.join(subjects)}"
+        rows.append(SourceRow(directory=b.directory, key_file=b.name.removesuffix(".md"), held=held, relevance="基线"))
+    rows += [_doc_row(r) for r in results if r.doc.kind == "adjacent"]
+    cards = [r for r in results if r.doc.kind == "paper_card"]
     if cards:
         listed = [r for r in cards if r.extraction and r.extraction.relevance != "参考"]
-        cell = "；".join(f"{r.doc.name.removesuffix('.md')}（{r.extraction.held}）" for r in listed if r.extraction)
-        rest = len(cards) - len(listed)
-        if rest:
-            cell = f"{cell}；其余 {rest} 张卡主分类非 {topic}" if cell else f"{rest} 张卡主分类非 {topic}"
-        best = max((r.extraction.relevance for r in cards if r.extraction), key=lambda x: REL_RANK[x], default="参考")
-        dates = sorted({r.doc.directory.rsplit("/", 1)[-1] for r in cards})
-        span = dates[0] if len(dates) == 1 else f"{dates[0]}~{dates[-1]}"
-        rows.append(SourceRow(directory=f"paper_cards {span}", key_file=cell, held="", relevance=best))
+        cells = [f"{r.doc.name.removesuffix('.md')}（{r.extraction.held}）" for r in listed if r.extraction]
+        if rest := len(cards) - len(listed):
+            cells.append(f"其余 {rest} 张卡主分类非 {topic}")
+        used = {c.doc.path for g in [*sel.increments, *sel.secondary] for c in g.members}
+        # The folder's label says how much it mattered tonight: a card that fed the briefing lends
+        # its relevance; otherwise the cards were background.
+        rel = max(
+            (r.extraction.relevance for r in cards if r.extraction and r.doc.path in used),
+            key=lambda x: REL_RANK[x],
+            default="参考",
+        )
+        rows.append(SourceRow(directory=f"paper_cards {_span(cards)}", key_file="；".join(cells), relevance=rel))
+    for r in results:
+        if r.doc.kind == "queue" and r.doc.timestamp:
+            row = _doc_row(r)
+            rows.append(row.model_copy(update={"directory": f"{r.doc.directory} {r.doc.timestamp:%-m-%-d %H:%M}"}))
     return rows
+
+
+def _doc_row(r: DocResult) -> SourceRow:
+    ex = r.extraction
+    if ex is None:
+        return SourceRow(
+            directory=r.doc.directory, key_file=r.doc.name, held=f"extraction failed: {r.error}", relevance="参考"
+        )
+    held, rel = ex.held, ex.relevance
+    if r.doc.kind == "adjacent":  # another topic's briefing is a reference, whatever the model said
+        held, rel = (f"{ex.held}；{ex.relevance_reason}" if ex.relevance_reason else ex.held), "邻接"
+    return SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=held, relevance=rel)
+
+
+def _short(title: str) -> str:
+    """The subject of an increment title: what comes before its dash, colon or parenthesis."""
+    head = re.split(r"\s+[—–-]+\s+|——|：|（|\(", title, maxsplit=1)[0].strip()
+    return head[:30]
+
+
+def _span(cards: Sequence[DocResult]) -> str:
+    days = sorted({r.doc.timestamp.date() for r in cards if r.doc.timestamp})
+    if not days:
+        return ""
+    first, last = days[0], days[-1]
+    if first == last:
+        return f"{first:%b} {first.day}"
+    if first.month == last.month:
+        return f"{first:%b} {first.day}-{last.day}"
+    return f"{first:%b} {first.day}-{last:%b} {last.day}"
 
 
 def _no_increment(
@@ -331,6 +366,7 @@ def _no_increment(
     for c in covered:
         cov_of.setdefault(c.doc.path, []).append(c)
     notes: list[NoIncrementNote] = []
+    card_notes: list[str] = []
     for r in results:
         if r.doc.kind == "adjacent":
             continue
@@ -340,19 +376,28 @@ def _no_increment(
         else:
             if nums := inc_of.get(r.doc.path):
                 parts.append(f"主体已纳入增量 {'+'.join(str(n) for n in dict.fromkeys(nums))}")
-            parts += [
-                f"{c.claim.title}（{c.anchor.when} {topic} e1prep 已有覆盖）"
-                for c in cov_of.get(r.doc.path, [])
-                if c.anchor
-            ]
+            parts += [f"{c.claim.title}（{_covered_by(c, topic)}）" for c in cov_of.get(r.doc.path, [])]
             parts += [f"{t}（列为次要锚点，见四/六）" for t in sec_of.get(r.doc.path, [])]
             parts += [f"{s.subject} {s.reason}" for s in r.extraction.skipped]
             if not parts:
                 parts.append(r.extraction.relevance_reason or f"无 {topic} 专项净新增")
         if inc_of.get(r.doc.path) and len(parts) == 1:
             continue  # everything it held is in the increments
-        notes.append(NoIncrementNote(source=r.doc.path, note="；".join(parts)))
+        if r.doc.kind == "paper_card":
+            card_notes.append(f"{r.doc.name.removesuffix('.md')}（{'；'.join(parts)}）")
+        else:
+            notes.append(NoIncrementNote(source=r.doc.path, note="；".join(parts)))
+    if card_notes:  # one line for the card folder, as the sources table has one row for it
+        cards = [r for r in results if r.doc.kind == "paper_card"]
+        notes.append(NoIncrementNote(source=f"paper_cards {_span(cards)}", note="；".join(card_notes)))
     return notes
+
+
+def _covered_by(c: Candidate, topic: str) -> str:
+    a = c.anchor
+    if a is None or a.first_date is None:
+        return "活文档已有覆盖"
+    return f"{a.when} {topic} e1prep 已有覆盖"
 
 
 def _priorities(sel: Selection, labels: Labels) -> list[PriorityRow]:

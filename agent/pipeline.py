@@ -219,11 +219,12 @@ def _doc_results(p: Plan, results: list[ExtractionResult]) -> list[DocResult]:
 
 
 def _out_path(ws: Workspace, s: Settings) -> Path:
+    """`--out x.md` is the file; any other `--out` is a folder (existing or not) to write into."""
     name = f"{s.date.isoformat()}-{s.topic}-e1prep.md"
     if s.out is None:
         return ws.own_inbox() / name
     out = Path(s.out)
-    return out / name if out.is_dir() or str(s.out).endswith(("/", os.sep)) else out
+    return out if out.suffix == ".md" else out / name
 
 
 def _write_atomic(path: Path, text: str, force: bool) -> None:

@@ -304,9 +304,12 @@ def section_key(section: str) -> tuple[int, ...]:
     return tuple(int(x) for x in m.group(1).split(".")) if m else (999,)
 
 
-def _display_key(g: Group) -> tuple[tuple[int, ...], int]:
-    """Increments read in living-document order: by suggested section, then as found."""
-    return (section_key(g.lead.claim.suggested_section), g.lead.order)
+def _display_key(g: Group) -> tuple[tuple[int, ...], dt.datetime, int]:
+    """Increments read in living-document order: by suggested section, then in the order the
+    evening produced them (document time; a date-only file counts from the start of its date),
+    then as the model ranked them within a document."""
+    ts = g.lead.doc.timestamp or dt.datetime.min.replace(tzinfo=dt.UTC)
+    return (section_key(g.lead.claim.suggested_section), ts, g.lead.order)
 
 
 # --- 6. contradictions ------------------------------------------------------------------------------

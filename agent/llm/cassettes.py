@@ -241,7 +241,7 @@ class CassetteIndex:
         head = f"no cassette {where}(request {key[:12]}) in {self.root}"
         hint = (
             "re-record with backend 'record' (needs OPENAI_API_KEY), or, for reference "
-            "cassettes, run rekey_reference_cassettes after a prompt edit"
+            "cassettes, run `predigest cassettes rekey WORKSPACE -t TOPIC -d DATE` after an intended prompt change"
         )
         if not self._by_key:
             return CassetteMiss(f"{head}: the directory holds no cassettes", hint=hint, doc=doc)
