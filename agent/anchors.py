@@ -227,7 +227,8 @@ def _merge(anchors: list[Anchor]) -> list[Anchor]:
             old.display_id or a.display_id,
             old.credibility or a.credibility,
         )
-    return sorted(by.values(), key=lambda a: (a.kind, a.first_date or dt.date.min, a.key))
+    # stable: within one date, anchors keep the order their briefing gave them
+    return sorted(by.values(), key=lambda a: (a.kind, a.first_date or dt.date.min))
 
 
 def _earlier(a: dt.date | None, b: dt.date | None) -> bool:
