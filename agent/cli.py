@@ -356,7 +356,7 @@ def eval_cmd(
     if html is not None and not as_json:
         out.print(f"wrote {html}", markup=False)
     if not report.ok:
-        raise SystemExit(1)  # typer.Exit is swallowed by standalone_mode=False in main()
+        raise typer.Exit(1)
 
 
 def main() -> None:

@@ -1,0 +1,131 @@
+"""Gold cases: one folder per evening and topic, holding what a run should have written.
+
+```
+eval/cases/<date>-<topic>/case.toml   workspace, topic, date, [cassettes], description
+eval/cases/<date>-<topic>/gold.md     the gold briefing, in the seed's format
+```
+
+Paths in `case.toml` are relative to the repository root (the nearest folder above the case with
+a `pyproject.toml`), so a case names `examples/world` the way the README does, and a case folder
+can be read from any working directory.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.errors import PredigestError
+from agent.parse import parse
+from schemas.briefing import Briefing
+
+CASE_FILE = "case.toml"
+GOLD_FILE = "gold.md"
+_KEYS = {"workspace", "topic", "date", "cassettes", "description"}
+
+
+class CaseError(PredigestError):
+    """A case folder is missing its files, or its case.toml is malformed."""
+
+    def __init__(self, message: str, *, path: Path, hint: str = "") -> None:
+        super().__init__(
+            f"{path}: {message}",
+            hint=hint or "see eval/cases/2026-09-22-inference/case.toml for a working example",
+        )
+        self.path = path
+
+
+@dataclass(frozen=True)
+class Case:
+    """One gold case, with every path resolved (absolute) so a runner never guesses."""
+
+    name: str  # the folder name, e.g. "2026-09-22-inference"
+    folder: Path
+    workspace: Path
+    topic: str
+    date: dt.date
+    cassettes: Path | None  # None: the workspace's own [llm] cassettes
+    description: str
+
+    @property
+    def gold_path(self) -> Path:
+        return self.folder / GOLD_FILE
+
+    def gold(self) -> Briefing:
+        """The gold briefing, parsed by the same parser that reads our output."""
+        return parse(self.gold_path.read_text(encoding="utf-8"), path=str(self.gold_path))
+
+
+def repo_root(start: Path) -> Path:
+    """The nearest folder at or above `start` with a pyproject.toml; `start` itself if none."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return start
+
+
+def load_case(folder: Path, root: Path | None = None) -> Case:
+    """Read and check one case folder; every problem names the file and what to fix."""
+    folder = Path(folder).resolve()
+    toml_path = folder / CASE_FILE
+    if not toml_path.is_file():
+        raise CaseError(f"no {CASE_FILE}", path=folder, hint=f"add {CASE_FILE} with workspace, topic and date")
+    if not (folder / GOLD_FILE).is_file():
+        raise CaseError(f"no {GOLD_FILE}", path=folder, hint=f"add the gold briefing as {GOLD_FILE}")
+    try:
+        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise CaseError(f"not valid TOML: {e}", path=toml_path) from e
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise CaseError(
+            f"unknown key(s) {', '.join(unknown)}", path=toml_path, hint=f"known: {', '.join(sorted(_KEYS))}"
+        )
+    for key in ("workspace", "topic", "date"):
+        if key not in data:
+            raise CaseError(f"missing key {key!r}", path=toml_path)
+    root = Path(root).resolve() if root else repo_root(folder)
+    workspace = root / str(data["workspace"])
+    if not workspace.is_dir():
+        raise CaseError(f"workspace {workspace} does not exist", path=toml_path, hint="paths are relative to the repo")
+    cassettes = root / str(data["cassettes"]) if data.get("cassettes") else None
+    return Case(
+        name=folder.name,
+        folder=folder,
+        workspace=workspace,
+        topic=str(data["topic"]),
+        date=_date(data["date"], toml_path),
+        cassettes=cassettes,
+        description=str(data.get("description", "")).strip(),
+    )
+
+
+def load_cases(cases_dir: Path, only: str | None = None, root: Path | None = None) -> list[Case]:
+    """Every case under `cases_dir` in name order (= date order), or just the one named `only`."""
+    cases_dir = Path(cases_dir)
+    if not cases_dir.is_dir():
+        raise CaseError("the cases folder does not exist", path=cases_dir, hint="pass --cases eval/cases")
+    folders = sorted(p for p in cases_dir.iterdir() if p.is_dir() and (p / CASE_FILE).is_file())
+    if only is not None:
+        picked = [p for p in folders if p.name == only]
+        if not picked:
+            names = ", ".join(p.name for p in folders) or "none"
+            raise CaseError(f"no case named {only!r}", path=cases_dir, hint=f"pick one of: {names}")
+        folders = picked
+    if not folders:
+        raise CaseError(f"no case folder (with a {CASE_FILE}) inside", path=cases_dir)
+    return [load_case(p, root) for p in folders]
+
+
+def _date(value: object, path: Path) -> dt.date:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    try:
+        return dt.date.fromisoformat(str(value))
+    except ValueError:
+        raise CaseError(f"date {value!r} is not a date", path=path, hint="write date = 2026-09-22") from None

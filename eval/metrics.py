@@ -1,0 +1,488 @@
+"""Scores of one briefing against its gold: pure, deterministic, each explained item by item.
+
+Every metric returns a `Score`: a value in [0, 1] and the items behind it — what matched, what
+the gold had that the output missed, what the output added — so that when a number moves, a
+reader can see which increment, arXiv ID or fact moved it. Nothing here reads a file or calls a
+model; `rule_compliance` gets what it needs from the workspace through a `RuleContext` built by
+the runner.
+
+Matching is one-to-one and greedy on the best score: an output increment pairs with a gold one
+when they credit the same inbox file at the same § reference, share an arXiv ID, or have titles
+at least `TITLE_THRESHOLD` alike (character bigrams, so a Chinese title and a mixed-language
+paraphrase can still pair). File+§ and arXiv are strong evidence and outrank any title.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from agent.arxiv import find_ids, normalise, validate
+from agent.text import facts, similarity
+from schemas.briefing import Briefing, Increment
+
+TITLE_THRESHOLD = 0.5  # unrelated seed titles stay below 0.15; a paraphrase of one title scores ≥ 0.5
+PRIORITY_LINK = 0.3  # a priority row "is about" the increment whose title is most like it, if this alike
+_CONTINUED = re.compile(r"(\d{1,2}-\d{1,2})\s*锚定")
+_UNDER_TARGET = re.compile(r"低于|不足|未达|under|below", re.IGNORECASE)
+
+METRICS: dict[str, str] = {
+    "increment_precision": "output increments that match a gold increment",
+    "increment_recall": "gold increments the output found",
+    "increment_f1": "harmonic mean of increment precision and recall",
+    "new_arxiv_f1": "set F1 of the summary's new arXiv IDs (versionless)",
+    "continued_arxiv_f1": "set F1 of continued arXiv rows as ID→anchoring date (N-N锚定)",
+    "key_fact_recall": "numbers, versions, flags and names of matched gold key points found in the output",
+    "sources_recall": "gold source-table rows the output lists (by key file)",
+    "relevance_agreement": "matched source rows with the same relevance label",
+    "to_verify_recall": "gold to-verify items the output raises (title similarity)",
+    "priority_agreement": "order (pairwise concordance) and level agreement of matched priority rows",
+    "rule_compliance": "3–8 increments, no anchored arXiv presented as new, valid arXiv IDs, grounded increments",
+}
+
+
+@dataclass(frozen=True)
+class Score:
+    """One metric's value and the items behind it (labels a reader recognises)."""
+
+    metric: str
+    value: float
+    matched: tuple[str, ...] = ()
+    missed: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A gold item (index) paired with an output item (index), and why."""
+
+    gold: int
+    out: int
+    score: float
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Matching:
+    pairs: tuple[Pair, ...]
+    missed: tuple[int, ...]  # gold indices left unpaired
+    extra: tuple[int, ...]  # output indices left unpaired
+
+    def out_of(self, gold_index: int) -> int | None:
+        return next((p.out for p in self.pairs if p.gold == gold_index), None)
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """What rule compliance needs from outside the briefing, gathered by the runner.
+
+    `anchored_arxiv`: versionless keys anchored before the evening (the anchor registry).
+    `files`: workspace-relative path → text, for every file the output credits that exists.
+    """
+
+    date: dt.date
+    anchored_arxiv: frozenset[str] = frozenset()
+    files: Mapping[str, str] = field(default_factory=dict)
+    min_increments: int = 3
+    max_increments: int = 8
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    scores: dict[str, Score]  # in METRICS order
+    matching: Matching  # of the increments, for reports that pair them side by side
+
+
+def score(gold: Briefing, out: Briefing, ctx: RuleContext, *, threshold: float = TITLE_THRESHOLD) -> Scorecard:
+    """Every metric of `out` against `gold`."""
+    m = match_increments(gold, out, threshold)
+    found = [
+        *increment_scores(gold, out, m),
+        new_arxiv_f1(gold, out),
+        continued_arxiv_f1(gold, out),
+        key_fact_recall(gold, out, m),
+        *source_scores(gold, out),
+        to_verify_recall(gold, out, threshold),
+        priority_agreement(gold, out, m, threshold),
+        rule_compliance(out, ctx),
+    ]
+    by_name = {s.metric: s for s in found}
+    return Scorecard({name: by_name[name] for name in METRICS}, m)
+
+
+# --- matching -------------------------------------------------------------------------------------
+
+
+def _greedy(cands: list[Pair], n_gold: int, n_out: int) -> Matching:
+    """Best score first, ties by position: deterministic and one-to-one."""
+    pairs: list[Pair] = []
+    used_g: set[int] = set()
+    used_o: set[int] = set()
+    for c in sorted(cands, key=lambda c: (-c.score, c.gold, c.out)):
+        if c.gold not in used_g and c.out not in used_o:
+            pairs.append(c)
+            used_g.add(c.gold)
+            used_o.add(c.out)
+    return Matching(
+        tuple(sorted(pairs, key=lambda p: p.gold)),
+        tuple(i for i in range(n_gold) if i not in used_g),
+        tuple(i for i in range(n_out) if i not in used_o),
+    )
+
+
+def _squash(s: str) -> str:
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", s))
+
+
+def is_file_ref(ref: str) -> bool:
+    """A credited workspace file ('inbox/jay/x.md'), as opposed to a URL, a blog or 'arXiv …'."""
+    r = ref.strip()
+    return r.endswith(".md") and "/" in r and not re.match(r"^(?:https?://|www\.|github\.com|arxiv)", r, re.I)
+
+
+def file_refs(inc: Increment) -> list[str]:
+    return [s.ref.strip().removeprefix("./") for s in inc.sources if is_file_ref(s.ref)]
+
+
+def _file_sections(inc: Increment) -> set[tuple[str, str]]:
+    return {
+        (s.ref.strip().removeprefix("./"), _squash(s.section)) for s in inc.sources if is_file_ref(s.ref) and s.section
+    }
+
+
+def _keys(texts: Iterable[str]) -> set[str]:
+    return {m.id.key for t in texts for m in find_ids(t)}
+
+
+def increment_arxiv(inc: Increment) -> set[str]:
+    """The versionless arXiv keys an increment is about: its arXiv line and its arXiv sources."""
+    return _keys([inc.arxiv_line, *(s.ref for s in inc.sources)])
+
+
+def match_increments(gold: Briefing, out: Briefing, threshold: float = TITLE_THRESHOLD) -> Matching:
+    cands: list[Pair] = []
+    for gi, g in enumerate(gold.increments):
+        for oi, o in enumerate(out.increments):
+            reasons: list[str] = []
+            strong = 0
+            if shared := sorted(_file_sections(g) & _file_sections(o)):
+                strong += 1
+                reasons.append("file+§ " + "; ".join(f"{f} {s}" for f, s in shared))
+            if ids := sorted(increment_arxiv(g) & increment_arxiv(o)):
+                strong += 1
+                reasons.append("arXiv " + ", ".join(ids))
+            sim = similarity(g.title, o.title)
+            if sim >= threshold:
+                reasons.append(f"title {sim:.2f}")
+            if strong or sim >= threshold:
+                cands.append(Pair(gi, oi, strong + sim, tuple(reasons)))
+    return _greedy(cands, len(gold.increments), len(out.increments))
+
+
+def _inc_label(inc: Increment) -> str:
+    return f"增量 {inc.number}：{inc.title}"
+
+
+# --- increments -----------------------------------------------------------------------------------
+
+
+def _ratio(n: int, d: int) -> float:
+    """n/d, and 1.0 for an empty denominator: nothing was there to get wrong."""
+    return n / d if d else 1.0
+
+
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def increment_scores(gold: Briefing, out: Briefing, m: Matching) -> list[Score]:
+    """Precision, recall and F1 of the increments, sharing one matching and one item list."""
+    matched = tuple(
+        f"{_inc_label(gold.increments[p.gold])} ↔ {_inc_label(out.increments[p.out])} ({', '.join(p.reasons)})"
+        for p in m.pairs
+    )
+    missed = tuple(_inc_label(gold.increments[i]) for i in m.missed)
+    extra = tuple(_inc_label(out.increments[i]) for i in m.extra)
+    p = _ratio(len(m.pairs), len(out.increments))
+    r = _ratio(len(m.pairs), len(gold.increments))
+    note = f"{len(m.pairs)} matched of {len(gold.increments)} gold / {len(out.increments)} output"
+    return [
+        Score("increment_precision", p, matched, missed, extra, note),
+        Score("increment_recall", r, matched, missed, extra, note),
+        Score("increment_f1", _f1(p, r), matched, missed, extra, note),
+    ]
+
+
+# --- arXiv sets -----------------------------------------------------------------------------------
+
+
+def _set_f1(metric: str, gold: set[str], out: set[str], note: str = "") -> Score:
+    both = gold & out
+    p, r = _ratio(len(both), len(out)), _ratio(len(both), len(gold))
+    value = 1.0 if not gold and not out else _f1(p, r)
+    return Score(metric, value, tuple(sorted(both)), tuple(sorted(gold - out)), tuple(sorted(out - gold)), note)
+
+
+def _arxiv_key(raw: str) -> str:
+    try:
+        return normalise(raw).key
+    except ValueError:
+        return raw.strip()
+
+
+def new_arxiv_f1(gold: Briefing, out: Briefing) -> Score:
+    g = {_arxiv_key(x) for x in gold.summary.new_arxiv}
+    o = {_arxiv_key(x) for x in out.summary.new_arxiv}
+    return _set_f1("new_arxiv_f1", g, o)
+
+
+def continued_rows(b: Briefing) -> set[str]:
+    """Continued arXiv rows as 'key@M-D' (the date it was first anchored), e.g. '2609.20511@9-21'."""
+    out = set()
+    for row in b.arxiv_rows:
+        if m := _CONTINUED.search(row.relation):
+            out.add(f"{_arxiv_key(row.arxiv_id)}@{m.group(1)}")
+    return out
+
+
+def continued_arxiv_f1(gold: Briefing, out: Briefing) -> Score:
+    """A row with the right ID but the wrong anchoring date is both a miss and an extra."""
+    return _set_f1("continued_arxiv_f1", continued_rows(gold), continued_rows(out))
+
+
+# --- key facts ------------------------------------------------------------------------------------
+
+
+def _facts_of(texts: Iterable[str]) -> set[str]:
+    return set().union(*(facts(t) for t in texts))
+
+
+def key_fact_recall(gold: Briefing, out: Briefing, m: Matching) -> Score:
+    """Micro-averaged over matched increments: an unmatched increment already costs recall."""
+    matched: list[str] = []
+    missed: list[str] = []
+    for p in m.pairs:
+        g, o = gold.increments[p.gold], out.increments[p.out]
+        want = _facts_of(k.text for k in g.all_points())
+        have = _facts_of([o.title, o.arxiv_line, *(k.text for k in o.all_points())])
+        matched += [f"增量 {g.number} · {f}" for f in sorted(want & have)]
+        missed += [f"增量 {g.number} · {f}" for f in sorted(want - have)]
+    total = len(matched) + len(missed)
+    # With no increment matched there is nothing to measure, but a vacuous 1.0 would read as
+    # perfect next to a recall of 0: say 0.
+    value = 0.0 if not m.pairs and gold.increments else _ratio(len(matched), total)
+    return Score(
+        "key_fact_recall",
+        value,
+        tuple(matched),
+        tuple(missed),
+        note=f"{len(matched)}/{total} facts of {len(m.pairs)} matched increments",
+    )
+
+
+# --- sources table --------------------------------------------------------------------------------
+
+
+def source_key(directory: str, key_file: str) -> str:
+    """Inbox rows by folder and file stem ('inbox/jay/2026-09-22-x'); other rows (paper cards,
+    the work queue) are one row per evening, keyed by their folder ('paper_cards')."""
+    d = (directory.split() or [""])[0].strip("/")
+    if d.split("/")[0] != "inbox":
+        return d.split("/")[0]
+    stem = re.split(r"[\s（(]", key_file.strip(), maxsplit=1)[0].removesuffix(".md")
+    return f"{d}/{stem}"
+
+
+def _label(level: str) -> str:
+    return re.sub(r"[^\w]", "", level)
+
+
+def source_scores(gold: Briefing, out: Briefing) -> list[Score]:
+    """Sources-table recall by key file, and relevance-label agreement on the rows both list."""
+    g = {source_key(r.directory, r.key_file): r.relevance for r in gold.sources}
+    o = {source_key(r.directory, r.key_file): r.relevance for r in out.sources}
+    both = [k for k in g if k in o]
+    recall = Score(
+        "sources_recall",
+        _ratio(len(both), len(g)),
+        tuple(both),
+        tuple(k for k in g if k not in o),
+        tuple(k for k in o if k not in g),
+    )
+    same = [k for k in both if _label(g[k]) == _label(o[k])]
+    agree = Score(
+        "relevance_agreement",
+        _ratio(len(same), len(both)),
+        tuple(f"{k} {g[k]}" for k in same),
+        tuple(f"{k} gold {g[k]} / output {o[k]}" for k in both if k not in same),
+        note=f"{len(same)}/{len(both)} matched rows agree",
+    )
+    return [recall, agree]
+
+
+# --- to-verify ------------------------------------------------------------------------------------
+
+
+def to_verify_recall(gold: Briefing, out: Briefing, threshold: float = TITLE_THRESHOLD) -> Score:
+    cands = [
+        Pair(gi, oi, sim, (f"title {sim:.2f}",))
+        for gi, g in enumerate(gold.to_verify)
+        for oi, o in enumerate(out.to_verify)
+        if (sim := similarity(g.title, o.title)) >= threshold
+    ]
+    m = _greedy(cands, len(gold.to_verify), len(out.to_verify))
+    return Score(
+        "to_verify_recall",
+        _ratio(len(m.pairs), len(gold.to_verify)),
+        tuple(f"{gold.to_verify[p.gold].title} ↔ {out.to_verify[p.out].title}" for p in m.pairs),
+        tuple(gold.to_verify[i].title for i in m.missed),
+        tuple(out.to_verify[i].title for i in m.extra),
+    )
+
+
+# --- priorities -----------------------------------------------------------------------------------
+
+
+def _links(b: Briefing) -> list[int | None]:
+    """Which increment each priority row is about (most alike title), if any is alike enough."""
+    out: list[int | None] = []
+    for row in b.priorities:
+        best = max(
+            ((similarity(row.content, inc.title), i) for i, inc in enumerate(b.increments)),
+            default=(0.0, None),
+            key=lambda x: x[0],
+        )
+        out.append(best[1] if best[0] >= PRIORITY_LINK else None)
+    return out
+
+
+def priority_agreement(gold: Briefing, out: Briefing, m: Matching, threshold: float = TITLE_THRESHOLD) -> Score:
+    """Rows pair by shared arXiv ID, by being about increments the matching paired (a row's
+    increment is the one whose title is most like it), or by similar content. The value is the
+    mean of the pairwise order concordance (Kendall-like) and the share of paired rows at the
+    same level; unpaired rows are listed, not scored (the increment scores already count them)."""
+    gl, ol = _links(gold), _links(out)
+    paired_inc = {(p.gold, p.out) for p in m.pairs}
+    cands: list[Pair] = []
+    for gi, g in enumerate(gold.priorities):
+        for oi, o in enumerate(out.priorities):
+            reasons: list[str] = []
+            evidence = 0.0
+            if ids := sorted(_keys([g.content]) & _keys([o.content])):
+                evidence += 1.0
+                reasons.append("arXiv " + ", ".join(ids))
+            if gl[gi] is not None and (gl[gi], ol[oi]) in paired_inc:
+                # weaker than equal wording: the link itself is only a title likeness
+                evidence += 0.5
+                reasons.append("same increment")
+            sim = similarity(g.content, o.content)
+            if sim >= threshold:
+                reasons.append(f"content {sim:.2f}")
+            if evidence or sim >= threshold:
+                cands.append(Pair(gi, oi, evidence + sim, tuple(reasons)))
+    pm = _greedy(cands, len(gold.priorities), len(out.priorities))
+    if not gold.priorities and not out.priorities:
+        return Score("priority_agreement", 1.0, note="no priority rows on either side")
+    pairs = list(pm.pairs)
+    n = len(pairs)
+    total = n * (n - 1) // 2
+    concordant = sum(1 for i in range(n) for j in range(i + 1, n) if pairs[i].out < pairs[j].out)
+    order = _ratio(concordant, total) if n else 0.0
+    same = [p for p in pairs if _label(gold.priorities[p.gold].level) == _label(out.priorities[p.out].level)]
+    level = len(same) / n if n else 0.0
+
+    def row(i: int, b: Briefing) -> str:
+        r = b.priorities[i]
+        return f"{r.level} {r.content}"
+
+    return Score(
+        "priority_agreement",
+        (order + level) / 2,
+        tuple(f"{row(p.gold, gold)} ↔ {row(p.out, out)} ({', '.join(p.reasons)})" for p in same),
+        tuple(f"{row(p.gold, gold)} ↔ output {out.priorities[p.out].level}" for p in pairs if p not in same)
+        + tuple(f"{row(i, gold)} (no output row)" for i in pm.missed),
+        tuple(row(i, out) for i in pm.extra),
+        note=f"order {concordant}/{total} pairs concordant · level {len(same)}/{n} · {n}/{len(gold.priorities)} paired",
+    )
+
+
+# --- rule compliance ------------------------------------------------------------------------------
+
+
+def _all_ids(b: Briefing) -> list[str]:
+    """Every arXiv ID the briefing shows: table cells and summary as written, the rest as found."""
+    ids = [*b.summary.new_arxiv, *(r.arxiv_id for r in b.arxiv_rows)]
+    texts: list[str] = []
+    for inc in b.increments:
+        texts += [inc.title, inc.arxiv_line, *(s.ref for s in inc.sources), *(k.text for k in inc.all_points())]
+    for v in b.to_verify:
+        texts += [v.title, v.problem, v.suggestion]
+    texts += [p.content for p in b.priorities]
+    texts += [n.note for n in b.no_increment]
+    ids += [m.id.display for t in texts for m in find_ids(t)]
+    return list(dict.fromkeys(x.strip() for x in ids if x.strip()))
+
+
+_SUPPLEMENT = re.compile(r"补充|锚定")
+
+
+def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:
+    """The share of the four rules the briefing keeps; every violation is listed. Must be 1.0."""
+    passed: list[str] = []
+    broken: list[str] = []
+
+    def rule(name: str, violations: list[str], ok_note: str) -> None:
+        if violations:
+            broken.extend(f"{name}: {v}" for v in violations)
+        else:
+            passed.append(f"{name}: {ok_note}")
+
+    n = len(out.increments)
+    count: list[str] = []
+    if n > ctx.max_increments:
+        count.append(f"{n} increments, more than {ctx.max_increments}")
+    elif n < ctx.min_increments and not _UNDER_TARGET.search(out.summary.count_note):
+        count.append(f"{n} increments, fewer than {ctx.min_increments}, and the summary does not say so")
+    if out.summary.increment_count != n:
+        count.append(f"the summary says {out.summary.increment_count}, the briefing has {n}")
+    rule("count", count, f"{n} increments")
+
+    # A supplement to an anchored paper is a kept increment by design (rule 3); what must not
+    # happen is an anchored paper presented as if it were new.
+    rule(
+        "no anchored arXiv",
+        [
+            f"{_inc_label(inc)} is about arXiv {key}, anchored before {ctx.date}, and does not say it supplements it"
+            for inc in out.increments
+            if not _SUPPLEMENT.search(inc.relation)
+            for key in sorted(increment_arxiv(inc) & ctx.anchored_arxiv)
+        ],
+        "no increment repeats an anchor as new",
+    )
+
+    ids = _all_ids(out)
+    invalid = [v.reason for x in ids if not (v := validate(x, not_after=ctx.date)).ok]
+    rule("valid arXiv", invalid, f"{len(ids)} IDs valid as of {ctx.date}")
+
+    ungrounded: list[str] = []
+    for inc in out.increments:
+        files = file_refs(inc)
+        if not files:
+            ungrounded.append(f"{_inc_label(inc)} credits no workspace file")
+            continue
+        ungrounded += [f"{_inc_label(inc)}: {f} is not in the workspace" for f in files if f not in ctx.files]
+        texts = [ctx.files[f] for f in files if f in ctx.files]
+        have = _keys(texts)
+        ungrounded += [
+            f"{_inc_label(inc)}: arXiv {k} is not in {', '.join(files)}"
+            for k in sorted(increment_arxiv(inc) - have)
+            if texts
+        ]
+    rule("grounded", ungrounded, "every increment's files exist and hold its arXiv IDs")
+
+    total = len(passed) + len({b.split(":", 1)[0] for b in broken})
+    return Score("rule_compliance", _ratio(len(passed), total), tuple(passed), tuple(broken))

@@ -1,0 +1,300 @@
+"""The eval metrics on hand-made briefings: the seed against itself, then one change at a time.
+
+Each row of the table changes the seed's output side in one way and says which scores must move
+and to what; every score not named must stay at 1.0, so a change that leaks into an unrelated
+metric fails too.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agent.anchors import build_registry
+from agent.ingest import scan
+from agent.parse import parse
+from agent.render import render
+from agent.workspace import load_workspace
+from eval.cases import load_case
+from eval.metrics import METRICS, RuleContext, match_increments, score, source_key
+from schemas.briefing import ArxivRow, Briefing, Increment, SourceRef
+from tests.paths import ROOT, WORLD
+
+CASE = ROOT / "eval" / "cases" / "2026-09-22-inference"
+DATE = dt.date(2026, 9, 22)
+GOLD = parse((CASE / "gold.md").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def ctx() -> RuleContext:
+    """Anchors before the evening and the text of every inbox file, as the runner would give."""
+    ws = load_workspace(WORLD)
+    reg = build_registry(scan(ws, "inference", DATE), "inference", DATE)
+    files = {p.relative_to(WORLD).as_posix(): p.read_text(encoding="utf-8") for p in WORLD.rglob("*.md")}
+    return RuleContext(
+        date=DATE, anchored_arxiv=frozenset(a.key for a in reg.anchors if a.kind == "arxiv"), files=files
+    )
+
+
+def _copy() -> Briefing:
+    return GOLD.model_copy(deep=True)
+
+
+def _with_increments(b: Briefing, incs: list[Increment]) -> Briefing:
+    incs = [i.model_copy(update={"number": n}) for n, i in enumerate(incs, 1)]
+    summary = b.summary.model_copy(update={"increment_count": len(incs)})
+    return b.model_copy(update={"increments": incs, "summary": summary})
+
+
+def drop_increment(b: Briefing) -> Briefing:
+    return _with_increments(b, b.increments[:-1])
+
+
+def swap_titles(b: Briefing) -> Briefing:
+    a, c = b.increments[0], b.increments[1]
+    return _with_increments(
+        b, [a.model_copy(update={"title": c.title}), c.model_copy(update={"title": a.title}), *b.increments[2:]]
+    )
+
+
+def _unrelated(title: str = "Rust async runtime 对比：tokio vs smol") -> Increment:
+    return GOLD.increments[0].model_copy(
+        update={
+            "title": title,
+            "sources": [SourceRef(ref="inbox/jay/2026-09-22-1050-jay-engineering-filter.md", section="§条目 9")],
+        }
+    )
+
+
+def add_increment(b: Briefing) -> Briefing:
+    return _with_increments(b, [*b.increments, _unrelated()])
+
+
+def invalid_arxiv(b: Briefing) -> Briefing:
+    row = ArxivRow(arxiv_id="2613.12345", title="month 13", credibility="高", relation="本次新增锚点 → §1.3")
+    return b.model_copy(update={"arxiv_rows": [*b.arxiv_rows, row]})
+
+
+def future_arxiv(b: Briefing) -> Briefing:
+    inc = b.increments[4].model_copy(update={"arxiv_line": "arXiv:2611.00042 not yet written"})
+    return _with_increments(b, [*b.increments[:4], inc, *b.increments[5:]])
+
+
+def nine_increments(b: Briefing) -> Briefing:
+    extra = [_unrelated(f"Unrelated item {chr(65 + i)} 无关条目 {'x' * i}") for i in range(3)]
+    return _with_increments(b, [*b.increments, *extra])
+
+
+def under_target_said(b: Briefing) -> Briefing:
+    out = _with_increments(b, b.increments[:2])
+    note = "低于 3 条目标下限：今晚仅 2 条合格增量，未用弱条目补凑"
+    return out.model_copy(update={"summary": out.summary.model_copy(update={"count_note": note})})
+
+
+def nothing_said(b: Briefing) -> Briefing:
+    """No increment at all, said plainly: poor recall, but no rule broken."""
+    out = under_target_said(b)
+    summary = out.summary.model_copy(update={"increment_count": 0})
+    return out.model_copy(update={"increments": [], "summary": summary})
+
+
+def under_target_silent(b: Briefing) -> Briefing:
+    return _with_increments(b, b.increments[:2])
+
+
+def anchored_increment(b: Briefing) -> Briefing:
+    """An increment about 2609.20511 (anchored 9-21), credited to the paper card that holds it."""
+    inc = b.increments[4].model_copy(
+        update={
+            "arxiv_line": "arXiv:2609.20511 EOS Tokens",
+            "sources": [SourceRef(ref="paper_cards/2026-09-21/1015-2609-20511.md")],
+        }
+    )
+    return _with_increments(b, [*b.increments[:4], inc, *b.increments[5:]])
+
+
+def ungrounded_arxiv(b: Briefing) -> Briefing:
+    """HookPoint credited to a file that never mentions its arXiv ID."""
+    inc = b.increments[4].model_copy(
+        update={"sources": [SourceRef(ref="inbox/jay/2026-09-22-inference-engineering-filter.md", section="§条目 4")]}
+    )
+    return _with_increments(b, [*b.increments[:4], inc, *b.increments[5:]])
+
+
+def missing_file(b: Briefing) -> Briefing:
+    inc = b.increments[0].model_copy(update={"sources": [SourceRef(ref="inbox/jay/2026-09-22-nowhere.md")]})
+    return _with_increments(b, [inc, *b.increments[1:]])
+
+
+def continued_wrong_date(b: Briefing) -> Briefing:
+    rows = [r.model_copy(update={"relation": "9-20锚定"}) if r.arxiv_id == "2609.20511" else r for r in b.arxiv_rows]
+    return b.model_copy(update={"arxiv_rows": rows})
+
+
+def new_arxiv_dropped(b: Briefing) -> Briefing:
+    summary = b.summary.model_copy(update={"new_arxiv": b.summary.new_arxiv[:-1]})
+    return b.model_copy(update={"summary": summary})
+
+
+def key_points_stripped(b: Briefing) -> Briefing:
+    inc = b.increments[4].model_copy(update={"key_points": []})
+    return _with_increments(b, [*b.increments[:4], inc, *b.increments[5:]])
+
+
+def to_verify_dropped(b: Briefing) -> Briefing:
+    return b.model_copy(update={"to_verify": b.to_verify[1:]})
+
+
+def relevance_changed(b: Briefing) -> Briefing:
+    rows = [b.sources[0].model_copy(update={"relevance": "中"}), *b.sources[1:]]
+    return b.model_copy(update={"sources": rows})
+
+
+def source_row_dropped(b: Briefing) -> Briefing:
+    return b.model_copy(update={"sources": b.sources[:-1]})
+
+
+def priorities_reversed(b: Briefing) -> Briefing:
+    return b.model_copy(update={"priorities": list(reversed(b.priorities))})
+
+
+def rendered(b: Briefing) -> Briefing:
+    """Through our renderer and parser: what a reader of our own output gets."""
+    return parse(render(b))
+
+
+# (name, change to the output, expected scores; every metric not named must be 1.0)
+CASES: list[tuple[str, Callable[[Briefing], Briefing], dict[str, float | tuple[str, float]]]] = [
+    ("identical", lambda b: b, {}),
+    ("rendered and parsed back", rendered, {}),
+    ("drop an increment", drop_increment, {"increment_recall": 5 / 6, "increment_f1": 2 * (5 / 6) / (1 + 5 / 6)}),
+    ("swapped titles still match by file+§", swap_titles, {}),
+    ("extra increment", add_increment, {"increment_precision": 6 / 7, "increment_f1": 2 * (6 / 7) / (1 + 6 / 7)}),
+    ("invalid arXiv ID", invalid_arxiv, {"rule_compliance": 0.75}),
+    ("arXiv ID after the briefing date", future_arxiv, {"rule_compliance": ("<", 1.0)}),
+    ("nine increments", nine_increments, {"rule_compliance": 0.75, "increment_precision": 6 / 9, "increment_f1": 0.8}),
+    ("under target, said so", under_target_said, {"increment_recall": 2 / 6, "increment_f1": 0.5}),
+    ("nothing found, said so", nothing_said, {"increment_recall": 0.0, "increment_f1": 0.0, "key_fact_recall": 0.0}),
+    (
+        "under target, silent",
+        under_target_silent,
+        {"increment_recall": 2 / 6, "increment_f1": 0.5, "rule_compliance": 0.75},
+    ),
+    ("increment about an anchored arXiv ID", anchored_increment, {"rule_compliance": 0.75}),
+    ("arXiv ID not in the credited file", ungrounded_arxiv, {"rule_compliance": 0.75}),
+    ("credited file missing", missing_file, {"rule_compliance": 0.75}),
+    ("continued row with the wrong date", continued_wrong_date, {"continued_arxiv_f1": 18 / 19}),
+    ("new arXiv ID dropped", new_arxiv_dropped, {"new_arxiv_f1": 2 * (4 / 5) / (1 + 4 / 5)}),
+    ("key points stripped", key_points_stripped, {"key_fact_recall": ("<", 1.0)}),
+    ("to-verify item dropped", to_verify_dropped, {"to_verify_recall": 4 / 5}),
+    ("relevance label changed", relevance_changed, {"relevance_agreement": 11 / 12}),
+    ("source row dropped", source_row_dropped, {"sources_recall": 11 / 12}),
+    ("priorities reversed", priorities_reversed, {"priority_agreement": ("<", 0.6)}),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_scores(
+    name: str,
+    change: Callable[[Briefing], Briefing],
+    expected: dict[str, float | tuple[str, float]],
+    ctx: RuleContext,
+) -> None:
+    card = score(GOLD, change(_copy()), ctx)
+    assert list(card.scores) == list(METRICS)
+    for metric, s in card.scores.items():
+        want = expected.get(metric, 1.0)
+        assert 0.0 <= s.value <= 1.0, (metric, s.value)
+        if isinstance(want, tuple):
+            assert s.value < want[1], (metric, s.value, s.missed, s.extra)
+        else:
+            assert s.value == pytest.approx(want), (metric, s.value, s.missed, s.extra, s.note)
+
+
+def test_drop_names_the_missed_increment(ctx: RuleContext) -> None:
+    s = score(GOLD, drop_increment(_copy()), ctx).scores["increment_recall"]
+    assert s.missed == (f"增量 6：{GOLD.increments[5].title}",) and s.extra == ()
+
+
+def test_swapped_titles_pair_by_file_and_section() -> None:
+    m = match_increments(GOLD, swap_titles(_copy()))
+    assert [(p.gold, p.out) for p in m.pairs] == [(i, i) for i in range(6)]
+    assert m.pairs[0].reasons[0].startswith("file+§ inbox/jay/2026-09-22-inference-engineering-filter.md")
+
+
+def test_extra_increment_is_listed(ctx: RuleContext) -> None:
+    s = score(GOLD, add_increment(_copy()), ctx).scores["increment_precision"]
+    assert s.extra == ("增量 7：Rust async runtime 对比：tokio vs smol",)
+
+
+def test_violations_say_what_broke(ctx: RuleContext) -> None:
+    broken = score(GOLD, invalid_arxiv(_copy()), ctx).scores["rule_compliance"].missed
+    assert broken and broken[0].startswith("valid arXiv: 2613.12345") and "month 13" in broken[0]
+    broken = score(GOLD, nine_increments(_copy()), ctx).scores["rule_compliance"].missed
+    assert broken == ("count: 9 increments, more than 8",)
+    broken = score(GOLD, anchored_increment(_copy()), ctx).scores["rule_compliance"].missed
+    title = GOLD.increments[4].title
+    assert broken == (
+        f"no anchored arXiv: 增量 5：{title} is about arXiv 2609.20511, anchored before 2026-09-22,"
+        " and does not say it supplements it",
+    )
+
+
+def test_a_declared_supplement_to_an_anchored_paper_complies(ctx: RuleContext) -> None:
+    b = anchored_increment(_copy())
+    inc = b.increments[4].model_copy(update={"relation": "对 9-21 锚定的 EOS Tokens 的补充：新增长度膨胀的实测"})
+    b = _with_increments(b, [*b.increments[:4], inc, *b.increments[5:]])
+    assert score(GOLD, b, ctx).scores["rule_compliance"].value == 1.0
+
+
+def test_wrong_date_is_a_miss_and_an_extra(ctx: RuleContext) -> None:
+    s = score(GOLD, continued_wrong_date(_copy()), ctx).scores["continued_arxiv_f1"]
+    assert s.missed == ("2609.20511@9-21",) and s.extra == ("2609.20511@9-20",)
+
+
+def test_missed_facts_are_named(ctx: RuleContext) -> None:
+    s = score(GOLD, key_points_stripped(_copy()), ctx).scores["key_fact_recall"]
+    assert "增量 5 · 46.9%" in s.missed and "增量 5 · qwen3-14b" in s.missed
+    assert "增量 5 · 3.6%" in s.matched  # the title still says it
+    assert all(x.startswith("增量 5 · ") for x in s.missed)
+
+
+@pytest.mark.parametrize(
+    ("directory", "key_file", "key"),
+    [
+        (
+            "inbox/jay",
+            "2026-09-22-inference-engineering-filter.md",
+            "inbox/jay/2026-09-22-inference-engineering-filter",
+        ),
+        ("inbox/tom", "2026-09-21-inference-e1prep", "inbox/tom/2026-09-21-inference-e1prep"),
+        ("paper_cards Sep 20-22", "1432-2609-19499（Sample Count…）；其余卡", "paper_cards"),
+        ("paper_cards 2026-09-21~2026-09-22", "1432-2609-19499（…）", "paper_cards"),
+        ("work-queue 9-22 22:00", "Top15 无 inference 专项净新增", "work-queue"),
+        ("work-queue", "2026-09-22-2200.md", "work-queue"),
+    ],
+)
+def test_source_keys(directory: str, key_file: str, key: str) -> None:
+    assert source_key(directory, key_file) == key
+
+
+def test_the_case_is_the_seed_byte_for_byte() -> None:
+    seed = ROOT.parent / "shared" / "seeds" / "2026-09-22-inference-e1prep.md"
+    if not seed.is_file():
+        pytest.skip("../shared is not beside the repo")
+    assert (CASE / "gold.md").read_bytes() == seed.read_bytes()
+    case = load_case(CASE)
+    assert (case.workspace, case.topic, case.date) == (WORLD, "inference", DATE)
+    assert case.cassettes == ROOT / "cassettes" / "world"
+
+
+def test_absolute_paths_in_a_case(tmp_path: Path) -> None:
+    folder = tmp_path / "2026-09-22-x"
+    folder.mkdir()
+    (folder / "gold.md").write_text((CASE / "gold.md").read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "case.toml").write_text(f'workspace = "{WORLD}"\ntopic = "inference"\ndate = "2026-09-22"\n')
+    case = load_case(folder)
+    assert case.workspace == WORLD and case.cassettes is None and case.gold().increments

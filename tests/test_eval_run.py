@@ -1,0 +1,108 @@
+"""`predigest eval` end to end, through the real entry point, on the demo case (replayed offline)."""
+
+from __future__ import annotations
+
+import html
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent.parse import parse
+from eval.cases import load_case
+from eval.metrics import RuleContext, score
+from eval.report import write_html
+from eval.runner import CaseRun, EvalReport, compare, run_case
+from tests.paths import ROOT, WORLD
+
+CASE = "2026-09-22-inference"
+GOLD = parse((ROOT / "eval" / "cases" / CASE / "gold.md").read_text(encoding="utf-8"))
+
+
+def predigest(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from agent.cli import main; main()", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """One run of the committed suite, with JSON on stdout and the HTML page written."""
+    page = tmp_path_factory.mktemp("eval") / "eval.html"
+    return predigest("eval", "--json", "--html", str(page)), page
+
+
+def test_demo_meets_the_baseline(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    r, _ = demo
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(r.stdout)
+    committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))["cases"][CASE]
+    (case,) = report["cases"]
+    assert case["case"] == CASE and case["ok"] and case["errors"] == []
+    assert set(case["metrics"]) == set(committed)
+    for metric, m in case["metrics"].items():
+        assert m["score"] >= committed[metric]["score"] - 1e-6, (metric, m)
+        assert m["status"] == "ok", (metric, m)
+    assert case["metrics"]["rule_compliance"]["score"] == 1.0
+
+
+def test_html_shows_output_and_gold_side_by_side(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    _, page = demo
+    text = page.read_text(encoding="utf-8")
+    run = run_case(load_case(ROOT / "eval" / "cases" / CASE))  # in-process: the output's own titles
+    assert run.output is not None and run.card is not None
+    for inc in [*GOLD.increments, *run.output.increments]:
+        assert html.escape(inc.title, quote=True) in text
+    assert text.count("class='pair'") == len(run.card.matching.pairs)
+    assert text.count("class='missed'") == len(run.card.matching.missed)
+    assert text.count("class='extra'") == len(run.card.matching.extra)
+    assert "<table class='side'>" in text and "gold Markdown" in text and "output Markdown" in text
+    assert "<script" not in text
+
+
+def test_a_score_below_the_baseline_fails_and_names_the_metric(tmp_path: Path) -> None:
+    impossible = tmp_path / "baseline.json"
+    impossible.write_text(json.dumps({"cases": {CASE: {"increment_recall": {"score": 1.5}}}}), encoding="utf-8")
+    r = predigest("eval", "--baseline", str(impossible), "--case", CASE)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "increment_recall" in r.stdout and "below" in r.stdout and "FAILED" in r.stdout
+    assert "Traceback" not in r.stderr
+    assert json.loads(impossible.read_text(encoding="utf-8"))["cases"][CASE]["increment_recall"]["score"] == 1.5
+
+
+def test_a_missing_cassette_fails_the_case_with_the_miss(tmp_path: Path) -> None:
+    cases = tmp_path / "cases"
+    folder = cases / "2026-09-22-nocassettes"
+    folder.mkdir(parents=True)
+    (folder / "gold.md").write_bytes((ROOT / "eval" / "cases" / CASE / "gold.md").read_bytes())
+    (tmp_path / "empty").mkdir()
+    (folder / "case.toml").write_text(
+        f'workspace = "{WORLD}"\ntopic = "inference"\ndate = 2026-09-22\ncassettes = "{tmp_path / "empty"}"\n',
+        encoding="utf-8",
+    )
+    baseline = tmp_path / "baseline.json"
+    r = predigest("eval", "--cases", str(cases), "--baseline", str(baseline), "--json", "--update-baseline")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    (case,) = json.loads(r.stdout)["cases"]
+    assert not case["ok"] and case["errors"]
+    assert all("no cassette" in e for e in case["errors"]), case["errors"]
+    assert json.loads(baseline.read_text(encoding="utf-8"))["cases"] == {}  # a failed case never sets the bar
+
+
+def test_html_escapes_what_the_briefings_say(tmp_path: Path) -> None:
+    case = load_case(ROOT / "eval" / "cases" / CASE)
+    evil = GOLD.increments[0].model_copy(update={"title": "<script>alert('x')</script> & <marquee>"})
+    output = GOLD.model_copy(update={"increments": [evil, *GOLD.increments[1:]]})
+    card = score(GOLD, output, RuleContext(date=case.date))
+    run = CaseRun(case, GOLD, output, "<img src=x onerror=alert(1)>", card, ("<i>error</i>",))
+    page = write_html(EvalReport((compare(run, None),), tmp_path / "b.json"), tmp_path / "p.html")
+    text = page.read_text(encoding="utf-8")
+    assert "<script" not in text and "<img" not in text and "<i>" not in text and "<marquee>" not in text
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; &lt;marquee&gt;" in text
