@@ -323,9 +323,7 @@ def _source_rows(
 def _doc_row(r: DocResult) -> SourceRow:
     ex = r.extraction
     if ex is None:
-        return SourceRow(
-            directory=r.doc.directory, key_file=r.doc.name, held=f"extraction failed: {r.error}", relevance="参考"
-        )
+        return SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=r.error, relevance="参考")
     held, rel = ex.held, ex.relevance
     if r.doc.kind == "adjacent":  # another topic's briefing is a reference, whatever the model said
         held, rel = (f"{ex.held}；{ex.relevance_reason}" if ex.relevance_reason else ex.held), "邻接"
@@ -372,7 +370,7 @@ def _no_increment(
             continue
         parts: list[str] = []
         if r.extraction is None:
-            parts.append(f"extraction failed: {r.error}")
+            parts.append(r.error)
         else:
             if nums := inc_of.get(r.doc.path):
                 parts.append(f"主体已纳入增量 {'+'.join(str(n) for n in dict.fromkeys(nums))}")

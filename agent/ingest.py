@@ -63,13 +63,35 @@ def scan(ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True) ->
         SourceDoc(path=_rel(ws, living), kind="living", topic=topic, read=True, reason=f"living document of {topic}")
     )
     if with_text:
-        docs = [d.model_copy(update={"text": _read(ws.root / d.path)}) if d.read else d for d in docs]
+        docs = [_with_text(ws, d) if d.read else d for d in docs]
     return docs
+
+
+SOURCE_KINDS = ("report", "paper_card", "queue", "adjacent")
 
 
 def sources(docs: list[SourceDoc]) -> list[SourceDoc]:
     """The documents that get an extraction call: tonight's reports, cards, queue and adjacent briefings."""
-    return [d for d in docs if d.read and d.kind in ("report", "paper_card", "queue", "adjacent")]
+    return [d for d in docs if d.read and d.kind in SOURCE_KINDS]
+
+
+def unreadable(docs: list[SourceDoc]) -> list[SourceDoc]:
+    """Tonight's sources that could not be read: the briefing names them rather than lose them."""
+    return [d for d in docs if d.in_window and not d.read and d.reason.startswith(UNREADABLE)]
+
+
+UNREADABLE = "unreadable:"
+
+
+def _with_text(ws: Workspace, doc: SourceDoc) -> SourceDoc:
+    """A source that is not UTF-8 is set aside with the reason, and the evening goes on; a
+    baseline or the living document must be readable, or the anchors would be wrong."""
+    try:
+        return doc.model_copy(update={"text": _read(ws.root / doc.path)})
+    except WorkspaceError as e:
+        if doc.kind not in SOURCE_KINDS:
+            raise
+        return doc.model_copy(update={"read": False, "reason": f"{UNREADABLE} {e.message} — {e.hint}"})
 
 
 def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceDoc:
@@ -182,7 +204,7 @@ def _read(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
         raise WorkspaceError(
-            f"{path} is not UTF-8 text ({e.reason} at byte {e.start})",
+            f"not UTF-8 text ({e.reason} at byte {e.start}): {path.name}",
             hint="re-save it as UTF-8, or move it out of the workspace",
         ) from e
 

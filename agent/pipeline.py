@@ -19,7 +19,7 @@ from agent.anchors import AnchorRegistry, build_registry
 from agent.compose import Composed, Limits, compose, merge_chunks
 from agent.errors import OutputExists, PredigestError, WorkspaceError
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
-from agent.ingest import Window, evening_window, scan, sources
+from agent.ingest import Window, evening_window, scan, sources, unreadable
 from agent.llm import LLMConfig, LLMExtractor
 from agent.prompting import Template, build_requests, load_template
 from agent.render import render
@@ -212,9 +212,10 @@ def _doc_results(p: Plan, results: list[ExtractionResult]) -> list[DocResult]:
         failed = [r for r in parts if r.extraction is None]
         if not parts or failed:
             why = failed[0].record.error if failed else "no extraction result"
-            out.append(DocResult(doc, None, why))
+            out.append(DocResult(doc, None, f"extraction failed: {why}"))
         else:
             out.append(DocResult(doc, merge_chunks([r.extraction for r in parts if r.extraction])))
+    out += [DocResult(doc, None, doc.reason) for doc in unreadable(p.docs)]
     return out
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.errors import OutputExists
+from agent.errors import OutputExists, WorkspaceError
 from agent.parse import parse
 from agent.pipeline import Settings, run
 from schemas.briefing import Briefing
@@ -149,3 +149,24 @@ def test_tomorrow_reads_tonight_as_its_baseline(tmp_path: Path) -> None:
         assert anchor is not None and anchor.first_date == DATE, key
     assert [o.origin for o in reg.open_items] == ["9-22", "9-22", "9-22", "9-21", "9-21"]
     assert reg.arxiv("2602.07115").first_date == dt.date(2026, 9, 15)  # continued rows keep their first date
+
+
+def test_an_unreadable_report_is_named_not_lost(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    shutil.copytree(WORLD, world)
+    bad = world / "inbox" / "jay" / "2026-09-22-1900-jay-broken.md"
+    bad.write_bytes("# 报告\n".encode("gbk") + b"\xff\xfe broken")
+    report = run(settings(tmp_path, workspace=world, cassette_dir=ROOT / "cassettes" / "world"))
+    b = report.composed.briefing
+    assert len(b.increments) == 6  # the evening goes on
+    row = next(r for r in b.sources if r.key_file == bad.name)
+    assert row.held.startswith("unreadable: not UTF-8") and "re-save it as UTF-8" in row.held
+    assert any(n.source.endswith(bad.name) and "unreadable" in n.note for n in b.no_increment)
+
+
+def test_an_unreadable_baseline_stops_the_run(tmp_path: Path) -> None:
+    world = tmp_path / "world"
+    shutil.copytree(WORLD, world)
+    (world / "inbox" / "tom" / "2026-09-21-inference-e1prep.md").write_bytes(b"\xff\xfe")
+    with pytest.raises(WorkspaceError, match="not UTF-8"):
+        run(settings(tmp_path, workspace=world, cassette_dir=ROOT / "cassettes" / "world"))
