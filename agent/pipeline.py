@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agent.anchors import AnchorRegistry, build_registry
 from agent.compose import Composed, Limits, compose, merge_chunks
-from agent.errors import OutputExists, PredigestError, WorkspaceError
+from agent.errors import LLMError, OutputExists, PredigestError, WorkspaceError
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.ingest import Window, evening_window, scan, sources, unreadable
 from agent.llm import LLMConfig, LLMExtractor
@@ -158,6 +158,15 @@ def run(
     config = llm_config(p.ws, s)
     extractor = extractor or LLMExtractor(config)
     results = extractor.extract_all(p.requests, on_result)
+    failed = [r for r in results if r.extraction is None]
+    if results and len(failed) == len(results):
+        # A briefing built from nothing would read as "a quiet evening" and become tomorrow's
+        # baseline: refuse, and say why, instead of writing it.
+        raise LLMError(
+            f"every extraction failed ({len(failed)} of {len(results)}); nothing was written. "
+            f"First: {failed[0].record.doc_path}: {failed[0].record.error}",
+            hint="fix the endpoint or the cassettes and run again",
+        )
     doc_results = _doc_results(p, results)
     records = [rec for r in results for rec in (r.record, *r.extra_records)]
     footer = (

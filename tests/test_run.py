@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.errors import OutputExists, WorkspaceError
+from agent.errors import LLMError, OutputExists, WorkspaceError
 from agent.parse import parse
 from agent.pipeline import Settings, run
 from schemas.briefing import Briefing
@@ -125,10 +125,26 @@ def test_one_word_of_the_prompt_changed_makes_replay_fail_with_the_nearest_casse
     shutil.copytree(ROOT / "prompts", prompts)
     p = prompts / "extract.md"
     p.write_text(p.read_text(encoding="utf-8").replace("Prefer few strong claims", "Prefer few solid claims"), "utf-8")
-    report = run(settings(tmp_path, prompt_dir=prompts, no_cache=True))
-    errors = [r.error for r in report.records if r.error]
-    assert errors and all("system prompt" in e and ".json" in e for e in errors)
-    assert any("extraction failed" in n.note for n in report.composed.briefing.no_increment)
+    s = settings(tmp_path, prompt_dir=prompts, no_cache=True)
+    with pytest.raises(LLMError) as err:
+        run(s)
+    message = str(err.value)
+    assert "every extraction failed (14 of 14); nothing was written" in message
+    assert "system prompt changed" in message and "--" in message and ".json" in message
+    assert not Path(str(s.out)).exists()
+
+
+def test_one_failed_document_is_reported_and_the_rest_goes_on(tmp_path: Path) -> None:
+    cassettes = tmp_path / "cassettes"
+    shutil.copytree(ROOT / "cassettes" / "world", cassettes)
+    (gone,) = cassettes.glob("inbox-jay-2026-09-22-1505-*.json")
+    gone.unlink()
+    report = run(settings(tmp_path, cassette_dir=cassettes))
+    b = report.composed.briefing
+    assert len(b.increments) == 6
+    note = next(n for n in b.no_increment if n.source.endswith("1505-jay-five-category-evening-briefing.md"))
+    assert note.note.startswith("extraction failed: no cassette") and "same document" not in note.note
+    assert "2609.19657" not in b.summary.new_arxiv  # its only source failed; nothing invented in its place
 
 
 def test_tomorrow_reads_tonight_as_its_baseline(tmp_path: Path) -> None:
