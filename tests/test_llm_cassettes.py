@@ -203,3 +203,18 @@ def test_key_is_the_canonical_body_only() -> None:
     assert request_key(a) != request_key(b.replace(b'"m"', b'"n"'))
     assert doc_slug("inbox/jay/2026-09-22-1050 vLLM notes.md") == "inbox-jay-2026-09-22-1050-vLLM-notes"
     assert doc_slug("living/推理.md") == "living-推理"
+
+
+def test_the_answer_is_stored_readable_and_replayed_byte_for_byte() -> None:
+    from agent.llm.cassettes import readable_answer, wire_answer
+    from tests.fake_openai import completion, sample_extraction
+
+    for request in ({"tools": [{"function": {"name": "FileExtraction"}}]}, {"response_format": {}}):
+        wire = completion(request, sample_extraction())
+        stored = readable_answer(wire)
+        message = stored["choices"][0]["message"]
+        answer = message["tool_calls"][0]["function"]["arguments"] if "tools" in request else message["content"]
+        assert isinstance(answer, dict) and answer["claims"][0]["stars"] == 4
+        assert wire_answer(stored) == wire
+    not_json = {"choices": [{"message": {"content": "{broken"}}]}
+    assert wire_answer(readable_answer(not_json)) == not_json

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from agent.llm.cassettes import read_cassette
 from agent.parse import parse
 from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, completion
 from tests.paths import ROOT, WORLD, predigest
@@ -20,10 +21,10 @@ def _answers() -> dict[str, Any]:
     """document path → its reference extraction, read from the committed cassettes."""
     out = {}
     for f in REFERENCE.glob("*.json"):
-        c = json.loads(f.read_text(encoding="utf-8"))
-        msg = c["response"]["body"]["choices"][0]["message"]
+        c = read_cassette(f)
+        msg = c.exchange.response_body["choices"][0]["message"]
         args = msg["tool_calls"][0]["function"]["arguments"] if msg.get("tool_calls") else msg["content"]
-        out[c["provenance"]["document"]] = json.loads(args)
+        out[c.provenance.document] = json.loads(args)
     return out
 
 

@@ -153,7 +153,7 @@ def write_cassette(cassette_dir: Path, exchange: Exchange, provenance: Provenanc
         "key": exchange.key,
         "provenance": provenance.to_dict(),
         "request": {"method": exchange.method, "path": exchange.path, "body": exchange.request_body},
-        "response": {"status": exchange.status, "body": exchange.response_body},
+        "response": {"status": exchange.status, "body": readable_answer(exchange.response_body)},
         "usage": exchange.usage,
         "latency_s": round(exchange.latency_s, 3),
     }
@@ -161,6 +161,48 @@ def write_cassette(cassette_dir: Path, exchange: Exchange, provenance: Provenanc
     tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def _map_answers(body: Any, fn: Any) -> Any:
+    """Apply `fn` to every tool-call `arguments` and message `content` of a chat completion."""
+    if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
+        return body
+    body = json.loads(json.dumps(body))  # a deep copy: the caller's value stays as it was
+    for choice in body["choices"]:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            continue
+        if "content" in message:
+            message["content"] = fn(message["content"])
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict) and isinstance(call.get("function"), dict) and "arguments" in call["function"]:
+                call["function"]["arguments"] = fn(call["function"]["arguments"])
+    return body
+
+
+def _parsed(value: Any) -> Any:
+    if isinstance(value, str) and value.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _serialised(value: Any) -> Any:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
+
+
+def readable_answer(response_body: Any) -> Any:
+    """The model's answer as JSON in the file, not a string of escaped JSON, so that a review
+    diff of a cassette shows what the model said, field by field. In the wire format these
+    fields are always strings, so a dict or list in the file can only mean "serialise me"."""
+    return _map_answers(response_body, _parsed)
+
+
+def wire_answer(response_body: Any) -> Any:
+    """Inverse of `readable_answer`: what the client receives on replay."""
+    return _map_answers(response_body, _serialised)
 
 
 def read_cassette(path: Path) -> Cassette:
@@ -175,7 +217,7 @@ def read_cassette(path: Path) -> Cassette:
         path=data["request"].get("path", "/chat/completions"),
         request_body=body,
         status=int(data["response"].get("status", 200)),
-        response_body=data["response"]["body"],
+        response_body=wire_answer(data["response"]["body"]),
         usage=data.get("usage") or usage_of(data["response"]["body"]),
         latency_s=float(data.get("latency_s") or 0.0),
         model=prov.get("model", ""),
