@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent.errors import ParseError
 from agent.labels import CIRCLED, ZH, Labels
@@ -182,8 +182,11 @@ def _table_rows(lines: list[_Line]) -> list[list[str]]:
 
 
 def _cells(row: str) -> list[str]:
-    parts = re.split(r"(?<!\\)\|", row.strip().strip("|") if not row.strip().endswith("\\|") else row.strip()[1:])
-    return [p.strip().replace("\\|", "|") for p in parts]
+    """Cells of a Markdown table row; `\\|` is a pipe inside a cell."""
+    body = row.strip().removeprefix("|")
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    return [p.strip().replace("\\|", "|") for p in re.split(r"(?<!\\)\|", body)]
 
 
 def _pad(cells: list[str], n: int) -> list[str]:
@@ -224,32 +227,44 @@ def _balanced(s: str) -> bool:
 _FIELDS = ("source", "arxiv", "key_points", "credibility", "relation", "section")
 
 
+@dataclass
+class _Draft:
+    """An increment while its lines are being read."""
+
+    number: int
+    title: str
+    stars: int
+    points: list[_Tok] = field(default_factory=list)
+    fields: dict[str, str] = field(default_factory=dict)
+
+    def build(self) -> Increment:
+        f = self.fields
+        level, reason = _split_paren(f.get("credibility", ""))
+        return Increment(
+            number=self.number,
+            title=self.title,
+            stars=min(self.stars, 5),
+            sources=[_source_ref(s) for s in re.split(r"\s*[；;]\s*", f.get("source", "")) if s.strip()],
+            arxiv_line=f.get("arxiv", ""),
+            key_points=_nest(self.points),
+            credibility=Credibility(level=level, reason=reason),
+            relation=f.get("relation", ""),
+            suggested_section=f.get("section", ""),
+        )
+
+
 def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
     head = re.compile(rf"^{L.increment}\s*(\d+)\s*{COLON}\s*(.*?)\s*[（(]\s*([⭐★]+)\s*[）)]\s*$")
     label_re = {f: re.compile(rf"^{re.escape(getattr(L, f))}\s*{COLON}\s*(.*)$") for f in _FIELDS}
-    items: list[Increment] = []
-    cur: dict[str, object] | None = None
-    field = ""
-
-    def close() -> None:
-        if cur is not None:
-            items.append(_build_increment(cur, L))
-
+    drafts: list[_Draft] = []
+    current = ""  # the field the last label opened; continuation lines belong to it
     for ln in lines:
         t = _DECOR.sub("", ln.text)
         if m := head.match(t):
-            close()
-            cur = {
-                "number": int(m.group(1)),
-                "title": m.group(2),
-                "stars": len(m.group(3)),
-                "no": ln,
-                "points": [],
-                "fields": {},
-            }
-            field = ""
+            drafts.append(_Draft(int(m.group(1)), m.group(2), len(m.group(3))))
+            current = ""
             continue
-        if cur is None:
+        if not drafts:
             raise ParseError(
                 "text before the first '增量 N：…（⭐…）' line",
                 block=L.increments,
@@ -257,42 +272,23 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
                 line=ln.raw,
                 path=path,
             )
-        for f, rx in label_re.items():
-            if m := rx.match(t):
-                field = f
-                if f == "key_points":
-                    cur["points"].extend(_flattened(m.group(1)))  # type: ignore[union-attr]
-                else:
-                    cur["fields"][f] = m.group(1).strip()  # type: ignore[index]
-                break
-        else:
-            if field == "key_points":
-                cur["points"].append(_point_token(ln.raw))  # type: ignore[union-attr]
-            elif field:
-                fields = cur["fields"]
-                fields[field] = f"{fields[field]} {ln.text}".strip()  # type: ignore[index]
+        draft = drafts[-1]
+        label = next(((f, m) for f, rx in label_re.items() if (m := rx.match(t))), None)
+        if label is not None:
+            current, m = label
+            if current == "key_points":
+                draft.points.extend(_flattened(m.group(1)))
             else:
-                raise ParseError(
-                    "line outside any field of an increment", block=L.increments, line_no=ln.no, line=ln.raw, path=path
-                )
-    close()
-    return items
-
-
-def _build_increment(cur: dict, L: Labels) -> Increment:
-    f = cur["fields"]
-    level, reason = _split_paren(f.get("credibility", ""))
-    return Increment(
-        number=cur["number"],
-        title=cur["title"],
-        stars=min(cur["stars"], 5),
-        sources=[_source_ref(s) for s in re.split(r"\s*[；;]\s*", f.get("source", "")) if s.strip()],
-        arxiv_line=f.get("arxiv", ""),
-        key_points=_nest(cur["points"]),
-        credibility=Credibility(level=level, reason=reason),
-        relation=f.get("relation", ""),
-        suggested_section=f.get("section", ""),
-    )
+                draft.fields[current] = m.group(1).strip()
+        elif current == "key_points":
+            draft.points.append(_point_token(ln.raw))
+        elif current:
+            draft.fields[current] = f"{draft.fields[current]} {ln.text}".strip()
+        else:
+            raise ParseError(
+                "line outside any field of an increment", block=L.increments, line_no=ln.no, line=ln.raw, path=path
+            )
+    return [d.build() for d in drafts]
 
 
 def _source_ref(text: str) -> SourceRef:
