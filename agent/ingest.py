@@ -41,6 +41,12 @@ def evening_window(ws: Workspace, date: dt.date) -> Window:
     return Window(start=end - dt.timedelta(days=1), end=end, date=date)
 
 
+def evening_of(ts: dt.datetime, window: Window) -> dt.date:
+    """The evening a time belongs to: the date whose window (date-1 end, date end] holds it."""
+    days_after = -((window.end - ts) // dt.timedelta(days=1))  # ceil((ts - end) / 1 day)
+    return window.date + dt.timedelta(days=days_after)
+
+
 def scan(ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True) -> list[SourceDoc]:
     """Every Markdown file of the workspace, judged for `topic` on the evening of `date`."""
     ws.topic(topic)  # a missing topic is an error before anything is read
@@ -168,7 +174,8 @@ def _judge(
         why = (
             "inside the window"
             if inside
-            else f"{ts:%m-%d %H:%M} is {'before' if ts <= window.start else 'after'} the window {window}"
+            else f"{ts:%m-%d %H:%M} is {'before' if ts <= window.start else 'after'} the window: "
+            f"it belongs to the evening of {evening_of(ts, window)}"
         )
     return SourceDoc(
         path=_rel(ws, path),

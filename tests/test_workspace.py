@@ -150,3 +150,23 @@ def test_workspace_errors_say_what_is_wrong(tmp_path, toml: str | None, message:
 def test_missing_topic_names_the_known_ones() -> None:
     with pytest.raises(WorkspaceError, match=r"topic 'nope'.*known: inference"):
         scan(load_workspace(WORLD), "nope", DATE)
+
+
+@pytest.mark.parametrize(
+    ("when", "evening"),
+    [
+        pytest.param((2026, 9, 22, 22, 0), "2026-09-22", id="22:00-closes-its-evening"),
+        pytest.param((2026, 9, 21, 22, 0), "2026-09-21", id="previous-22:00-is-the-previous-evening"),
+        pytest.param((2026, 9, 21, 22, 1), "2026-09-22", id="a-minute-later-opens-this-one"),
+        pytest.param((2026, 9, 22, 22, 30), "2026-09-23", id="after-22:00-is-tomorrow"),
+        pytest.param((2026, 9, 20, 11, 5), "2026-09-20", id="days-before"),
+    ],
+)
+def test_every_time_belongs_to_exactly_one_evening(when: tuple[int, ...], evening: str) -> None:
+    from agent.ingest import evening_of, evening_window
+
+    ws = load_workspace(WORLD)
+    w = evening_window(ws, DATE)
+    ts = dt.datetime(*when, tzinfo=ws.tz)
+    assert str(evening_of(ts, w)) == evening
+    assert w.contains(ts) is (evening == "2026-09-22")
