@@ -7,7 +7,7 @@ upstream knows which one it has. Only `agent.llm` imports openai / instructor.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from schemas.extraction import FileExtraction
@@ -62,7 +62,6 @@ class ExtractionResult:
     request: ExtractionRequest
     extraction: FileExtraction | None  # None when the call failed; `record.error` says why
     record: CallRecord
-    extra_records: tuple[CallRecord, ...] = field(default_factory=tuple)
 
 
 class Extractor(Protocol):

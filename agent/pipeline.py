@@ -168,7 +168,7 @@ def run(
             hint="fix the endpoint or the cassettes and run again",
         )
     doc_results = _doc_results(p, results)
-    records = [rec for r in results for rec in (r.record, *r.extra_records)]
+    records = [r.record for r in results]
     footer = (
         f"本报告由 predigest 自动生成 · {s.date} · prompt {p.template.stamp} · model {config.model} · "
         f"{len(p.sources)} 份来源 · {len(records)} 次调用"
