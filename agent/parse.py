@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from agent.errors import ParseError
 from agent.labels import CIRCLED, ZH, Labels
@@ -30,6 +34,7 @@ from schemas.briefing import (
 )
 
 COLON = "[：:]"
+_M = TypeVar("_M", bound=BaseModel)
 _DECOR = re.compile(r"^[#>\s]*(?:\*\*)?\s*|\s*(?:\*\*)?\s*$")
 
 
@@ -234,6 +239,7 @@ class _Draft:
     number: int
     title: str
     stars: int
+    line: _Line
     points: list[_Tok] = field(default_factory=list)
     fields: dict[str, str] = field(default_factory=dict)
 
@@ -261,7 +267,7 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
     for ln in lines:
         t = _DECOR.sub("", ln.text)
         if m := head.match(t):
-            drafts.append(_Draft(int(m.group(1)), m.group(2), len(m.group(3))))
+            drafts.append(_Draft(int(m.group(1)), m.group(2), len(m.group(3)), ln))
             current = ""
             continue
         if not drafts:
@@ -288,7 +294,18 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
             raise ParseError(
                 "line outside any field of an increment", block=L.increments, line_no=ln.no, line=ln.raw, path=path
             )
-    return [d.build() for d in drafts]
+    return [_checked(d.build, d.line, L.increments, path) for d in drafts]
+
+
+def _checked(build: Callable[[], _M], line: _Line, block: str, path: str) -> _M:
+    """Build a model from a block's line; a value the model refuses (增量 0, an empty title) is
+    the writer's mistake, so it is reported like any other: with the block and the line."""
+    try:
+        return build()
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ParseError(f"{where}: {first['msg']}", block=block, line_no=line.no, line=line.raw, path=path) from e
 
 
 def _source_ref(text: str) -> SourceRef:
@@ -350,15 +367,19 @@ def _nest(tokens: list[_Tok]) -> list[KeyPoint]:
 
 def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
     head = re.compile(rf"^{re.escape(L.verify_item)}\s*([{CIRCLED}]|\d+)\s*{COLON}\s*(.*)$")
-    tail = re.compile(rf"[（(]\s*(\S+?){L.risk_suffix}\s*(?:[，,]\s*{L.carried}\s*([^）)]+?))?\s*[）)]\s*$")
-    items: list[dict] = []
+    tail = re.compile(
+        rf"[（(]\s*(?:([^\s（()），,]+?){L.risk_suffix})?\s*(?:[，,]?\s*{L.carried}\s*([^）)]+?))?\s*[）)]\s*$"
+    )
+    items: list[dict[str, str | int]] = []
+    lines_of: list[_Line] = []
     for ln in lines:
         t = _DECOR.sub("", ln.text)
         if m := head.match(t):
             num = L.uncircle(m.group(1)) or int(m.group(1))
             title, risk, carried = m.group(2).strip(), "", ""
-            if r := tail.search(title):
-                title, risk, carried = title[: r.start()].strip(), r.group(1), (r.group(2) or "").strip()
+            if (r := tail.search(title)) and (r.group(1) or r.group(2)):
+                title, risk, carried = title[: r.start()].strip(), r.group(1) or "", (r.group(2) or "").strip()
+            lines_of.append(ln)
             items.append(
                 {
                     "number": num,
@@ -384,7 +405,10 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
         else:  # a continuation line: keep it with the field it continues
             key = cur["_last"] or "problem"
             cur[key] = f"{cur[key]} {body}".strip()
-    return [VerifyItem(**{k: v for k, v in it.items() if k != "_last"}) for it in items]
+    return [
+        _checked(lambda it=it: VerifyItem(**{k: v for k, v in it.items() if k != "_last"}), ln, L.to_verify, path)
+        for it, ln in zip(items, lines_of, strict=True)
+    ]
 
 
 # --- 五、六 ------------------------------------------------------------------------------------

@@ -27,8 +27,9 @@ def render(b: Briefing, labels: Labels = ZH) -> str:
         out += _increment(inc, L)
     out.append(L.to_verify)
     for v in b.to_verify:
-        risk = f"{v.risk}{L.risk_suffix}" + (f"，{L.carried} {v.carried_from}" if v.carried_from else "")
-        out.append(f"{L.verify_item} {L.circled(v.number)}：{_one(v.title)}（{risk}）")
+        tags = [f"{v.risk}{L.risk_suffix}" if v.risk else "", f"{L.carried} {v.carried_from}" if v.carried_from else ""]
+        inner = "，".join(t for t in tags if t)
+        out.append(f"{L.verify_item} {L.circled(v.number)}：{_one(v.title)}" + (f"（{inner}）" if inner else ""))
         out.append(f"- {L.problem}：{_one(v.problem)}")
         out.append(f"- {L.suggestion}：{_one(v.suggestion)}")
     out.append(L.arxiv_table)

@@ -233,3 +233,40 @@ def test_messy_variants_parse() -> None:
     b = parse(messy)
     assert len(b.increments) == 6 and b.increments[0].credibility.level == "高"
     assert len(b.summary.headlines) == 6
+
+
+_LINES = SEED_TEXT.splitlines()
+
+
+@st.composite
+def mangled(draw: st.DrawFn) -> str:
+    """The seed with lines dropped, repeated, swapped or garbled, as a broken upstream agent writes it."""
+    lines = list(_LINES)
+    for _ in range(draw(st.integers(1, 6))):
+        i = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["drop", "dup", "swap", "garble", "zero", "cut"]))
+        if op == "drop" and len(lines) > 1:
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        elif op == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif op == "garble":
+            lines[i] = draw(st.text(alphabet="增量矛盾/待核实①⑳：:（(）)⭐|-0123456789 §", max_size=30))
+        elif op == "zero":
+            lines[i] = re.sub(r"\d+", "0", lines[i])
+        else:
+            lines[i] = lines[i][: len(lines[i]) // 2]
+    return "\n".join(lines)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(mangled())
+def test_a_mangled_briefing_parses_or_says_where_it_stopped(text: str) -> None:
+    try:
+        b = parse(text, path="m.md")
+    except ParseError as e:
+        assert e.block and e.line_no >= 1 and "m.md:" in str(e)
+    else:
+        assert render(parse(render(b))) == render(b)
