@@ -93,16 +93,17 @@ def compose(
             findings.append(Finding("extraction", r.doc.name, r.doc.path, "failed", r.error))
     sources = [r for r in results if r.doc.kind != "adjacent"]
     for r in results:
-        if r.doc.kind == "adjacent" and r.extraction and r.extraction.claims:
-            findings.append(
+        if r.doc.kind == "adjacent" and r.extraction:
+            findings += [
                 Finding(
                     "adjacent",
-                    f"{len(r.extraction.claims)} claims",
+                    c.title,
                     r.doc.path,
                     "reference only",
                     "a same-evening briefing of another topic is not a source of increments",
                 )
-            )
+                for c in r.extraction.claims
+            ]
     cands, f = ground(sources)
     findings += f
     cands, f = check_arxiv(cands, date)
