@@ -87,6 +87,8 @@ def compose(
     footer: str = "",
     labels: Labels = ZH,
 ) -> Composed:
+    """Run the rule chain over one evening's extractions and lay the result out as the seven
+    blocks; every decision on the way is returned as a finding."""
     findings: list[Finding] = []
     for r in results:
         if r.extraction is None:
@@ -120,15 +122,15 @@ def compose(
     )
     findings += sel.findings
 
-    increments = [_increment(i, g, registry, topic) for i, g in enumerate(sel.increments, 1)]
-    verify, f = _to_verify(sel, registry)
+    increments = [_increment(i, g, topic) for i, g in enumerate(sel.increments, 1)]
+    verify, f = _to_verify(sel, registry, set())
     findings += f
     rows, new_keys = _arxiv_rows(sel, registry, results, labels)
     n = len(increments)
-    if limits.min_increments <= n <= limits.max_increments:
-        note = f"在 {limits.min_increments}-{limits.max_increments} 目标区间内"
-    else:
+    if n < limits.min_increments:  # said plainly; select never pads and never exceeds the maximum
         note = f"低于 {limits.min_increments} 条目标下限：今晚仅 {n} 条合格增量，未用弱条目补凑"
+    else:
+        note = f"在 {limits.min_increments}-{limits.max_increments} 目标区间内"
     continued = sum(1 for r in rows if not r.relation.startswith(labels.arxiv_new_relation))
     briefing = Briefing(
         topic=topic,
@@ -156,13 +158,10 @@ def compose(
 # --- blocks ------------------------------------------------------------------------------------------
 
 
-def _increment(number: int, g: Group, reg: AnchorRegistry, topic: str) -> Increment:
+def _increment(number: int, g: Group, topic: str) -> Increment:
     lead = g.lead.claim
-    sources: list[SourceRef] = []
-    for c in g.members:
-        sources.append(SourceRef(ref=c.doc.path, section=c.claim.section_ref))
-    for c in g.members:
-        sources += [SourceRef(ref=u) for u in c.claim.urls]
+    sources = [SourceRef(ref=c.doc.path, section=c.claim.section_ref) for c in g.members]
+    sources += [SourceRef(ref=u) for c in g.members for u in c.claim.urls]
     arx = g.arxiv
     sources += [SourceRef(ref=f"arXiv {a.arxiv_id}") for a in arx]
     points: list[KeyPoint] = []
@@ -200,50 +199,39 @@ def _unique_refs(refs: list[SourceRef]) -> list[SourceRef]:
     return out
 
 
-def _to_verify(sel: Selection, reg: AnchorRegistry) -> tuple[list[VerifyItem], list[Finding]]:
+def _to_verify(sel: Selection, reg: AnchorRegistry, resolved: set[str]) -> tuple[list[VerifyItem], list[Finding]]:
     """New doubts of tonight's increments, figures that disagree between documents, then the
-    open items of the last briefing, carried over (a new note on the same subject does not
-    duplicate a carried item)."""
-    items: list[dict[str, str]] = []
+    open items of the last briefing that tonight did not resolve, carried over. A new note on
+    the subject of a carried item does not duplicate it."""
+    items: list[VerifyItem] = []
     findings: list[Finding] = []
-    carried_titles = [o.item.title for o in reg.open_items]
-    for g in sel.increments:
-        for c in g.members:
-            for v in c.claim.to_verify:
-                if any(similarity(v.title, t) >= 0.5 for t in carried_titles + [i["title"] for i in items]):
-                    continue
-                items.append(
-                    {
-                        "title": v.title,
-                        "risk": v.risk,
-                        "carried_from": "",
-                        "problem": v.problem,
-                        "suggestion": v.suggestion,
-                    }
-                )
-        for conflict in number_conflicts(g):
-            items.append(
-                {
-                    "title": f"{g.lead.claim.title} 数字不一致",
-                    "risk": "中",
-                    "carried_from": "",
-                    "problem": conflict,
-                    "suggestion": "读两份原文，确认以哪个数字为准再写入活文档",
-                }
-            )
-            findings.append(Finding("contradiction", g.lead.claim.title, g.lead.doc.path, "to verify", conflict))
-    for o in reg.open_items:
+
+    def add(title: str, risk: str, problem: str, suggestion: str, carried: str = "") -> None:
         items.append(
-            {
-                "title": o.item.title,
-                "risk": o.item.risk,
-                "carried_from": o.origin,
-                "problem": o.item.problem,
-                "suggestion": o.item.suggestion,
-            }
+            VerifyItem(
+                number=len(items) + 1,
+                title=title,
+                risk=risk,
+                carried_from=carried,
+                problem=problem,
+                suggestion=suggestion,
+            )
         )
+
+    carried = [o for o in reg.open_items if o.item.title not in resolved]
+    for g in sel.increments:
+        for v in (v for c in g.members for v in c.claim.to_verify):
+            if not any(
+                similarity(v.title, t) >= 0.5 for t in [*(o.item.title for o in carried), *(i.title for i in items)]
+            ):
+                add(v.title, v.risk, v.problem, v.suggestion)
+        for conflict in number_conflicts(g):
+            add(f"{g.lead.claim.title} 数字不一致", "中", conflict, "读两份原文，确认以哪个数字为准再写入活文档")
+            findings.append(Finding("contradiction", g.lead.claim.title, g.lead.doc.path, "to verify", conflict))
+    for o in carried:
+        add(o.item.title, o.item.risk, o.item.problem, o.item.suggestion, o.origin)
         findings.append(Finding("carry", o.item.title, o.source, "carried over", f"open since {o.origin}"))
-    return [VerifyItem(number=i, **it) for i, it in enumerate(items, 1)], findings
+    return items, findings
 
 
 def _arxiv_rows(
