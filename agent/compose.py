@@ -20,12 +20,14 @@ from agent.rules import (
     DocResult,
     Finding,
     Group,
+    Resolved,
     Selection,
     check_arxiv,
     dedupe,
     ground,
     merge,
     number_conflicts,
+    resolve,
     select,
 )
 from agent.text import similarity
@@ -123,7 +125,9 @@ def compose(
     findings += sel.findings
 
     increments = [_increment(i, g, topic) for i, g in enumerate(sel.increments, 1)]
-    verify, f = _to_verify(sel, registry, set())
+    resolved, f = resolve(sources, registry)
+    findings += f
+    verify, f = _to_verify(sel, registry, {x.title for x in resolved})
     findings += f
     rows, new_keys = _arxiv_rows(sel, registry, results, labels)
     n = len(increments)
@@ -148,7 +152,7 @@ def compose(
         to_verify=verify,
         arxiv_rows=rows,
         no_increment_intro=labels.no_increment_intro.format(topic=topic),
-        no_increment=_no_increment(results, sel, covered, topic),
+        no_increment=_no_increment(results, sel, covered, resolved, topic),
         priorities=_priorities(sel, labels),
         footer=footer,
     )
@@ -338,9 +342,10 @@ def _span(cards: Sequence[DocResult]) -> str:
 
 
 def _no_increment(
-    results: Sequence[DocResult], sel: Selection, covered: list[Candidate], topic: str
+    results: Sequence[DocResult], sel: Selection, covered: list[Candidate], resolved: list[Resolved], topic: str
 ) -> list[NoIncrementNote]:
-    """Why each source gave no (or not only) increments: covered, secondary, skipped, failed."""
+    """Why each source gave no (or not only) increments: covered, secondary, skipped, failed;
+    and which open to-verify item it settled, since that item leaves section 三 tonight."""
     inc_of: dict[str, list[int]] = {}
     for i, g in enumerate(sel.increments, 1):
         for c in g.members:
@@ -366,6 +371,7 @@ def _no_increment(
             parts += [f"{c.claim.title}（{_covered_by(c, topic)}）" for c in cov_of.get(r.doc.path, [])]
             parts += [f"{t}（列为次要锚点，见四/六）" for t in sec_of.get(r.doc.path, [])]
             parts += [f"{s.subject} {s.reason}" for s in r.extraction.skipped]
+            parts += [f"已核实：{x.title}（{x.how}），不再延续" for x in resolved if x.doc.path == r.doc.path]
             if not parts:
                 parts.append(r.extraction.relevance_reason or f"无 {topic} 专项净新增")
         if inc_of.get(r.doc.path) and len(parts) == 1:

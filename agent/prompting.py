@@ -126,6 +126,7 @@ def build_requests(
         "living": t.living,
         "sections": "\n".join(f"- {s}" for s in registry.sections) or "(the living document has no § sections yet)",
         "date": registry.date.isoformat(),
+        "open_items": "\n".join(f"- {o.item.title}（since {o.origin}）" for o in registry.open_items) or "(none)",
     }
     requests = []
     for doc in docs:

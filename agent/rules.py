@@ -342,3 +342,41 @@ def number_conflicts(g: Group) -> list[str]:
                 if va.isdisjoint(vb):
                     out.append(f"{a} 称 {' / '.join(sorted(va))} {unit}，{b} 称 {' / '.join(sorted(vb))} {unit}")
     return out
+
+
+# --- 7. resolution of carried to-verify items -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Resolved:
+    title: str  # the open item's title, as the earlier briefing wrote it
+    doc: SourceDoc
+    how: str
+
+
+def resolve(results: Sequence[DocResult], reg: AnchorRegistry) -> tuple[list[Resolved], list[Finding]]:
+    """An open item stops being carried when a document settles it and quotes the sentence that
+    does; the quote is checked like any evidence, and the item must be one that is open."""
+    done: list[Resolved] = []
+    findings: list[Finding] = []
+    for r in results:
+        if r.extraction is None or r.doc.kind == "adjacent":
+            continue
+        for res in r.extraction.resolved:
+            item = max(reg.open_items, key=lambda o: similarity(res.item, o.item.title), default=None)
+            if item is None or similarity(res.item, item.item.title) < 0.6:
+                findings.append(Finding("resolve", res.item, r.doc.path, "ignored", "not an open to-verify item"))
+            elif locate(res.evidence, r.doc.text).kind == "none":
+                findings.append(
+                    Finding(
+                        "resolve",
+                        item.item.title,
+                        r.doc.path,
+                        "not resolved",
+                        f"quote not in the document: {res.evidence[:40]!r}",
+                    )
+                )
+            elif all(d.title != item.item.title for d in done):
+                done.append(Resolved(item.item.title, r.doc, res.how))
+                findings.append(Finding("resolve", item.item.title, r.doc.path, "resolved", res.how))
+    return done, findings

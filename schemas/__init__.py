@@ -18,7 +18,7 @@ from schemas.briefing import (
     VerifyItem,
 )
 from schemas.documents import DocKind, SourceDoc
-from schemas.extraction import ArxivRef, Claim, FileExtraction, SkippedItem, VerifyNote
+from schemas.extraction import ArxivRef, Claim, FileExtraction, Resolution, SkippedItem, VerifyNote
 
 __all__ = [
     "ArxivRef",
@@ -32,6 +32,7 @@ __all__ = [
     "KeyPoint",
     "NoIncrementNote",
     "PriorityRow",
+    "Resolution",
     "SkippedItem",
     "SourceDoc",
     "SourceRef",

@@ -79,6 +79,12 @@ class SkippedItem(_Model):
     reason: str = Field(description="Why not: which other topic it belongs to, or which anchor already covers it.")
 
 
+class Resolution(_Model):
+    item: str = Field(description="An open to-verify item exactly as listed in the prompt.")
+    how: str = Field(description="What the document establishes about it, in one sentence.")
+    evidence: str = Field(description="A quote copied character for character from the document that settles it.")
+
+
 class FileExtraction(_Model):
     """The whole answer for one document (or one chunk of a long one)."""
 
@@ -90,4 +96,8 @@ class FileExtraction(_Model):
     )
     skipped: list[SkippedItem] = Field(
         default_factory=list, description="Items seen and not claimed, each with its reason."
+    )
+    resolved: list[Resolution] = Field(
+        default_factory=list,
+        description="Open to-verify items from earlier briefings that this document settles (confirms or refutes). Only with a verbatim quote.",
     )

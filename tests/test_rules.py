@@ -6,11 +6,22 @@ import datetime as dt
 
 import pytest
 
-from agent.anchors import Anchor, AnchorRegistry
-from agent.rules import Candidate, DocResult, Group, check_arxiv, dedupe, ground, merge, number_conflicts, select
-from schemas.briefing import KeyPoint
+from agent.anchors import Anchor, AnchorRegistry, OpenItem
+from agent.rules import (
+    Candidate,
+    DocResult,
+    Group,
+    check_arxiv,
+    dedupe,
+    ground,
+    merge,
+    number_conflicts,
+    resolve,
+    select,
+)
+from schemas.briefing import KeyPoint, VerifyItem
 from schemas.documents import SourceDoc
-from schemas.extraction import ArxivRef, Claim, FileExtraction
+from schemas.extraction import ArxivRef, Claim, FileExtraction, Resolution
 
 DATE = dt.date(2026, 9, 22)
 DOC_TEXT = """# 工程过滤报告
@@ -235,3 +246,75 @@ def test_number_conflicts_between_documents() -> None:
     same = Candidate(claim(points=("SGLang ~16,200 tok/s",)), doc("inbox/jay/c.md"), 3, "高")
     assert number_conflicts(Group((a, b)))
     assert number_conflicts(Group((a, same))) == []
+
+
+COLIBRI = OpenItem(
+    VerifyItem(
+        number=4,
+        title="colibri GLM-5.2 支持范围和实测性能",
+        risk="低",
+        carried_from="9-21",
+        problem="p",
+        suggestion="s",
+    ),
+    origin="9-21",
+    source="inbox/tom/2026-09-21-inference-e1prep.md",
+)
+SETTLED = "colibri 仓库 README 已列出 GLM-5.2 完整支持矩阵"
+
+
+@pytest.mark.parametrize(
+    ("res", "kind", "fate"),
+    [
+        pytest.param(
+            Resolution(item="colibri GLM-5.2 支持范围和实测性能", how="h", evidence=SETTLED),
+            "report",
+            "resolved",
+            id="quoted-and-open",
+        ),
+        pytest.param(
+            Resolution(item="colibri GLM-5.2 支持范围", how="h", evidence=SETTLED),
+            "report",
+            "resolved",
+            id="title-slightly-reworded",
+        ),
+        pytest.param(
+            Resolution(item="colibri GLM-5.2 支持范围和实测性能", how="h", evidence="仓库确认支持全部模型"),
+            "report",
+            "not resolved",
+            id="quote-not-in-document",
+        ),
+        pytest.param(
+            Resolution(item="vLLM 0.21 发布日期", how="h", evidence=SETTLED), "report", "ignored", id="not-an-open-item"
+        ),
+        pytest.param(
+            Resolution(item="colibri GLM-5.2 支持范围和实测性能", how="h", evidence=SETTLED),
+            "adjacent",
+            None,
+            id="adjacent-briefings-do-not-resolve",
+        ),
+    ],
+)
+def test_resolve(res: Resolution, kind: str, fate: str | None) -> None:
+    d = doc(text=f"# 报告\n{SETTLED}，实测 1.06 tok/s。").model_copy(update={"kind": kind})
+    ex = FileExtraction(relevance="高", relevance_reason="r", held="h", resolved=[res])
+    reg = AnchorRegistry(topic="inference", date=DATE, anchors=(), open_items=(COLIBRI,), sections=())
+    done, findings = resolve([DocResult(d, ex)], reg)
+    assert [f.decision for f in findings] == ([fate] if fate else [])
+    assert bool(done) is (fate == "resolved")
+
+
+def test_a_resolved_item_leaves_section_three_and_is_said_in_five() -> None:
+    from agent.compose import Limits, compose
+
+    d = doc(text=f"# 报告\n{SETTLED}。")
+    ex = FileExtraction(
+        relevance="中",
+        relevance_reason="r",
+        held="h",
+        resolved=[Resolution(item=COLIBRI.item.title, how="支持矩阵已公开", evidence=SETTLED)],
+    )
+    reg = AnchorRegistry(topic="inference", date=DATE, anchors=(), open_items=(COLIBRI,), sections=())
+    b = compose([DocResult(d, ex)], reg, [], topic="inference", date=DATE, window="w", limits=Limits()).briefing
+    assert b.to_verify == []
+    assert any("已核实：colibri GLM-5.2 支持范围和实测性能（支持矩阵已公开）" in n.note for n in b.no_increment)
