@@ -21,6 +21,7 @@ from agent.errors import LLMError, OutputExists, PredigestError, WorkspaceError
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.ingest import Window, evening_window, scan, sources, unreadable
 from agent.llm import LLMConfig, LLMExtractor
+from agent.llm.config import resolve_backend
 from agent.prompting import Template, build_requests, load_template
 from agent.render import render
 from agent.rules import DocResult, Finding
@@ -206,7 +207,7 @@ def run(
         json_path,
         calls_path,
         time.monotonic() - started,
-        backend=config.backend,
+        backend=resolve_backend(config),
         documents=len(p.sources),
     )
 
