@@ -20,9 +20,11 @@ class PromptStamp:
     name: str
     version: str
     sha256: str  # first 12 hex digits of the template's content hash
+    schema: str = ""  # first 12 hex digits of the response schema's hash: the model is told both
 
     def __str__(self) -> str:
-        return f"{self.name}@{self.version}#{self.sha256}"
+        tail = f"+schema#{self.schema}" if self.schema else ""
+        return f"{self.name}@{self.version}#{self.sha256}{tail}"
 
 
 @dataclass(frozen=True)

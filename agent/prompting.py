@@ -8,6 +8,7 @@ an empty string: a silently blank anchor list would change what the model judges
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from agent.errors import PromptError
 from agent.extract import ExtractionRequest, PromptStamp
 from agent.workspace import Workspace
 from schemas.documents import SourceDoc
+from schemas.extraction import FileExtraction
 
 PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 _VAR = re.compile(r"\{\{\s*(\w+)\s*\}\}")
@@ -49,6 +51,12 @@ class Template:
         return {"role": "system", "content": fill(self.system)}, {"role": "user", "content": fill(self.user)}
 
 
+def schema_hash() -> str:
+    """Content hash of the extraction schema, so records can tell a schema change from a prompt change."""
+    text = json.dumps(FileExtraction.model_json_schema(), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
 def load_template(name: str = "extract", directory: Path = PROMPTS_DIR) -> Template:
     path = directory / f"{name}.md"
     try:
@@ -68,7 +76,10 @@ def load_template(name: str = "extract", directory: Path = PROMPTS_DIR) -> Templ
         )
     digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
     return Template(
-        PromptStamp(meta.get("name", name), meta["version"], digest), sections["system"], sections["user"], path
+        PromptStamp(meta.get("name", name), meta["version"], digest, schema_hash()),
+        sections["system"],
+        sections["user"],
+        path,
     )
 
 
