@@ -256,14 +256,9 @@ def prompt_show(
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
     """
-    from agent.pipeline import Settings, plan
+    from agent.pipeline import Settings, requests_for
 
-    p = plan(Settings(workspace=workspace, topic=topic, date=_date(date)))
-    reqs = [r for r in p.requests if r.doc_path == doc]
-    if not reqs:
-        known = ", ".join(d.path for d in p.sources)
-        raise PredigestError(f"{doc} is not a source of this evening", hint=f"pick one of: {known}")
-    for r in reqs:
+    for r in requests_for(Settings(workspace=workspace, topic=topic, date=_date(date)), doc):
         out.print(f"# prompt {r.prompt} · {r.doc_path} · part {r.chunk + 1}/{r.chunks}", markup=False)
         for m in r.messages:
             out.print(f"--- {m['role']} ---", markup=False)
@@ -287,19 +282,9 @@ def cassettes_add_reference(
 
     Example: predigest cassettes add-reference examples/world -t inference -d 2026-09-22 --doc D --extraction x.json
     """
-    from agent.pipeline import Settings, llm_config, plan
-    from schemas.extraction import FileExtraction
+    from agent.pipeline import Settings, add_reference
 
-    p = plan(Settings(workspace=workspace, topic=topic, date=_date(date)))
-    reqs = [r for r in p.requests if r.doc_path == doc]
-    if len(reqs) != 1:
-        raise PredigestError(f"{doc} is not a single-part source of this evening", hint="check --doc and --date")
-    from agent.llm import write_reference_cassette
-
-    ex = FileExtraction.model_validate_json(extraction.read_text(encoding="utf-8"))
-    path = write_reference_cassette(
-        reqs[0], ex, llm_config(p.ws, Settings(workspace=workspace, topic=topic, date=_date(date))), note=note
-    )
+    path = add_reference(Settings(workspace=workspace, topic=topic, date=_date(date)), doc, extraction, note)
     out.print(f"wrote {path}", markup=False)
 
 
@@ -309,13 +294,9 @@ def cassettes_rekey(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt) -> 
 
     Example: predigest cassettes rekey examples/world --topic inference --date 2026-09-22
     """
-    from agent.llm import rekey_reference_cassettes
-    from agent.pipeline import Settings, llm_config, plan
+    from agent.pipeline import Settings, rekey
 
-    s = Settings(workspace=workspace, topic=topic, date=_date(date))
-    p = plan(s)
-    by_doc = {r.doc_path: r for r in p.requests}
-    paths = rekey_reference_cassettes(llm_config(p.ws, s).cassette_dir, by_doc, llm_config(p.ws, s))
+    paths = rekey(Settings(workspace=workspace, topic=topic, date=_date(date)))
     out.print(f"re-keyed {len(paths)} reference cassette(s)")
     for path in paths:
         out.print(f"  {path}", markup=False)

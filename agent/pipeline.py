@@ -15,18 +15,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from agent.anchors import AnchorRegistry, build_registry
 from agent.compose import Composed, Limits, compose, merge_chunks
 from agent.errors import LLMError, OutputExists, PredigestError, WorkspaceError
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.ingest import Window, evening_window, scan, sources, unreadable
-from agent.llm import LLMConfig, LLMExtractor
+from agent.llm import LLMConfig, LLMExtractor, rekey_reference_cassettes, write_reference_cassette
 from agent.llm.config import resolve_backend
 from agent.prompting import Template, build_requests, load_template
 from agent.render import render
 from agent.rules import DocResult, Finding
 from agent.workspace import Workspace, load_workspace
 from schemas.documents import SourceDoc
+from schemas.extraction import FileExtraction
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,39 @@ def plan(s: Settings) -> Plan:
     return Plan(
         ws, evening_window(ws, s.date), docs, registry, template, build_requests(srcs, registry, ws, s.topic, template)
     )
+
+
+def requests_for(s: Settings, doc: str) -> list[ExtractionRequest]:
+    """The request(s) one document of the evening would send (several when it is split)."""
+    p = plan(s)
+    reqs = [r for r in p.requests if r.doc_path == doc]
+    if not reqs:
+        known = ", ".join(d.path for d in p.sources)
+        raise PredigestError(f"{doc} is not a source of the evening {s.date}", hint=f"pick one of: {known}")
+    return reqs
+
+
+def add_reference(s: Settings, doc: str, extraction: Path, note: str = "") -> Path:
+    """Store a hand-written expected answer for one document as a reference cassette."""
+    reqs = requests_for(s, doc)
+    if len(reqs) != 1:
+        raise PredigestError(f"{doc} is split into {len(reqs)} parts", hint="reference cassettes take whole documents")
+    try:
+        answer = FileExtraction.model_validate_json(extraction.read_text(encoding="utf-8"))
+    except (OSError, ValidationError) as e:
+        first = e.errors()[0] if isinstance(e, ValidationError) else None
+        what = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(e)
+        raise PredigestError(
+            f"{extraction} is not a FileExtraction ({what})", hint="see schemas/extraction.py for the fields"
+        ) from e
+    return write_reference_cassette(reqs[0], answer, llm_config(load_workspace(s.workspace), s), note=note)
+
+
+def rekey(s: Settings) -> list[Path]:
+    """Re-key the reference cassettes of an evening after an intended prompt or schema change."""
+    p = plan(s)
+    config = llm_config(p.ws, s)
+    return rekey_reference_cassettes(config.cassette_dir, {r.doc_path: r for r in p.requests}, config)
 
 
 @dataclass(frozen=True)
@@ -260,4 +296,16 @@ def _write_atomic(path: Path, text: str, force: bool) -> None:
         raise PredigestError(f"cannot write {path}: {e}", hint="check the folder exists and is writable") from e
 
 
-__all__ = ["Plan", "RunReport", "Settings", "llm_config", "plan", "replace", "run", "settings_from"]
+__all__ = [
+    "Plan",
+    "RunReport",
+    "Settings",
+    "add_reference",
+    "llm_config",
+    "plan",
+    "rekey",
+    "replace",
+    "requests_for",
+    "run",
+    "settings_from",
+]

@@ -18,8 +18,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from agent.extract import ExtractionRequest, PromptStamp
 from agent.llm import LLMConfig
 
@@ -220,11 +218,3 @@ def make_config(tmp_path: Path, base_url: str, **overrides: Any) -> LLMConfig:
     }
     settings.update(overrides)
     return LLMConfig(**settings)
-
-
-def isolate_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Never touch the user's cache or config directories, never see a real key."""
-    for var in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
-        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
-    for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID"):
-        monkeypatch.delenv(var, raising=False)

@@ -64,6 +64,28 @@ def test_prompt_show_prints_the_messages() -> None:
         pytest.param(("inbox", "examples/world", "-t", "nope", "-d", "2026-09-22"), "topic 'nope'", id="no-topic"),
         pytest.param(("inbox", "examples/world", "-t", "inference", "-d", "22/09"), "is not a date", id="bad-date"),
         pytest.param(
+            (
+                "cassettes",
+                "add-reference",
+                "examples/world",
+                "-t",
+                "inference",
+                "-d",
+                "2026-09-22",
+                "--doc",
+                "work-queue/2026-09-22-2200.md",
+                "--extraction",
+                "README.md",
+            ),
+            "is not a FileExtraction",
+            id="reference-not-an-extraction",
+        ),
+        pytest.param(
+            ("prompt", "show", "examples/world", "-t", "inference", "-d", "2026-09-22", "--doc", "nope.md"),
+            "is not a source of the evening",
+            id="prompt-for-an-unknown-document",
+        ),
+        pytest.param(
             ("run", "examples/world", "-t", "inference", "-d", "2027-01-01", "--out", "/tmp/x/"),
             "no document",
             id="empty-inbox",

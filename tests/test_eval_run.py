@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,20 +14,10 @@ from eval.cases import load_case
 from eval.metrics import RuleContext, score
 from eval.report import write_html
 from eval.runner import CaseRun, EvalReport, compare, run_case
-from tests.paths import ROOT, WORLD
+from tests.paths import ROOT, WORLD, predigest
 
 CASE = "2026-09-22-inference"
 GOLD = parse((ROOT / "eval" / "cases" / CASE / "gold.md").read_text(encoding="utf-8"))
-
-
-def predigest(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from agent.cli import main; main()", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture(scope="module")

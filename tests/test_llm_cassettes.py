@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,23 +16,10 @@ from tests.fake_openai import (
     FAKE_KEY,
     SYSTEM,
     FakeOpenAI,
-    isolate_environment,
     make_config,
     make_request,
     sample_extraction,
 )
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest.fixture(autouse=True)
-def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    isolate_environment(monkeypatch, tmp_path)
-
 
 DOCS = ["inbox/jay/2026-09-22-vllm.md", "inbox/jay/2026-09-22-sglang.md", "paper_cards/2209/1405-2509-12345.md"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import os
 from pathlib import Path
 
 import pytest
@@ -15,22 +15,10 @@ from tests.fake_openai import (
     FAKE_KEY,
     FakeOpenAI,
     answer_with,
-    isolate_environment,
     make_config,
     make_request,
     sample_extraction,
 )
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest.fixture(autouse=True)
-def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    isolate_environment(monkeypatch, tmp_path)
 
 
 def _requests(n: int):
@@ -106,5 +94,5 @@ def test_config_keeps_the_key_out_of_sight(tmp_path: Path) -> None:
     with pytest.raises(PredigestError, match="concurrency"):
         LLMConfig(concurrency=0)
     assert LLMConfig(cache_dir=None).cache_dir is None
-    assert "predigest" in str(LLMConfig().cache_dir)  # platformdirs, redirected by _isolate
-    assert str(LLMConfig().cache_dir).startswith(str(tmp_path))
+    assert "predigest" in str(LLMConfig().cache_dir)  # platformdirs, redirected by the autouse fixture
+    assert str(LLMConfig().cache_dir).startswith(os.environ["XDG_CACHE_HOME"])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,24 +14,12 @@ from tests.fake_openai import (
     FakeOpenAI,
     Reply,
     completion,
-    isolate_environment,
     make_config,
     make_request,
     sample_extraction,
 )
 
 ERROR_BODY = {"error": {"message": "slow down", "type": "rate_limit_error"}}
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest.fixture(autouse=True)
-def _isolate(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    isolate_environment(monkeypatch, tmp_path)
 
 
 def _one(config, request=None):
