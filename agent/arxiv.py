@@ -259,6 +259,15 @@ def validate(raw_or_id: str | ArxivId, *, not_after: date | None) -> Verdict:
     return Verdict(ok=not reason, id=arxiv_id, reason=reason)
 
 
+def key_of(raw: str) -> str | None:
+    """The versionless key of one ID as written (`arXiv:2605.11093v1` → `2605.11093`), or None
+    when `raw` is not shaped like an ID. For one ID; `find_ids` is for free text."""
+    try:
+        return normalise(raw).key
+    except ValueError:
+        return None
+
+
 def same_paper(a: str | ArxivId, b: str | ArxivId) -> bool:
     """Whether two IDs name one paper, whatever their versions, prefixes or URLs.
 

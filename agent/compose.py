@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.anchors import AnchorRegistry
-from agent.arxiv import find_ids
+from agent.arxiv import find_ids, key_of
 from agent.labels import ZH, Labels
 from agent.rules import (
     REL_RANK,
@@ -245,7 +245,7 @@ def _arxiv_rows(
     new_keys: list[str] = []
     for g in [*sel.increments, *sel.secondary]:
         for a in g.arxiv:
-            key = find_ids(a.arxiv_id)[0].id.key
+            key = key_of(a.arxiv_id) or a.arxiv_id
             if reg.arxiv(key) is not None or key in new_keys:
                 continue
             new_keys.append(key)

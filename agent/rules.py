@@ -10,9 +10,10 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from agent.anchors import Anchor, AnchorRegistry
-from agent.arxiv import find_ids, validate
+from agent.arxiv import find_ids, key_of, validate
 from agent.text import facts, locate, similarity
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
@@ -58,6 +59,11 @@ class Candidate:
     relation: str = "new"
     new_facts: tuple[str, ...] = ()
 
+    @cached_property
+    def arxiv_keys(self) -> frozenset[str]:
+        """Versionless keys of the claim's papers, parsed once (merge compares every pair)."""
+        return frozenset(k for a in self.claim.arxiv if (k := key_of(a.arxiv_id)))
+
 
 @dataclass(frozen=True)
 class Group:
@@ -83,10 +89,11 @@ class Group:
 
     @property
     def arxiv(self) -> list[ArxivRef]:
+        """The group's papers, one per key (v1 and v2 are one paper), in the members' order."""
         seen: dict[str, ArxivRef] = {}
         for c in self.members:
             for a in c.claim.arxiv:
-                seen.setdefault(find_ids(a.arxiv_id)[0].id.key, a)
+                seen.setdefault(key_of(a.arxiv_id) or a.arxiv_id, a)
         return list(seen.values())
 
     def rank(self) -> tuple[int, int, int, int]:
@@ -118,9 +125,7 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
         for claim in r.extraction.claims:
             order += 1
             missing = [q for q in claim.evidence if locate(q, r.doc.text).kind == "none"]
-            bad_ids = [
-                a.arxiv_id for a in claim.arxiv if not (ids := find_ids(a.arxiv_id)) or ids[0].id.key not in doc_ids
-            ]
+            bad_ids = [a.arxiv_id for a in claim.arxiv if key_of(a.arxiv_id) not in doc_ids]
             if not claim.evidence or missing or bad_ids:
                 why = (
                     "no evidence quote"
@@ -183,8 +188,8 @@ def check_arxiv(cands: list[Candidate], date: dt.date) -> tuple[list[Candidate],
 
 def match_anchor(c: Candidate, reg: AnchorRegistry) -> Anchor | None:
     """The anchor a claim is about: by arXiv ID, then URL, then the anchor the model named, then title."""
-    for a in c.claim.arxiv:
-        if hit := reg.arxiv(find_ids(a.arxiv_id)[0].id.key):
+    for key in sorted(c.arxiv_keys):
+        if hit := reg.arxiv(key):
             return hit
     for u in c.claim.urls:
         if hit := reg.url(u):
@@ -265,9 +270,7 @@ def merge(cands: list[Candidate]) -> tuple[list[Group], list[Finding]]:
 def _same_subject(a: Candidate, b: Candidate) -> bool:
     if a.doc.path == b.doc.path:
         return False  # one document's claims are distinct by construction
-    ka = {find_ids(x.arxiv_id)[0].id.key for x in a.claim.arxiv}
-    kb = {find_ids(x.arxiv_id)[0].id.key for x in b.claim.arxiv}
-    if ka & kb:
+    if a.arxiv_keys & b.arxiv_keys:
         return True
     if {u.rstrip("/") for u in a.claim.urls} & {u.rstrip("/") for u in b.claim.urls}:
         return True

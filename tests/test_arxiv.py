@@ -252,3 +252,20 @@ def test_seed_tally_ids_are_found_in_order() -> None:
         "2609.19657",
         "2607.02574",
     ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        pytest.param("arXiv:2605.11093v1", "2605.11093", id="prefixed-versioned"),
+        pytest.param("2605.11093v2", "2605.11093", id="v2-same-key"),
+        pytest.param("https://arxiv.org/abs/2506.09713v2", "2506.09713", id="url"),
+        pytest.param("hep-th/9901001", "hep-th/9901001", id="old-style"),
+        pytest.param("HookPoint 2605.11093", None, id="free-text-is-not-one-id"),
+        pytest.param("0.5.19", None, id="version-string"),
+    ],
+)
+def test_key_of_one_id(raw: str, key: str | None) -> None:
+    from agent.arxiv import key_of
+
+    assert key_of(raw) == key
