@@ -246,11 +246,14 @@ def locate(quote: str, text: str, *, threshold: float = 0.9, min_fuzzy_len: int 
     return Alignment("none", -1, -1, score)
 
 
-def _bigrams(s: str) -> Counter[str]:
+@lru_cache(maxsize=8192)
+def _bigrams(s: str) -> tuple[Counter[str], int]:
+    """Bigram counts and their total, memoised: matching compares every claim with every anchor
+    subject, and folding the same anchor text again each time dominated the rule layer's time.
+    Callers only read the Counter (`&` builds a new one)."""
     t = fold(s).lower()
-    if len(t) < 2:
-        return Counter([t] if t else [])
-    return Counter(t[i : i + 2] for i in range(len(t) - 1))
+    grams = Counter([t] if t else []) if len(t) < 2 else Counter(t[i : i + 2] for i in range(len(t) - 1))
+    return grams, sum(grams.values())
 
 
 def similarity(a: str, b: str) -> float:
@@ -259,8 +262,8 @@ def similarity(a: str, b: str) -> float:
     Bigrams rather than words so that a Chinese title and its mixed-language paraphrase can
     still score high.
     """
-    ga, gb = _bigrams(a), _bigrams(b)
-    total = sum(ga.values()) + sum(gb.values())
+    (ga, na), (gb, nb) = _bigrams(a), _bigrams(b)
+    total = na + nb
     if not total:
         return 1.0
     return 2 * sum((ga & gb).values()) / total

@@ -19,7 +19,7 @@ from agent.parse import parse
 from agent.pipeline import Settings, run
 from agent.render import render
 from agent.rules import DocResult, dedupe, ground, merge, select
-from agent.text import locate
+from agent.text import _bigrams, locate
 from agent.workspace import load_workspace
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
@@ -93,6 +93,7 @@ def main() -> None:
     synthetic = _synthetic_claims()
 
     def rules() -> None:
+        _bigrams.cache_clear()  # measure cold: the synthetic titles repeat, a warm memo would flatter
         cands, _ = ground(synthetic)
         kept, _, _ = dedupe(cands, reg)
         groups, _ = merge(kept)
