@@ -256,9 +256,9 @@ def prompt_show(
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
     """
-    from agent.pipeline import Settings, requests_for
+    from agent.pipeline import Settings, plan, requests_for
 
-    for r in requests_for(Settings(workspace=workspace, topic=topic, date=_date(date)), doc):
+    for r in requests_for(plan(Settings(workspace=workspace, topic=topic, date=_date(date))), doc):
         out.print(f"# prompt {r.prompt} · {r.doc_path} · part {r.chunk + 1}/{r.chunks}", markup=False)
         for m in r.messages:
             out.print(f"--- {m['role']} ---", markup=False)

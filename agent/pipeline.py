@@ -125,19 +125,19 @@ def plan(s: Settings) -> Plan:
     )
 
 
-def requests_for(s: Settings, doc: str) -> list[ExtractionRequest]:
-    """The request(s) one document of the evening would send (several when it is split)."""
-    p = plan(s)
+def requests_for(p: Plan, doc: str) -> list[ExtractionRequest]:
+    """The request(s) one document of the evening sends (several when it is split)."""
     reqs = [r for r in p.requests if r.doc_path == doc]
     if not reqs:
         known = ", ".join(d.path for d in p.sources)
-        raise PredigestError(f"{doc} is not a source of the evening {s.date}", hint=f"pick one of: {known}")
+        raise PredigestError(f"{doc} is not a source of the evening {p.window.date}", hint=f"pick one of: {known}")
     return reqs
 
 
 def add_reference(s: Settings, doc: str, extraction: Path, note: str = "") -> Path:
     """Store a hand-written expected answer for one document as a reference cassette."""
-    reqs = requests_for(s, doc)
+    p = plan(s)
+    reqs = requests_for(p, doc)
     if len(reqs) != 1:
         raise PredigestError(f"{doc} is split into {len(reqs)} parts", hint="reference cassettes take whole documents")
     try:
@@ -148,7 +148,7 @@ def add_reference(s: Settings, doc: str, extraction: Path, note: str = "") -> Pa
         raise PredigestError(
             f"{extraction} is not a FileExtraction ({what})", hint="see schemas/extraction.py for the fields"
         ) from e
-    return write_reference_cassette(reqs[0], answer, llm_config(load_workspace(s.workspace), s), note=note)
+    return write_reference_cassette(reqs[0], answer, llm_config(p.ws, s), note=note)
 
 
 def rekey(s: Settings) -> list[Path]:
@@ -168,7 +168,11 @@ class RunReport:
     calls_path: Path
     seconds: float
     backend: str
-    documents: int
+    plan: Plan  # what was read and known: the eval scores against it without scanning again
+
+    @property
+    def documents(self) -> int:
+        return len(self.plan.sources)
 
     @property
     def findings(self) -> list[Finding]:
@@ -244,7 +248,7 @@ def run(
         calls_path,
         time.monotonic() - started,
         backend=resolve_backend(config),
-        documents=len(p.sources),
+        plan=p,
     )
 
 

@@ -17,12 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from agent.anchors import build_registry
 from agent.errors import PredigestError
-from agent.ingest import scan
 from agent.parse import parse
-from agent.pipeline import Settings, run
-from agent.workspace import load_workspace
+from agent.pipeline import Plan, Settings, run
 from eval.cases import Case, CaseError, load_cases
 from eval.metrics import METRICS, RuleContext, Score, Scorecard, file_refs, score
 from schemas.briefing import Briefing
@@ -122,14 +119,14 @@ def run_case(case: Case, *, backend: str = "replay") -> CaseRun:
         output = parse(report.markdown, path=f"<output of {case.name}>")
     except PredigestError as e:
         return CaseRun(case, gold, None, report.markdown, None, (*errors, str(e)), time.monotonic() - started)
-    card = score(gold, output, rule_context(case, output))
+    card = score(gold, output, rule_context(report.plan, output))
     return CaseRun(case, gold, output, report.markdown, card, errors, time.monotonic() - started)
 
 
-def rule_context(case: Case, output: Briefing) -> RuleContext:
-    """The anchors known before the evening, and the text of every file the output credits."""
-    ws = load_workspace(case.workspace)
-    registry = build_registry(scan(ws, case.topic, case.date), case.topic, case.date)
+def rule_context(p: Plan, output: Briefing) -> RuleContext:
+    """The anchors known before the evening (from the run's own plan), and the text of every
+    file the output credits."""
+    ws, registry = p.ws, p.registry
     files: dict[str, str] = {}
     for inc in output.increments:
         for ref in file_refs(inc):
@@ -138,7 +135,7 @@ def rule_context(case: Case, output: Briefing) -> RuleContext:
                 files[ref] = path.read_text(encoding="utf-8", errors="replace")
     limits = ws.config.limits
     return RuleContext(
-        date=case.date,
+        date=p.window.date,
         anchored_arxiv=frozenset(a.key for a in registry.anchors if a.kind == "arxiv"),
         files=files,
         min_increments=limits.min_increments,
