@@ -62,7 +62,6 @@ class AnchorRegistry:
     open_items: tuple[OpenItem, ...]
     sections: tuple[str, ...]  # the living document's § headings, in order
     adjacent: tuple[Anchor, ...] = field(default_factory=tuple)
-    baselines: tuple[str, ...] = field(default_factory=tuple)
 
     def arxiv(self, key: str) -> Anchor | None:
         return next((a for a in self.anchors if a.kind == "arxiv" and a.key == key), None)
@@ -86,8 +85,8 @@ class AnchorRegistry:
         keys = {m.id.key for m in find_ids(text)}
         urls = {normalise_url(u) for u in _URL.findall(text)}
         hits = [a for a in self.anchors if (a.kind == "arxiv" and a.key in keys) or (a.kind == "url" and a.key in urls)]
-        subjects = sorted((a for a in self.anchors if a.kind == "subject"), key=lambda a: -_overlap(a.key, text))
-        hits += [a for a in subjects if _overlap(a.key, text) > 0.5]
+        scored = [(_overlap(a.key, text), a) for a in self.anchors if a.kind == "subject"]
+        hits += [a for score, a in sorted(scored, key=lambda p: -p[0]) if score > 0.5]
         return _unique(hits)[:limit]
 
 
@@ -97,7 +96,6 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
     adjacent: list[Anchor] = []
     sections: tuple[str, ...] = ()
     latest: tuple[dt.date, Briefing, str] | None = None
-    baselines: list[str] = []
     for doc in docs:
         if not doc.read:
             continue
@@ -111,7 +109,6 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
                 adjacent += [a for a in found if a.kind == "subject"]
                 continue
             anchors += found
-            baselines.append(doc.path)
             if latest is None or b.date > latest[0]:
                 latest = (b.date, b, doc.path)
     open_items: tuple[OpenItem, ...] = ()
@@ -125,7 +122,6 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
         open_items=open_items,
         sections=sections,
         adjacent=tuple(adjacent),
-        baselines=tuple(sorted(baselines)),
     )
 
 

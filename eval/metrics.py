@@ -72,9 +72,6 @@ class Matching:
     missed: tuple[int, ...]  # gold indices left unpaired
     extra: tuple[int, ...]  # output indices left unpaired
 
-    def out_of(self, gold_index: int) -> int | None:
-        return next((p.out for p in self.pairs if p.gold == gold_index), None)
-
 
 @dataclass(frozen=True)
 class RuleContext:

@@ -47,11 +47,3 @@ class Budget:
         cost = self._config.cost_usd(*token_counts(usage))
         with self._lock:
             self.cost_usd += cost
-
-    @property
-    def exhausted(self) -> bool:
-        cfg = self._config
-        with self._lock:
-            return (cfg.max_calls is not None and self.calls >= cfg.max_calls) or (
-                cfg.max_cost_usd is not None and self.cost_usd >= cfg.max_cost_usd
-            )
