@@ -76,11 +76,7 @@ def _synthetic_claims() -> list[DocResult]:
 
 
 def main() -> None:
-    seed_text = (
-        SEED_GOLD.read_text(encoding="utf-8")
-        if SEED_GOLD.exists()
-        else (ROOT.parent / "shared" / "seeds" / "2026-09-22-inference-e1prep.md").read_text(encoding="utf-8")
-    )
+    seed_text = SEED_GOLD.read_text(encoding="utf-8")
     ws = load_workspace(WORLD)
     docs = scan(ws, "inference", DATE)
     reg = build_registry(docs, "inference", DATE)

@@ -5,7 +5,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SEED = ROOT.parent / "shared" / "seeds" / "2026-09-22-inference-e1prep.md"
+# The seed briefing, kept in the repo as the first gold case: no test reads outside the repo.
+SEED = ROOT / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
 WORLD = ROOT / "examples" / "world"
 
 

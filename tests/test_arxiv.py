@@ -12,7 +12,7 @@ import pytest
 from agent.arxiv import ArxivId, find_ids, normalise, same_paper, validate
 
 BRIEFING_DATE = date(2026, 9, 22)
-SEED = Path(__file__).resolve().parents[1].parent / "shared" / "seeds" / "2026-09-22-inference-e1prep.md"
+SEED = Path(__file__).resolve().parents[1] / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
 
 
 # --- find_ids ----------------------------------------------------------------------------------
@@ -218,8 +218,6 @@ def test_same_paper_takes_parsed_ids() -> None:
 
 
 def _seed_text() -> str:
-    if not SEED.is_file():
-        pytest.skip(f"seed briefing not found at {SEED} (it lives beside the repo, in ../shared)")
     return SEED.read_text(encoding="utf-8")
 
 

@@ -13,7 +13,7 @@ from agent import text as text_module
 from agent.arxiv import find_ids
 from agent.text import Alignment, facts, fold, locate, similarity
 
-SEED = Path(__file__).resolve().parents[1].parent / "shared" / "seeds" / "2026-09-22-inference-e1prep.md"
+SEED = Path(__file__).resolve().parents[1] / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
 
 HOOKPOINT = "HookPoint 自定义 CUDA kernel：overhead 仅 0.4–6.8%（平均 3.6%）"
 DOC = f"""要点：
@@ -264,8 +264,6 @@ def test_facts_tell_different_numbers_apart() -> None:
 
 
 def test_facts_agree_with_arxiv_finder_on_the_seed() -> None:
-    if not SEED.is_file():
-        pytest.skip(f"seed briefing not found at {SEED}")
     seed = SEED.read_text(encoding="utf-8")
     keys = {m.id.key for m in find_ids(seed)}
     assert keys <= facts(seed)
