@@ -62,6 +62,7 @@ class AnchorRegistry:
     open_items: tuple[OpenItem, ...]
     sections: tuple[str, ...]  # the living document's § headings, in order
     adjacent: tuple[Anchor, ...] = field(default_factory=tuple)
+    warnings: tuple[str, ...] = field(default_factory=tuple)  # e.g. an adjacent briefing read as plain text
 
     def arxiv(self, key: str) -> Anchor | None:
         return next((a for a in self.anchors if a.kind == "arxiv" and a.key == key), None)
@@ -96,18 +97,25 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
     adjacent: list[Anchor] = []
     sections: tuple[str, ...] = ()
     latest: tuple[dt.date, Briefing, str] | None = None
+    warnings: list[str] = []
     for doc in docs:
         if not doc.read:
             continue
         if doc.kind == "living":
             sections = tuple(_SECTION.findall(doc.text))
             anchors += _from_living(doc, date)
-        elif doc.kind in ("baseline", "adjacent"):
+        elif doc.kind == "adjacent":
+            # another agent's briefing: read as far as it goes; if it does not parse at all, it is
+            # still a document of the evening (extracted like a report), only without its anchors
+            try:
+                found = _from_briefing(parse(doc.text, path=doc.path, lenient=True), doc.path)
+            except ParseError as e:
+                warnings.append(f"{doc.path} is not a briefing this parser can read ({e.message}); read as plain text")
+                continue
+            adjacent += [a for a in found if a.kind == "subject"]
+        elif doc.kind == "baseline":
             b = _parse_briefing(doc)
             found = _from_briefing(b, doc.path)
-            if doc.kind == "adjacent":
-                adjacent += [a for a in found if a.kind == "subject"]
-                continue
             anchors += found
             if latest is None or b.date > latest[0]:
                 latest = (b.date, b, doc.path)
@@ -122,6 +130,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
         open_items=open_items,
         sections=sections,
         adjacent=tuple(adjacent),
+        warnings=tuple(warnings),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -231,6 +232,7 @@ def run_cmd(
         "concurrency": concurrency,
         "max_calls": max_calls,
         "max_cost_usd": max_cost,
+        "replace_reference": force or None,  # --force also lets `record` replace reference cassettes
     }
     settings = settings_from(flags, os.environ)
     with _progress() as (on_plan, on_result):
@@ -325,6 +327,8 @@ def _print_run(report: RunReport, explain: bool) -> None:
             markup=False,
             highlight=False,
         )
+    for warning in report.evening.registry.warnings:
+        err.print(f"warning: {warning}", markup=False, highlight=False)
     for doc, why in report.outcome.unread:
         err.print(f"warning: not read: {doc}: {why}", markup=False, highlight=False)
     if report.outcome.partial:
@@ -437,21 +441,34 @@ def eval_cmd(
         raise typer.Exit(1)
 
 
+class _WarningLine(logging.Handler):
+    """The library's warnings (a corrupt cache, say) as one `warning:` line on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        err.print(f"warning: {record.getMessage()}", markup=False, highlight=False)
+
+
+def _setup_logging() -> None:
+    logger = logging.getLogger("predigest")
+    if not any(isinstance(h, _WarningLine) for h in logger.handlers):
+        logger.addHandler(_WarningLine(logging.WARNING))
+        logger.propagate = False
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: user-fixable errors print one line and exit 2; --debug shows the traceback.
 
     Typer handles its own usage errors (exit 2, with usage); everything else propagates."""
     try:
         _state["debug"] = False
+        _setup_logging()
         # not standalone: typer.Exit comes back as a status, and errors reach the handlers below
         code = app(args=argv, prog_name="predigest", standalone_mode=False)
         if isinstance(code, int) and code:
             raise SystemExit(code)
-    except KeyboardInterrupt:  # Typer turns Ctrl-C into its Abort; both end here
-        err.print(
-            "interrupted: nothing was written; answers already received are cached, so a re-run resumes",
-            markup=False,
-        )
+    except KeyboardInterrupt as e:  # Typer may turn Ctrl-C into its Abort; both end here
+        got = f"{e.answered} of {e.total} answers were received and cached; " if hasattr(e, "answered") else ""
+        err.print(f"interrupted: nothing was written; {got}a re-run resumes from the cache", markup=False)
         raise SystemExit(EXIT_INTERRUPTED) from None
     except PredigestError as e:
         if _state["debug"]:

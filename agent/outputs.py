@@ -37,11 +37,11 @@ def check_out(out: Path, ws: Workspace, docs: Sequence[SourceDoc], own: Path, *,
     kind, or an existing briefing without --force; and a folder that cannot be written. Every
     Markdown file of the workspace is some evening's input, except tonight's own briefing `own`."""
     targets = [out.with_suffix(".json"), out.with_suffix(".calls.jsonl"), out]
-    inputs = {(ws.root / d.path).resolve() for d in docs} - {own.resolve()}
+    inputs = {_real(ws.root / d.path) for d in docs} - {_real(own)}
     for t in targets:
-        if t.resolve() in inputs:
+        if _real(t) in inputs:
             raise PredigestError(
-                f"--out {t} is an input of the workspace ({t.resolve().relative_to(ws.root)})",
+                f"--out {t} is an input of the workspace ({_real(t).relative_to(ws.root)})",
                 hint="write the briefing somewhere else, e.g. --out out/",
             )
     if out.is_dir():
@@ -57,6 +57,14 @@ def check_out(out: Path, ws: Workspace, docs: Sequence[SourceDoc], own: Path, *,
     folder = _nearest_existing(out.parent)
     if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
         raise PredigestError(f"cannot write into {out.parent} ({folder} is not a writable folder)", hint="pick --out")
+
+
+def _real(path: Path) -> Path:
+    """Where a path really leads; a symlink loop leads nowhere, so it stands for itself."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
 
 
 def _looks_like_briefing(path: Path) -> bool:
@@ -103,7 +111,8 @@ def write_set(files: Mapping[Path, str], *, force: bool, guarded: Path) -> None:
                 os.link(path, backup)
                 backups[path] = backup
         for path in files:
-            os.replace(temps.pop(path), path)
+            os.replace(temps[path], path)
+            del temps[path]
             done.append(path)
     except OSError as e:
         for path in done:  # put the previous set back as it was

@@ -88,6 +88,7 @@ class LLMSettings(_Frozen):
         default_factory=dict, description="model -> (USD per 1M input tokens, USD per 1M output tokens)."
     )
     temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
+    replace_reference: bool = Field(default=False, description="Let `record` write over reference cassettes.")
 
     def with_(self, **changes: Any) -> LLMSettings:
         return updated(self, changes, origin="setting")

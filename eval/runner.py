@@ -252,6 +252,12 @@ def evaluate(
 ) -> EvalReport:
     """Run the cases, compare each with its committed scores, and rewrite the baseline if asked."""
     cases = load_cases(cases_dir, only)
+    if not update_baseline and not baseline_path.is_file():
+        # an absent baseline would pass every score as "new": a typo must not turn CI green
+        raise PredigestError(
+            f"the baseline {baseline_path} does not exist",
+            hint="pass the committed eval/baseline.json, or --update-baseline to create it",
+        )
     baseline = load_baseline(baseline_path)
     runs = [run_case(c, backend=backend) for c in cases]
     notes: list[str] = []
