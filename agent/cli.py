@@ -161,7 +161,11 @@ def run_cmd(
     model: Annotated[str | None, typer.Option(help="Model name (default: [llm] model in predigest.toml).")] = None,
     mode: Annotated[str | None, typer.Option(help="Structured output mode: tools or json_schema.")] = None,
     backend: Annotated[
-        str, typer.Option(help="auto (live with a key, replay without), live, record or replay.")
+        str,
+        typer.Option(
+            help="auto (live with a key; without one replay, or offline when no cassette answers), "
+            "live, record, replay or offline (no model: read the documents' structure)."
+        ),
     ] = "auto",
     cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")] = None,
@@ -236,6 +240,8 @@ def _print_run(report: RunReport, explain: bool) -> None:
         markup=False,
     )
     out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())), markup=False)
+    if report.backend_note:
+        out.print(report.backend_note, markup=False, highlight=False)
     for r in failed:
         err.print(f"warning: {r.doc_path}: {r.error}", markup=False, highlight=False)
 
@@ -317,7 +323,11 @@ def eval_cmd(
     html: Annotated[Path | None, typer.Option(help="Also write a side-by-side HTML page (output vs gold).")] = None,
     case: Annotated[str | None, typer.Option(help="Run only the case with this folder name.")] = None,
     backend: Annotated[
-        str, typer.Option(help="replay (CI: cassettes only, no cache), record or live (the prompt workbench).")
+        str,
+        typer.Option(
+            help="replay (CI: cassettes only, no cache), record or live (the prompt workbench); "
+            "an offline row is scored beside it for every case."
+        ),
     ] = "replay",
 ) -> None:
     """Replay every gold case, score it against its gold briefing, and compare with the baseline.

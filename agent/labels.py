@@ -54,6 +54,7 @@ class Labels:
     star: str = "⭐"
     list_sep: str = "；"
     none_marker: str = "无"
+    extractor_offline: str = "extractor offline（未调用模型：按文档自身结构与主题画像抽取）"
 
     def circled(self, n: int) -> str:
         return CIRCLED[n - 1] if 1 <= n <= len(CIRCLED) else f"({n})"

@@ -18,11 +18,12 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agent.anchors import AnchorRegistry, build_registry
+from agent.backends import Chosen, make_extractor
 from agent.compose import Composed, Limits, compose, merge_chunks
 from agent.errors import LLMError, OutputExists, PredigestError, WorkspaceError
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.ingest import Window, evening_window, scan, sources, unreadable
-from agent.llm import LLMConfig, LLMExtractor, rekey_reference_cassettes, write_reference_cassette
+from agent.llm import LLMConfig, rekey_reference_cassettes, write_reference_cassette
 from agent.llm.config import resolve_backend
 from agent.prompting import Template, build_requests, load_template
 from agent.render import render
@@ -169,6 +170,7 @@ class RunReport:
     seconds: float
     backend: str
     plan: Plan  # what was read and known: the eval scores against it without scanning again
+    backend_note: str = ""  # said once in the run summary when the backend was chosen for the user
 
     @property
     def documents(self) -> int:
@@ -197,8 +199,12 @@ def run(
     if out_path.exists() and not s.force and not dry_out:
         raise OutputExists(f"{out_path} already exists", hint="pass --force to replace it, or --out for another path")
     config = llm_config(p.ws, s)
-    extractor = extractor or LLMExtractor(config)
-    results = extractor.extract_all(p.requests, on_result)
+    chosen = (
+        Chosen(extractor, resolve_backend(config))
+        if extractor is not None
+        else make_extractor(config, p.requests, p.docs, p.registry, s.topic, p.ws.topic(s.topic))
+    )
+    results = chosen.extractor.extract_all(p.requests, on_result)
     failed = [r for r in results if r.extraction is None]
     if results and len(failed) == len(results):
         # A briefing built from nothing would read as "a quiet evening" and become tomorrow's
@@ -211,7 +217,7 @@ def run(
     doc_results = _doc_results(p, results)
     records = [r.record for r in results]
     footer = (
-        f"本报告由 predigest 自动生成 · {s.date} · prompt {p.template.stamp} · model {config.model} · "
+        f"本报告由 predigest 自动生成 · {s.date} · {chosen.footer_source(str(p.template.stamp), config.model)} · "
         f"{len(p.sources)} 份来源 · {len(records)} 次调用"
     )
     limits = Limits(**p.ws.config.limits.model_dump())
@@ -234,6 +240,7 @@ def run(
             "briefing": composed.briefing.model_dump(mode="json"),
             "prompt": str(p.template.stamp),
             "model": config.model,
+            "backend": chosen.backend,
             "findings": [asdict(f) for f in composed.findings],
         }
         _write_atomic(out_path, markdown, s.force)
@@ -247,8 +254,9 @@ def run(
         json_path,
         calls_path,
         time.monotonic() - started,
-        backend=resolve_backend(config),
+        backend=chosen.backend,
         plan=p,
+        backend_note=chosen.note,
     )
 
 

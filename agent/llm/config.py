@@ -16,11 +16,11 @@ import platformdirs
 from agent.errors import PredigestError
 
 Mode = Literal["tools", "json_schema"]
-Backend = Literal["auto", "live", "record", "replay"]
-EffectiveBackend = Literal["live", "record", "replay"]
+Backend = Literal["auto", "live", "record", "replay", "offline"]
+EffectiveBackend = Literal["live", "record", "replay", "offline"]
 
 MODES: tuple[str, ...] = ("tools", "json_schema")
-BACKENDS: tuple[str, ...] = ("auto", "live", "record", "replay")
+BACKENDS: tuple[str, ...] = ("auto", "live", "record", "replay", "offline")  # offline: agent.offline, no model
 
 
 def default_cache_dir() -> Path:
