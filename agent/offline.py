@@ -52,6 +52,7 @@ _DOUBT = re.compile(
 )
 _URL = re.compile(r"https?://[^\s）)|，,；;>\]\"'`<]+")
 _LEVELS: tuple[CredLevel, ...] = ("中高", "高", "中", "低")
+_LEVEL_WORDS = {"medium-high": "中高", "high": "高", "medium": "中", "low": "低"}
 _CAP = {"高": 5, "中": 3, "邻接": 2, "参考": 1}
 _REL_ORDER: tuple[Relevance, ...] = ("高", "中", "邻接", "参考")
 _MAX_POINTS, _MAX_CHILDREN, _MAX_DEPTH, _MAX_TEXT = 8, 8, 3, 160
@@ -129,18 +130,20 @@ class Profile:
         matched = sorted((t for t in found if t in self.terms), key=lambda t: (-self.terms[t], t))
         if any(t in self.terms for t in tokens(d_denied)) or (not said.strip() and denied):
             return Fit("参考", score, against, tuple(matched))
-        return Fit(_label(score, against, bool(declared.strip()) and not any(t in self.terms for t in tokens(d_said))),
-                   score, against, tuple(matched))  # fmt: skip
+        filed_elsewhere = bool(declared.strip()) and not any(t in self.terms for t in tokens(d_said))
+        in_title = any(t in self.terms for t in tokens(t_said))
+        return Fit(_label(score, against, filed_elsewhere, in_title), score, against, tuple(matched))
 
 
-def _label(score: float, against: float, filed_elsewhere: bool) -> Relevance:
-    """High: many profile terms and few of the adjacent topics'. Thresholds are in profile-term
-    weight (a named term like vLLM is 1.5, a Chinese bigram 1.0, title terms count twice)."""
+def _label(score: float, against: float, filed_elsewhere: bool, in_title: bool) -> Relevance:
+    """High: enough profile terms, few of the adjacent topics', and the subject itself (its title)
+    on-topic unless the body leaves no doubt. Scores are in profile-term weight: a named term like
+    vLLM is 1.5, a plain word or Chinese bigram 1.0, title terms count twice."""
     focus = score / (score + against) if score + against else 0.0
-    if score >= 10 and focus >= 0.6 and not filed_elsewhere:
+    if score >= 6 and focus >= 0.6 and not filed_elsewhere and (in_title or score >= 10):
         return "高"
-    if score >= 6 and focus >= 0.5:
-        return "中" if not filed_elsewhere or score >= 12 else "邻接"
+    if score >= 3 and focus >= 0.5 and (not filed_elsewhere or score >= 12):
+        return "中"
     if score > 0 or against > 0:
         return "邻接"
     return "参考"
@@ -212,7 +215,7 @@ def _fit(item: Item, outline: Outline, doc: SourceDoc, ctx: Context) -> Fit:
     declared = " ".join(
         x for x in (item.fields.get("category", ("", ""))[0], item.index_text, outline.meta.get("category", "")) if x
     )
-    title = item.title if item.title != item.ref.lstrip("§") else ""
+    title = item.title
     if doc.kind == "paper_card":
         title = outline.meta.get("title", "") or outline.title or title
         own = outline.meta.get("category", "").strip().lower() == ctx.topic.lower()
@@ -240,7 +243,7 @@ def _claim(item: Item, outline: Outline, doc: SourceDoc, ctx: Context, fit: Fit,
         return None
     level, why = _credibility(item, outline, doc, ids, urls, text)
     substantive = len(set().union(*(facts(x.text) for p in points for x in p.walk()))) >= 3 or bool(ids)
-    stars = _stars(item, fit, substantive)
+    stars = _stars(item, fit, substantive, any(it.rating is not None for it in outline.items))
     anchor, relation, note = _relation(ctx, ids, urls, title, points)
     section = _section(ctx, f"{title} {item.index_text} " + " ".join(p.text for p in item.points))
     return Claim(
@@ -270,11 +273,14 @@ def _title(item: Item, outline: Outline, doc: SourceDoc) -> str:
     return clean(item.title)
 
 
-def _stars(item: Item, fit: Fit, substantive: bool) -> int:
+def _stars(item: Item, fit: Fit, substantive: bool, rated_doc: bool = False) -> int:
     """The writer's rating when there is one, held down by how far the item is from the topic;
     otherwise from the fit: on-topic with figures or a paper is strong, on-topic alone useful.
-    A table row is one line of a list, never more than a secondary anchor on its own."""
+    A table row is one line of a list, never more than a secondary anchor on its own; in a
+    document that rates its items, one the writer left unrated is not promoted past 3★."""
     cap = _CAP[fit.relevance]
+    if rated_doc and item.rating is None:
+        cap = min(cap, 3)
     if item.rating is not None:
         stars = min(item.rating, cap)
     else:
@@ -368,6 +374,9 @@ def _credibility(
     """The writer's 可信度 line when present; else by the kind of source linked."""
     if stated := item.fields.get("credibility"):
         value = clean(stated[0])
+        word = re.match(r"(?i)(medium[- ]high|high|medium|low)\b", value)
+        if word:
+            value = _LEVEL_WORDS[word[1].lower().replace(" ", "-")] + value[word.end() :]
         level = next((lv for lv in _LEVELS if value.startswith(lv)), None)
         if level:
             reason = re.sub(r"^[（(]|[）)]$", "", value[len(level) :].strip()) or f"来源自评 {level}"
