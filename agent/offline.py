@@ -20,6 +20,7 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from agent.anchors import Anchor, AnchorRegistry
 from agent.arxiv import find_ids, key_of, validate
@@ -56,6 +57,12 @@ _LEVEL_WORDS = {"medium-high": "中高", "high": "高", "medium": "中", "low": 
 _CAP = {"高": 5, "中": 3, "邻接": 2, "参考": 1}
 _REL_ORDER: tuple[Relevance, ...] = ("高", "中", "邻接", "参考")
 _MAX_POINTS, _MAX_CHILDREN, _MAX_DEPTH, _MAX_TEXT = 8, 8, 3, 160
+
+
+@lru_cache(maxsize=8192)
+def _facts(text: str) -> frozenset[str]:
+    """`facts`, memoised: a key point is checked, weighed and compared with its anchor."""
+    return frozenset(facts(text))
 
 
 # --- the topic as weighted terms ----------------------------------------------------------------
@@ -184,14 +191,13 @@ def extract_document(doc: SourceDoc, ctx: Context) -> FileExtraction:
     outline = parse_outline(doc.text, whole=doc.kind == "paper_card")
     if doc.kind == "queue":
         return _queue(outline, doc, ctx)
-    doc_facts = facts(doc.text)
     claims: list[tuple[Relevance, Claim]] = []
     skipped: list[SkippedItem] = []
     fits: list[Fit] = []
     for item in outline.items:
         fit = _fit(item, outline, doc, ctx)
         fits.append(fit)
-        claim = _claim(item, outline, doc, ctx, fit, doc_facts) if fit.relevance in ("高", "中") else None
+        claim = _claim(item, outline, doc, ctx, fit) if fit.relevance in ("高", "中") else None
         if claim is None:
             skipped.append(SkippedItem(subject=_scrub(_short(item.title), ctx), reason=_skip_reason(item, fit, ctx)))
         else:
@@ -230,8 +236,9 @@ def _walk(p: Point) -> list[Point]:
     return [p, *(q for c in p.children for q in _walk(c))]
 
 
-def _claim(item: Item, outline: Outline, doc: SourceDoc, ctx: Context, fit: Fit, doc_facts: set[str]) -> Claim | None:
+def _claim(item: Item, outline: Outline, doc: SourceDoc, ctx: Context, fit: Fit) -> Claim | None:
     text = doc.text[item.start : item.end]
+    doc_facts = _facts(text)  # whole lines of the document, so each of these facts is one of the document's
     title = _scrub(_title(item, outline, doc), ctx)
     ids = _arxiv(item, outline, doc, ctx)
     urls = _urls(item, text)
@@ -242,7 +249,7 @@ def _claim(item: Item, outline: Outline, doc: SourceDoc, ctx: Context, fit: Fit,
     if not evidence:
         return None
     level, why = _credibility(item, outline, doc, ids, urls, text)
-    substantive = len(set().union(*(facts(x.text) for p in points for x in p.walk()))) >= 3 or bool(ids)
+    substantive = len(set().union(*(_facts(x.text) for p in points for x in p.walk()))) >= 3 or bool(ids)
     stars = _stars(item, fit, substantive, any(it.rating is not None for it in outline.items))
     anchor, relation, note = _relation(ctx, ids, urls, title, points)
     section = _section(ctx, f"{title} {item.index_text} " + " ".join(p.text for p in item.points))
@@ -319,11 +326,11 @@ def _urls(item: Item, text: str) -> list[str]:
     return out[:3]
 
 
-def _key_point(p: Point, ctx: Context, doc_facts: set[str], depth: int) -> KeyPoint | None:
+def _key_point(p: Point, ctx: Context, doc_facts: frozenset[str], depth: int) -> KeyPoint | None:
     """A bullet as a key point: trimmed at a clause, its invalid arXiv IDs removed, and kept only
     if every figure it states is in the document (what the grounding rule will check)."""
     text = _scrub(_trim(p.text), ctx)
-    if not text or not facts(text) <= doc_facts:
+    if not text or not _facts(text) <= doc_facts:
         return None
     children: list[KeyPoint] = []
     if depth < _MAX_DEPTH:
@@ -404,8 +411,8 @@ def _relation(
     anchor = anchor or reg.subject(title, threshold=0.6) or _contained_subject(reg, title)
     if anchor is None:
         return "", "new", f"活文档与往期 {ctx.topic} 简报尚无此主题的锚点"
-    mine = set().union(*(facts(x.text) for p in points for x in p.walk()), *(facts(a.arxiv_id) for a in ids))
-    new = sorted(mine - facts(anchor.text))
+    mine = set().union(*(_facts(x.text) for p in points for x in p.walk()), *(_facts(a.arxiv_id) for a in ids))
+    new = sorted(mine - _facts(anchor.text))
     named = f"arXiv {anchor.display_id or anchor.key}" if anchor.kind == "arxiv" else anchor.key
     where = f"{anchor.when} 锚定「{anchor.label[:30]}」"
     if new:
