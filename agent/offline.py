@@ -573,5 +573,15 @@ class OfflineExtractor:
         return ExtractionResult(request=request, extraction=extraction, record=record)
 
 
+    def close(self) -> None:
+        """Nothing to release; here so the pipeline can hold any extractor in a `with`."""
+
+    def __enter__(self) -> OfflineExtractor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def _empty_like(whole: FileExtraction) -> FileExtraction:
     return FileExtraction(relevance=whole.relevance, relevance_reason=whole.relevance_reason, held="")

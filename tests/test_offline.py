@@ -83,13 +83,13 @@ def assert_valid(report: RunReport, max_increments: int = 8) -> None:
     bounded and said plainly when short, no impossible arXiv ID anywhere in the text."""
     briefing = parse(report.markdown)
     assert briefing.increments == report.composed.briefing.increments
-    compliance = rule_compliance(briefing, rule_context(report.plan, briefing))
+    compliance = rule_compliance(briefing, rule_context(report.evening, briefing))
     assert compliance.value == 1.0, compliance.missed
     assert len(briefing.increments) <= max_increments
     if len(briefing.increments) < 3:
         assert "低于 3 条" in briefing.summary.count_note
     for m in find_ids(report.markdown):
-        assert validate(m.id, not_after=report.plan.window.date).ok, m.id
+        assert validate(m.id, not_after=report.evening.window.date).ok, m.id
     assert ZH.extractor_offline in briefing.footer
     assert report.backend == "offline"
 
