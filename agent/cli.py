@@ -318,6 +318,8 @@ def _print_run(report: RunReport, explain: bool) -> None:
         markup=False,
     )
     out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())), markup=False)
+    if report.backend_note:
+        out.print(report.backend_note, markup=False, highlight=False)
     skipped = [d for d in report.evening.docs if not d.read and d.reason.startswith(("unreadable", "not read"))]
     if skipped:
         ws = report.evening.settings

@@ -54,6 +54,8 @@ class Labels:
     star: str = "⭐"
     list_sep: str = "；"
     none_marker: str = "无"
+    extractor_offline: str = "extractor offline（未调用模型：按文档自身结构与主题画像抽取）"
+    footer_offline: str = "本报告由 predigest 自动生成 · {date} · {extractor} · {sources} 份来源 · {calls} 次调用"
     footer: str = (
         "本报告由 predigest 自动生成 · {date} · prompt {prompt} · model {model} · {sources} 份来源 · {calls} 次调用"
     )

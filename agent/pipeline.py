@@ -20,13 +20,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent.anchors import AnchorRegistry, build_registry
+from agent.backends import EveningExtractor, make_extractor, offline, used_backend
 from agent.chunking import merge_chunks
 from agent.compose import Composed, Limits, compose
 from agent.errors import LLMError, PredigestError, WorkspaceError
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.ingest import Window, evening_window, scan, sources, unreadable
 from agent.labels import ZH
-from agent.llm import LLMExtractor, rekey_reference_cassettes, write_reference_cassette
+from agent.llm import rekey_reference_cassettes, write_reference_cassette
 from agent.outputs import check_out, out_path_for, write_set
 from agent.prompting import Template, build_requests, load_template, load_template_file
 from agent.render import render
@@ -114,8 +115,8 @@ def _workspace_relative(ws: Workspace, doc: str) -> str:
 # --- 2. extract -------------------------------------------------------------------------------------
 
 
-def default_extractor(ev: Evening) -> LLMExtractor:
-    return LLMExtractor(ev.llm)
+def default_extractor(ev: Evening) -> EveningExtractor:
+    return make_extractor(ev.llm, ev.requests, ev.docs, ev.registry, ev.settings.topic, ev.ws.topic(ev.settings.topic))
 
 
 def extract(
@@ -177,8 +178,13 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
     doc_results, unread = _doc_results(ev, results)
     records = [r.record for r in results]
     s = ev.settings
-    footer = ZH.footer.format(
-        date=s.date, prompt=ev.template.stamp, model=ev.llm.model, sources=len(ev.sources), calls=len(records)
+    footer = (ZH.footer_offline if offline(records) else ZH.footer).format(
+        date=s.date,
+        prompt=ev.template.stamp,
+        model=ev.llm.model,
+        extractor=ZH.extractor_offline,
+        sources=len(ev.sources),
+        calls=len(records),
     )
     baselines = [d for d in ev.docs if d.kind == "baseline" and d.read]
     composed = compose(
@@ -262,6 +268,7 @@ class RunReport:
     written: Written
     seconds: float
     backend: str
+    backend_note: str = ""  # said once in the run summary when the backend was chosen for the user
 
     @property
     def evening(self) -> Evening:
@@ -311,7 +318,8 @@ def run(
         on_plan(ev)
     outcome = brief(ev, extract(ev, extractor, on_result))
     written = write(outcome, force=s.force, allow_partial=s.allow_partial)
-    return RunReport(outcome, written, time.monotonic() - started, backend=ev.llm.effective_backend)
+    backend, note = used_backend(ev.llm, outcome.records)
+    return RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note)
 
 
 # --- cassette maintenance -----------------------------------------------------------------------------

@@ -20,8 +20,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from agent.errors import PredigestError
 
 Mode = Literal["tools", "json_schema"]
-Backend = Literal["auto", "live", "record", "replay"]
-EffectiveBackend = Literal["live", "record", "replay"]
+Backend = Literal["auto", "live", "record", "replay", "offline"]  # offline: agent.offline, no model
+EffectiveBackend = Literal["live", "record", "replay", "offline"]
 
 
 def default_cache_dir() -> Path:
@@ -63,7 +63,9 @@ class LLMSettings(_Frozen):
     model: str = Field(default="gpt-4o-mini", description="Model name.")
     mode: Mode = Field(default="tools", description="Structured output mode: tools or json_schema.")
     backend: Backend = Field(
-        default="auto", description="auto (live with a key, replay without), live, record or replay."
+        default="auto",
+        description="auto (live with a key; without one replay, or offline when no cassette answers the evening), "
+        "live, record, replay or offline (no model: the documents' own structure).",
     )
     cassette_dir: Path = Field(
         default=Path("cassettes"),

@@ -11,6 +11,7 @@ and added, so a later run can say which item moved, not only that a number did.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
@@ -143,6 +144,15 @@ def rule_context(p: Evening, output: Briefing) -> RuleContext:
     )
 
 
+OFFLINE_ROW = " · offline"
+
+
+def offline_row(case: Case) -> Case:
+    """The case as the offline extractor's row: the floor a prompt's row must beat, scored and
+    held against its own baseline entry like any other row."""
+    return dataclasses.replace(case, name=case.name + OFFLINE_ROW, cassettes=None)
+
+
 # --- baseline -------------------------------------------------------------------------------------
 
 Baseline = dict[str, dict[str, dict[str, object]]]  # case → metric → {"score", "missed", "extra"}
@@ -259,11 +269,11 @@ def evaluate(
             hint="pass the committed eval/baseline.json, or --update-baseline to create it",
         )
     baseline = load_baseline(baseline_path)
-    runs = [run_case(c, backend=backend) for c in cases]
+    runs = [r for c in cases for r in (run_case(c, backend=backend), run_case(offline_row(c), backend="offline"))]
     notes: list[str] = []
     if update_baseline:
         # with --case, every other committed case stays; a full run also drops deleted cases
-        keep = set(baseline) if only else {c.name for c in cases}
+        keep = set(baseline) if only else {r.case.name for r in runs}
         write_baseline(baseline_path, runs, baseline, keep)
         skipped = [r.case.name for r in runs if r.errors or r.card is None]
         notes.append(f"baseline written to {baseline_path}")

@@ -11,7 +11,7 @@ from agent.settings import Backend, EffectiveBackend, LLMSettings, Mode, default
 LLMConfig = LLMSettings
 
 MODES: tuple[str, ...] = ("tools", "json_schema")
-BACKENDS: tuple[str, ...] = ("auto", "live", "record", "replay")
+BACKENDS: tuple[str, ...] = ("auto", "live", "record", "replay", "offline")  # offline: agent.offline, no model
 
 
 def resolve_backend(config: LLMSettings) -> EffectiveBackend:
