@@ -1,4 +1,4 @@
-"""`predigest eval` end to end, through the real entry point, on the demo case (replayed offline)."""
+"""`predigest eval` end to end, through the real entry point, on the committed cases (replayed offline)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent.parse import parse
-from eval.cases import load_case
+from eval.cases import load_case, load_cases
 from eval.metrics import RuleContext, score
 from eval.report import write_html
 from eval.runner import CaseRun, EvalReport, compare, run_case
@@ -27,30 +27,36 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Completed
     return predigest("eval", "--json", "--html", str(page)), page
 
 
-def test_demo_meets_the_baseline(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+def test_every_case_meets_the_baseline(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     r, _ = demo
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads(r.stdout)
-    committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))["cases"][CASE]
-    (case,) = report["cases"]
-    assert case["case"] == CASE and case["ok"] and case["errors"] == []
-    assert set(case["metrics"]) == set(committed)
-    for metric, m in case["metrics"].items():
-        assert m["score"] >= committed[metric]["score"] - 1e-6, (metric, m)
-        assert m["status"] == "ok", (metric, m)
-    assert case["metrics"]["rule_compliance"]["score"] == 1.0
+    committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))["cases"]
+    names = [case["case"] for case in report["cases"]]
+    assert CASE in names and set(names) == set(committed)  # every case is baselined, every baseline has a case
+    for case in report["cases"]:
+        name = case["case"]
+        assert case["ok"] and case["errors"] == [], name
+        assert set(case["metrics"]) == set(committed[name])
+        for metric, m in case["metrics"].items():
+            assert m["score"] >= committed[name][metric]["score"] - 1e-6, (name, metric, m)
+            assert m["status"] == "ok", (name, metric, m)
+        assert case["metrics"]["rule_compliance"]["score"] == 1.0, name
 
 
 def test_html_shows_output_and_gold_side_by_side(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     _, page = demo
     text = page.read_text(encoding="utf-8")
-    run = run_case(load_case(ROOT / "eval" / "cases" / CASE))  # in-process: the output's own titles
-    assert run.output is not None and run.card is not None
-    for inc in [*GOLD.increments, *run.output.increments]:
-        assert html.escape(inc.title, quote=True) in text
-    assert text.count("class='pair'") == len(run.card.matching.pairs)
-    assert text.count("class='missed'") == len(run.card.matching.missed)
-    assert text.count("class='extra'") == len(run.card.matching.extra)
+    runs = [run_case(c) for c in load_cases(ROOT / "eval" / "cases")]  # in-process: the outputs' own titles
+    cards = [r.card for r in runs if r.card is not None]
+    assert len(cards) == len(runs) > 1
+    for run in runs:
+        assert run.output is not None and run.gold is not None
+        for inc in [*run.gold.increments, *run.output.increments]:
+            assert html.escape(inc.title, quote=True) in text
+    assert text.count("class='pair'") == sum(len(c.matching.pairs) for c in cards)
+    assert text.count("class='missed'") == sum(len(c.matching.missed) for c in cards)
+    assert text.count("class='extra'") == sum(len(c.matching.extra) for c in cards)
     assert "<table class='side'>" in text and "gold Markdown" in text and "output Markdown" in text
     assert "<script" not in text
 
