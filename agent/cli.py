@@ -378,7 +378,8 @@ def cassettes_add_reference(
     """
     from agent.pipeline import Settings, add_reference
 
-    s = Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=cassettes)
+    folder = cassettes.absolute() if cassettes else None  # as `run` does: relative to here, not the workspace
+    s = Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=folder)
     path = add_reference(s, doc, extraction, note)
     out.print(f"wrote {path}", markup=False)
 
@@ -396,7 +397,8 @@ def cassettes_rekey(
     """
     from agent.pipeline import Settings, rekey
 
-    paths = rekey(Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=cassettes))
+    folder = cassettes.absolute() if cassettes else None
+    paths = rekey(Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=folder))
     out.print(f"re-keyed {len(paths)} reference cassette(s)")
     for path in paths:
         out.print(f"  {path}", markup=False)

@@ -10,16 +10,18 @@ into the inference evening.
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
 from agent.anchors import build_registry
 from agent.ingest import scan
 from agent.llm.cassettes import CassetteIndex
+from agent.llm.reference import extraction_from_completion
 from agent.pipeline import Settings, plan
 from agent.workspace import load_workspace
 from eval.cases import load_case
-from tests.paths import ROOT, WORLD
+from tests.paths import ROOT, WORLD, predigest
 
 EVENING = dt.date(2026, 9, 22)
 ADJACENT_GOLDS = [
@@ -56,3 +58,21 @@ def test_the_9_21_risk_briefing_feeds_risk_and_stays_out_of_the_inference_evenin
     assert [(o.item.title, o.origin, o.source) for o in risk.open_items] == [
         ("NVIDIA 收购 Hugging Face $12.93B 实际进展", "9-21", path)
     ]
+
+
+def test_add_reference_writes_into_the_given_folder_the_committed_request(tmp_path: Path) -> None:
+    """Re-adding one committed answer with `--cassettes` reproduces the committed exchange there:
+    the option is honoured, and the committed cassette is keyed on today's request."""
+    doc = "inbox/jay/2026-09-22-inference-engineering-filter.md"
+    (committed,) = [
+        c for c in CassetteIndex.load(ROOT / "cassettes" / "world-risk").all() if c.provenance.document == doc
+    ]
+    answer = tmp_path / "answer.json"
+    answer.write_text(extraction_from_completion(committed.exchange.response_body).model_dump_json(), encoding="utf-8")
+    folder = tmp_path / "cassettes"
+    args = ["cassettes", "add-reference", "examples/world", "-t", "risk", "-d", "2026-09-22", "--doc", doc]
+    r = predigest(*args, "--extraction", str(answer), "--cassettes", str(folder), "--note", "test")
+    assert r.returncode == 0, r.stderr
+    (written,) = CassetteIndex.load(folder).all()
+    assert written.path.parent == folder and written.exchange.key == committed.exchange.key
+    assert written.exchange.request_body == committed.exchange.request_body
