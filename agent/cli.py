@@ -380,6 +380,7 @@ def cassettes_add_reference(
     doc: Annotated[str, typer.Option(help="Workspace-relative path of the document.")],
     extraction: Annotated[Path, typer.Option(help="A FileExtraction JSON written by hand: the expected answer.")],
     note: Annotated[str, typer.Option(help="Who wrote it and why, stamped on the cassette.")] = "",
+    cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
 ) -> None:
     """Store a hand-written expected extraction as a reference cassette for one document.
 
@@ -387,19 +388,27 @@ def cassettes_add_reference(
     """
     from agent.pipeline import Settings, add_reference
 
-    path = add_reference(Settings(workspace=workspace, topic=topic, date=_date(date)), doc, extraction, note)
+    folder = cassettes.absolute() if cassettes else None  # as `run` does: relative to here, not the workspace
+    s = Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=folder)
+    path = add_reference(s, doc, extraction, note)
     out.print(f"wrote {path}", markup=False)
 
 
 @cassettes_app.command("rekey")
-def cassettes_rekey(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt) -> None:
+def cassettes_rekey(
+    workspace: WorkspaceArg,
+    topic: TopicOpt,
+    date: DateOpt,
+    cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
+) -> None:
     """Re-key reference cassettes after an intended prompt change (recorded ones must be recorded again).
 
     Example: predigest cassettes rekey examples/world --topic inference --date 2026-09-22
     """
     from agent.pipeline import Settings, rekey
 
-    paths = rekey(Settings(workspace=workspace, topic=topic, date=_date(date)))
+    folder = cassettes.absolute() if cassettes else None
+    paths = rekey(Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=folder))
     out.print(f"re-keyed {len(paths)} reference cassette(s)")
     for path in paths:
         out.print(f"  {path}", markup=False)

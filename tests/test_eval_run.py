@@ -1,4 +1,4 @@
-"""`predigest eval` end to end, through the real entry point, on the demo case (replayed offline)."""
+"""`predigest eval` end to end, through the real entry point, on the committed cases (replayed offline)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent.parse import parse
-from eval.cases import load_case
+from eval.cases import load_case, load_cases
 from eval.metrics import RuleContext, score
 from eval.report import write_html
 from eval.runner import OFFLINE_ROW, CaseRun, EvalReport, compare, offline_row, run_case
@@ -27,21 +27,23 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Completed
     return predigest("eval", "--json", "--html", str(page)), page
 
 
-def test_demo_meets_the_baseline(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+def test_every_case_meets_the_baseline(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     r, _ = demo
     assert r.returncode == 0, r.stdout + r.stderr
     report = json.loads(r.stdout)
-    baseline = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))["cases"]
-    rows = {c["case"]: c for c in report["cases"]}
-    assert list(rows) == [CASE, CASE + OFFLINE_ROW]  # the cassette row, then the offline floor beside it
-    for name, case in rows.items():
-        committed = baseline[name]
+    committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))["cases"]
+    names = [case["case"] for case in report["cases"]]
+    assert CASE in names and set(names) == set(committed)  # every case is baselined, every baseline has a case
+    # each case's cassette row, then the offline floor beside it
+    assert {n for n in names if not n.endswith(OFFLINE_ROW)} == {n.removesuffix(OFFLINE_ROW) for n in names}
+    for case in report["cases"]:
+        name = case["case"]
         assert case["ok"] and case["errors"] == [], name
-        assert set(case["metrics"]) == set(committed)
+        assert set(case["metrics"]) == set(committed[name])
         for metric, m in case["metrics"].items():
-            assert m["score"] >= committed[metric]["score"] - 1e-6, (name, metric, m)
+            assert m["score"] >= committed[name][metric]["score"] - 1e-6, (name, metric, m)
             assert m["status"] == "ok", (name, metric, m)
-        assert case["metrics"]["rule_compliance"]["score"] == 1.0
+        assert case["metrics"]["rule_compliance"]["score"] == 1.0, name
 
 
 def test_the_offline_row_finds_most_of_the_gold_increments(
@@ -58,13 +60,14 @@ def test_the_offline_row_finds_most_of_the_gold_increments(
 def test_html_shows_output_and_gold_side_by_side(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     _, page = demo
     text = page.read_text(encoding="utf-8")
-    case = load_case(ROOT / "eval" / "cases" / CASE)
-    runs = [run_case(case), run_case(offline_row(case), backend="offline")]  # in-process: the rows' own titles
+    cases = load_cases(ROOT / "eval" / "cases")
+    runs = [run_case(c) for c in cases]  # in-process: the outputs' own titles
+    runs += [run_case(offline_row(c), backend="offline") for c in cases]
     cards = [r.card for r in runs if r.card is not None]
-    assert len(cards) == 2
+    assert len(cards) == len(runs) > 2
     for run in runs:
-        assert run.output is not None
-        for inc in [*GOLD.increments, *run.output.increments]:
+        assert run.output is not None and run.gold is not None
+        for inc in [*run.gold.increments, *run.output.increments]:
             assert html.escape(inc.title, quote=True) in text
     assert text.count("class='pair'") == sum(len(c.matching.pairs) for c in cards)
     assert text.count("class='missed'") == sum(len(c.matching.missed) for c in cards)
