@@ -5,12 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import click
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -39,21 +38,26 @@ DateOpt = Annotated[str, typer.Option("--date", "-d", help="The evening, YYYY-MM
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a summary.")]
 
 
+def _print_version(value: bool) -> None:
+    if not value:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        out.print(f"predigest {version('predigest')}", markup=False)
+    except PackageNotFoundError:
+        out.print("predigest (not installed)", markup=False)
+    raise typer.Exit(0)
+
+
 @app.callback()
 def _main(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")
+    ] = False,
 ) -> None:
     _state["debug"] = debug
-    if version:
-        from importlib.metadata import PackageNotFoundError
-        from importlib.metadata import version as dist_version
-
-        try:
-            out.print(f"predigest {dist_version('predigest')}", markup=False)
-        except PackageNotFoundError:
-            out.print("predigest (not installed)", markup=False)
-        raise typer.Exit(0)
 
 
 def _date(s: str) -> dt.date:
@@ -433,23 +437,17 @@ def eval_cmd(
         raise typer.Exit(1)
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: user-fixable errors print one line and exit 2; --debug shows the traceback.
 
     Typer handles its own usage errors (exit 2, with usage); everything else propagates."""
     try:
-        code = app(standalone_mode=False)  # returns the status of typer.Exit instead of raising it
+        _state["debug"] = False
+        # not standalone: typer.Exit comes back as a status, and errors reach the handlers below
+        code = app(args=argv, prog_name="predigest", standalone_mode=False)
         if isinstance(code, int) and code:
             raise SystemExit(code)
-    except click.exceptions.Exit as e:
-        raise SystemExit(e.exit_code) from None
-    except click.ClickException as e:  # usage errors: exit 2 with the usage line, as Typer prints them
-        e.show()
-        raise SystemExit(e.exit_code) from None
-    except click.exceptions.Abort:
-        err.print("interrupted", markup=False)
-        raise SystemExit(EXIT_INTERRUPTED) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # Typer turns Ctrl-C into its Abort; both end here
         err.print(
             "interrupted: nothing was written; answers already received are cached, so a re-run resumes",
             markup=False,
@@ -461,6 +459,12 @@ def main() -> None:
         err.print(f"error: {e}", markup=False, highlight=False)
         raise SystemExit(2) from None
     except Exception as e:  # a bug or an unforeseen environment: one line, the traceback with --debug
+        if hasattr(e, "show") and isinstance(getattr(e, "exit_code", None), int):
+            e.show()  # a usage error (Typer vendors click, so it is matched by shape): usage line, exit 2
+            raise SystemExit(e.exit_code) from None
+        if type(e).__name__ == "Abort":
+            err.print("interrupted", markup=False)
+            raise SystemExit(EXIT_INTERRUPTED) from None
         if _state["debug"]:
             raise
         err.print(

@@ -36,7 +36,7 @@ class _Frozen(BaseModel):
 _M = TypeVar("_M", bound=BaseModel)
 
 
-def updated(model: _M, changes: Mapping[str, Any], *, origin: str = "flag") -> _M:
+def updated(model: _M, changes: Mapping[str, Any], *, origin: str = "setting") -> _M:
     """`model` with `changes` applied and validated: the constraints of the model are the only checks."""
     if not changes:
         return model
@@ -47,8 +47,8 @@ def updated(model: _M, changes: Mapping[str, Any], *, origin: str = "flag") -> _
         first = e.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
         raise PredigestError(
-            f"{origin} {key}: {first['msg']} (got {first.get('input')!r})",
-            hint="see `predigest run --help` or examples/world/predigest.toml",
+            f"{origin} {key} = {first.get('input')!r}: {first['msg']}",
+            hint="fix the flag (--" + key.replace("_", "-") + "), the environment variable or [llm] in predigest.toml",
         ) from None
 
 
