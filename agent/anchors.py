@@ -24,6 +24,7 @@ from schemas.documents import SourceDoc
 AnchorKind = Literal["arxiv", "subject", "url"]
 _ANCHORED = re.compile(r"(\d{1,2})-(\d{1,2})\s*锚定")
 _LIVING_DATE = re.compile(r"[（(]\s*(\d{1,2})-(\d{1,2})\b[^）)]*[）)]")
+_CELL_DATE = re.compile(r"\|\s*(\d{1,2})-(\d{1,2})\s*(?=\|)")  # a table cell that is only 'M-D'
 _URL = re.compile(
     r"(?:https?://)?(?:www\.)?((?:github\.com|arxiv\.org|huggingface\.co|[a-z0-9-]+\.(?:ai|io|dev|com|org))/[^\s）)|，,；;]+)"
 )
@@ -199,8 +200,12 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
         t = line.strip()
         if not t or t.startswith("#"):
             continue
-        m = _LIVING_DATE.search(t)
+        m = _LIVING_DATE.search(t) or (_CELL_DATE.search(t) if t.startswith("|") else None)
         first = _dated(date, int(m.group(1)), int(m.group(2))) if m else None
+        if first is not None and first >= date:
+            # written by tonight's E2 update or a later one: not known before this evening, and a
+            # re-run of an earlier evening must not find its own increments already anchored
+            continue
         for a in find_ids(t):
             out.append(Anchor("arxiv", a.id.key, t[:80], first, doc.path, text=t, display_id=a.id.display))
         for u in _URL.findall(t):
@@ -243,12 +248,15 @@ def _earlier(a: dt.date | None, b: dt.date | None) -> bool:
 
 
 def _dated(ref: dt.date, month: int, day: int) -> dt.date:
-    """'9-18' written in a briefing of `ref`: the same year, or the previous one across January."""
-    year = ref.year if (month, day) <= (ref.month, ref.day) else ref.year - 1
-    try:
-        return dt.date(year, month, day)
-    except ValueError:
-        return ref
+    """'9-18' read on the evening `ref`: the nearest such day, so '12-30' read on 1-2 is last
+    year's, and '9-21' read on 9-20 (a living document written after that evening) is tomorrow."""
+    days: list[dt.date] = []
+    for year in (ref.year - 1, ref.year, ref.year + 1):
+        try:
+            days.append(dt.date(year, month, day))
+        except ValueError:
+            continue
+    return min(days, key=lambda d: abs(d - ref)) if days else ref
 
 
 def _md(d: dt.date) -> str:

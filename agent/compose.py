@@ -161,7 +161,7 @@ def _increment(number: int, g: Group, topic: str) -> Increment:
                 points.append(p)
     relation = lead.relation_note
     anchor = g.lead.anchor
-    if g.lead.relation == "supplement" and anchor is not None and anchor.when not in relation:
+    if g.lead.relation == "supplement" and anchor is not None and not _says_supplement(relation, anchor.when):
         relation = f"{relation}（补充 {anchor.when} {topic} 锚定：{anchor.label[:30]}）"
     reasons = "；".join(dict.fromkeys(c.claim.credibility_reason for c in g.members if c.claim.credibility_reason))
     return Increment(
@@ -175,6 +175,13 @@ def _increment(number: int, g: Group, topic: str) -> Increment:
         relation=relation,
         suggested_section=lead.suggested_section,
     )
+
+
+def _says_supplement(note: str, when: str) -> bool:
+    """Whether the model's own note already says which anchor this supplements. Naming the date
+    is not enough ("9-20 锚点只有摘要；本条补上…" does not say 补充): the briefing must state the
+    relation itself, or tomorrow's reader sees an anchored paper presented as if it were new."""
+    return when in note and "补充" in note
 
 
 def _unique_refs(refs: list[SourceRef]) -> list[SourceRef]:
