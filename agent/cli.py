@@ -170,6 +170,7 @@ def run_cmd(
     max_calls: Annotated[int | None, typer.Option(help="Stop calling after this many requests.")] = None,
     max_cost: Annotated[float | None, typer.Option(help="Stop calling after this much spend (USD).")] = None,
     explain: Annotated[bool, typer.Option(help="Print every candidate's fate and the rule that decided it.")] = False,
+    html: Annotated[bool, typer.Option("--html", help="Also write the briefing as a page (.html beside it).")] = False,
 ) -> None:
     """Write the evening's briefing for one topic (Markdown, JSON beside it, and a JSONL call record).
 
@@ -208,6 +209,14 @@ def run_cmd(
             on_result=lambda r: progress.advance(task),
         )
     _print_run(report, explain)
+    if html:  # built from the JSON just written, as `predigest view` would
+        from agent.page import view
+
+        _wrote(view(report.json_path))
+
+
+def _wrote(path: Path) -> None:
+    out.print(f"wrote {path}", markup=False)
 
 
 def _print_run(report: RunReport, explain: bool) -> None:
@@ -238,6 +247,22 @@ def _print_run(report: RunReport, explain: bool) -> None:
     out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())), markup=False)
     for r in failed:
         err.print(f"warning: {r.doc_path}: {r.error}", markup=False, highlight=False)
+
+
+@app.command("view")
+def view_cmd(
+    record: Annotated[Path, typer.Argument(help="The .json a run wrote beside its briefing.")],
+    dest: Annotated[
+        Path | None, typer.Option("--out", help="Where to write the page (default: .html beside the JSON).")
+    ] = None,
+) -> None:
+    """Build the page of a past run from its JSON alone: every line one click from its source.
+
+    Example: predigest view out/2026-09-22-inference-e1prep.json
+    """
+    from agent.page import view
+
+    _wrote(view(record, dest))
 
 
 prompt_app = typer.Typer(help="Inspect the extraction prompt.", no_args_is_help=True)

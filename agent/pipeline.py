@@ -27,6 +27,7 @@ from agent.llm.config import resolve_backend
 from agent.prompting import Template, build_requests, load_template
 from agent.render import render
 from agent.rules import DocResult, Finding
+from agent.trace import run_record
 from agent.workspace import Workspace, load_workspace
 from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction
@@ -230,12 +231,8 @@ def run(
     json_path = out_path.with_suffix(".json")
     calls_path = out_path.with_suffix(".calls.jsonl")
     if not dry_out:
-        payload = {
-            "briefing": composed.briefing.model_dump(mode="json"),
-            "prompt": str(p.template.stamp),
-            "model": config.model,
-            "findings": [asdict(f) for f in composed.findings],
-        }
+        record = run_record(composed, doc_results, p.registry, p.docs, prompt=str(p.template.stamp), model=config.model)
+        payload = record.model_dump(mode="json")
         _write_atomic(out_path, markdown, s.force)
         _write_atomic(json_path, json.dumps(payload, ensure_ascii=False, indent=2) + "\n", True)
         _write_atomic(calls_path, "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in records), True)
