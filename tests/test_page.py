@@ -9,6 +9,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -248,3 +251,27 @@ def test_everything_from_the_inbox_is_escaped() -> None:
     assert "<script>alert" not in html and "<img" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert html.count("<script>") == 1  # the page's own
+
+
+def test_an_installed_package_carries_its_templates(demo: tuple[RunRecord, Path], tmp_path: Path) -> None:
+    """What `pip install .` copies (setuptools' build_py with our package data), imported from
+    outside the checkout, renders the page: templates are read through importlib.resources."""
+    src = tmp_path / "src"
+    for name in ("agent", "schemas", "eval"):
+        shutil.copytree(ROOT / name, src / name, ignore=shutil.ignore_patterns("__pycache__", "cases"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    lib = tmp_path / "lib"
+    build = [sys.executable, "-c", "from setuptools import setup; setup()", "-q", "build_py", "--build-lib", str(lib)]
+    r = subprocess.run(build, cwd=src, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert {p.name for p in (lib / "agent" / "templates").iterdir()} >= {"briefing.html.j2", "page.css", "page.js"}
+    _, page = demo
+    script = (
+        f"import sys; sys.path.insert(0, {str(lib)!r}); import agent, pathlib; from agent.page import view; "
+        f"assert agent.__file__.startswith({str(lib)!r}), agent.__file__; "
+        f"print(view(pathlib.Path({str(page.with_suffix('.json'))!r}), pathlib.Path({str(tmp_path / 'p.html')!r})))"
+    )
+    r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "p.html").read_text(encoding="utf-8") == page.read_text(encoding="utf-8")
