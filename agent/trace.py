@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 from agent.anchors import AnchorRegistry
@@ -189,14 +190,20 @@ def _increment(
     )
 
 
+@lru_cache(maxsize=4096)
+def _facts(text: str) -> frozenset[str]:
+    """Memoised: every key point is compared with every quote of its claim."""
+    return frozenset(facts(text))
+
+
 def _point(path: str, point: KeyPoint, owner: ClaimTrace | None, spans: _Spans) -> PointTrace:
     """The quotes that carry the point's own figures, else every quote of its claim."""
     if owner is None:
         return PointTrace(path=path)
     found = [s for s in owner.spans if spans.items[int(s[1:])].kind != "none"]
-    mine = facts(point.text)
+    mine = _facts(point.text)
     if mine:
-        carrying = [s for s in found if mine & facts(spans.items[int(s[1:])].quote)]
+        carrying = [s for s in found if mine & _facts(spans.items[int(s[1:])].quote)]
         if carrying:
             return PointTrace(path=path, spans=carrying, by_figures=True)
     return PointTrace(path=path, spans=found or owner.spans)
@@ -299,7 +306,7 @@ def _mark_points(it: IncrementTrace, inc: Increment) -> None:
     for pt in it.points:
         text = texts[pt.path].text
         marks: list[TextMark] = []
-        for fact in sorted(adds & facts(text)):
+        for fact in sorted(adds & _facts(text)):
             if hit := fact_pattern(fact).search(text):
                 marks.append(TextMark(start=hit.start(), end=hit.end(), role="fact"))
         for c in it.conflicts:

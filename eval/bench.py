@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agent.anchors import build_registry
 from agent.ingest import scan
+from agent.page import load_record, render_page
 from agent.parse import parse
 from agent.pipeline import Settings, run
 from agent.render import render
@@ -37,6 +38,7 @@ TARGETS = {
     "ground 30 quotes in a 20 kB document": 100.0,
     "rules on 400 claims from 40 documents": 1500.0,
     "demo run, replayed (cold process excluded)": 3000.0,
+    "briefing page from the demo run's JSON": 500.0,
 }
 
 
@@ -107,6 +109,7 @@ def main() -> None:
         "ground 30 quotes in a 20 kB document": _time(lambda: [locate(q, big) for q in quotes], 20),
         "rules on 400 claims from 40 documents": _time(rules, 3),
         "demo run, replayed (cold process excluded)": _time(lambda: run(settings), 3),
+        "briefing page from the demo run's JSON": _time(lambda: render_page(load_record(out.with_suffix(".json"))), 5),
     }
     width = max(map(len, measured))
     print(f"{'what':<{width}}  {'median ms':>10}  {'target ms':>10}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -275,3 +276,17 @@ def test_an_installed_package_carries_its_templates(demo: tuple[RunRecord, Path]
     r = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "p.html").read_text(encoding="utf-8") == page.read_text(encoding="utf-8")
+
+
+def test_the_readme_page_commands_run_as_written(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## The briefing as a page\n\n```bash\n(.*?)```", readme, re.S)
+    assert block is not None
+    out = tmp_path / "out"
+    page = out / "2026-09-22-inference-e1prep.html"
+    for line in block.group(1).splitlines():
+        args = [f"{out}/" if a == "out/" else a.replace("out/", f"{out}/") for a in shlex.split(line.split("#")[0])]
+        r = predigest(*args[1:])
+        assert r.returncode == 0, f"{line}\n{r.stderr}"
+        assert f"wrote {page}" in r.stdout
+    assert page.stat().st_size < 2_000_000
