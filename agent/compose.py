@@ -45,7 +45,6 @@ from schemas.briefing import (
     VerifyItem,
 )
 from schemas.documents import SourceDoc
-from schemas.extraction import FileExtraction
 
 
 @dataclass(frozen=True)
@@ -60,21 +59,6 @@ class Limits:
 class Composed:
     briefing: Briefing
     findings: list[Finding]
-
-
-def merge_chunks(parts: Sequence[FileExtraction]) -> FileExtraction:
-    """The parts of a split document read as one: highest relevance, claims and skips in order."""
-    if len(parts) == 1:
-        return parts[0]
-    best = max(parts, key=lambda p: REL_RANK.get(p.relevance, 0))
-    held = " · ".join(dict.fromkeys(h.strip() for p in parts for h in p.held.split(" · ") if h.strip()))
-    return FileExtraction(
-        relevance=best.relevance,
-        relevance_reason=best.relevance_reason,
-        held=held,
-        claims=[c for p in parts for c in p.claims],
-        skipped=[s for p in parts for s in p.skipped],
-    )
 
 
 def compose(

@@ -40,6 +40,7 @@ from schemas.run import (
     Supplement,
     TextMark,
     Trace,
+    Unread,
     VerifyTrace,
 )
 
@@ -98,6 +99,7 @@ def run_record(
     *,
     prompt: str,
     model: str,
+    unread: Sequence[tuple[str, str]] = (),
 ) -> RunRecord:
     """The run's JSON: the briefing, the findings, and the trace from each line to its sources."""
     b = composed.briefing
@@ -127,6 +129,8 @@ def run_record(
         briefing=b,
         prompt=prompt,
         model=model,
+        partial=bool(unread),
+        unread=[Unread(doc=d, why=w) for d, w in unread],
         findings=findings,
         documents=documents,
         spans=spans.items,

@@ -19,7 +19,7 @@ from typing import Literal
 
 from agent.errors import PredigestError
 from agent.parse import parse
-from agent.pipeline import Plan, Settings, run
+from agent.pipeline import Evening, Settings, brief, extract, plan
 from eval.cases import Case, CaseError, load_cases
 from eval.metrics import METRICS, RuleContext, Score, Scorecard, file_refs, score
 from schemas.briefing import Briefing
@@ -111,7 +111,7 @@ def run_case(case: Case, *, backend: str = "replay") -> CaseRun:
             cassette_dir=case.cassettes,
             no_cache=backend == "replay",
         )
-        report = run(settings, dry_out=True)
+        report = brief(ev := plan(settings, for_writing=False), extract(ev))
     except PredigestError as e:
         return CaseRun(case, gold, None, "", None, (str(e),), time.monotonic() - started)
     errors = tuple(f"{r.doc_path}: {r.error}" for r in report.records if r.error)
@@ -119,11 +119,11 @@ def run_case(case: Case, *, backend: str = "replay") -> CaseRun:
         output = parse(report.markdown, path=f"<output of {case.name}>")
     except PredigestError as e:
         return CaseRun(case, gold, None, report.markdown, None, (*errors, str(e)), time.monotonic() - started)
-    card = score(gold, output, rule_context(report.plan, output))
+    card = score(gold, output, rule_context(report.evening, output))
     return CaseRun(case, gold, output, report.markdown, card, errors, time.monotonic() - started)
 
 
-def rule_context(p: Plan, output: Briefing) -> RuleContext:
+def rule_context(p: Evening, output: Briefing) -> RuleContext:
     """The anchors known before the evening (from the run's own plan), and the text of every
     file the output credits."""
     ws, registry = p.ws, p.registry

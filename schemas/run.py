@@ -148,6 +148,13 @@ class Trace(_Model):
     removed: list[Removed] = Field(default_factory=list)
 
 
+class Unread(_Model):
+    """A source of the window that was not extracted: the briefing is partial without it."""
+
+    doc: str
+    why: str
+
+
 class RunRecord(_Model):
     """What `predigest run` writes beside the briefing, and what `predigest view` reads."""
 
@@ -155,6 +162,8 @@ class RunRecord(_Model):
     briefing: Briefing
     prompt: str
     model: str
+    partial: bool = Field(default=False, description="Some sources of the window were not extracted.")
+    unread: list[Unread] = Field(default_factory=list)
     findings: list[FindingRecord] = Field(default_factory=list)
     documents: list[Document] = Field(default_factory=list)
     spans: list[Span] = Field(default_factory=list)

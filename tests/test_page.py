@@ -46,7 +46,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunRecord, Path]:
         cassette_dir=ROOT / "cassettes",
     )
     report = run(s)
-    return load_record(report.json_path), view(report.json_path)
+    json_path = report.written.json_path
+    assert json_path is not None
+    return load_record(json_path), view(json_path)
 
 
 def test_every_increment_rests_on_located_quotes(demo: tuple[RunRecord, Path]) -> None:
@@ -290,3 +292,14 @@ def test_the_readme_page_commands_run_as_written(tmp_path: Path) -> None:
         assert r.returncode == 0, f"{line}\n{r.stderr}"
         assert f"wrote {page}" in r.stdout
     assert page.stat().st_size < 2_000_000
+
+
+def test_a_partial_evening_says_so_on_the_page() -> None:
+    a = _doc("inbox/jay/a.md", "## 条目 1\n吞吐 3.6% 开销。\n")
+    results = [DocResult(a, _extraction(_claim("标题", ["3.6%"], ["吞吐 3.6% 开销"], "§条目 1")))]
+    reg = AnchorRegistry(topic="inference", date=DATE, anchors=(), open_items=(), sections=())
+    composed = compose(results, reg, [], topic="inference", date=DATE, window="w", limits=Limits(min_increments=1))
+    rec = run_record(composed, results, reg, [a], prompt="p", model="m", unread=[("inbox/jay/b.md", "timeout")])
+    assert rec.partial and rec.unread[0].doc == "inbox/jay/b.md"
+    html = render_page(RunRecord.model_validate_json(rec.model_dump_json()))
+    assert '<p class="partial"' in html and "inbox/jay/b.md (timeout)" in html

@@ -163,7 +163,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunRecord, Path]:
         cassette_dir=ROOT / "cassettes",
     )
     report = run(s)
-    return load_record(report.json_path), view(report.json_path)
+    json_path = report.written.json_path
+    assert json_path is not None
+    return load_record(json_path), view(json_path)
 
 
 # Chromium's own services (component updates, network time, sign-in), which it calls on an empty

@@ -16,7 +16,7 @@ from agent.llm.config import LLMConfig
 
 class Budget:
     def __init__(self, config: LLMConfig) -> None:
-        if config.max_cost_usd is not None and config.price() is None:
+        if config.max_cost_usd and config.price() is None:  # a limit of 0 spends nothing: no price needed
             raise PredigestError(
                 f"a cost limit of ${config.max_cost_usd} is set but model {config.model!r} has no price",
                 hint="add the model to the [llm.prices] table, or drop the cost limit",

@@ -12,16 +12,15 @@ request changed (keeping its answer); recorded cassettes cannot be re-derived an
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import logging
-import math
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
+from agent.chunking import estimate_tokens
 from agent.errors import PredigestError
 from agent.extract import ExtractionRequest
 from agent.llm.calllog import call_scope
@@ -41,13 +40,6 @@ from agent.llm.transport import RecordTransport, exchange_response
 from schemas.extraction import FileExtraction
 
 log = logging.getLogger(__name__)
-
-
-def estimate_tokens(text: str) -> int:
-    """A plausible token count for usage numbers: ~4 UTF-8 bytes a token (about right for
-    English; for Chinese, ~0.75 a character). Reference cassettes are labelled as such, so
-    this only has to be of the right size, not exact."""
-    return max(1, math.ceil(len(text.encode("utf-8")) / 4))
 
 
 def reference_completion(body: dict[str, Any], extraction: FileExtraction, model: str) -> dict[str, Any]:
@@ -129,7 +121,7 @@ class _CaptureTransport(httpx2.BaseTransport):
 
 def _offline(config: LLMConfig) -> LLMConfig:
     # the transports here never reach a network, so the client needs no real key
-    return dataclasses.replace(config, backend="replay", api_key="")
+    return config.with_(backend="replay", api_key="")
 
 
 def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
@@ -177,7 +169,7 @@ def rekey_reference_cassettes(
     Recorded cassettes are never touched: a model's answer to another prompt is not an answer
     to this one. Each stale one is logged as a warning naming what changed, to be re-recorded.
     """
-    config = dataclasses.replace(config, cassette_dir=cassette_dir)
+    config = config.with_(cassette_dir=cassette_dir)
     index = CassetteIndex.load(cassette_dir)
     written: list[Path] = []
     for doc, request in requests_by_doc.items():
