@@ -270,7 +270,7 @@ def _verify(
             n
             for n, ts in notes.items()
             if any(t == v.title or similarity(t, v.title) >= _VERIFY_SIMILAR for t in ts)
-            or v.title.startswith(f"{titles.get(n, chr(0))} ")
+            or (n in titles and v.title.startswith(f"{titles[n]} "))  # "<lead title> 数字不一致"
         ]
         out.append(VerifyTrace(number=v.number, increments=sorted(set(concerned))))
     return out
