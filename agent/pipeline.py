@@ -155,6 +155,7 @@ class Outcome:
     records: list[CallRecord]
     unread: list[tuple[str, str]]  # (document, why) for sources of the window that were not extracted
     doc_results: list[DocResult] = field(default_factory=list)  # the answers the trace finds quotes in
+    results: tuple[ExtractionResult, ...] = ()  # every call with its validated answer (the run log keeps them)
 
     @property
     def partial(self) -> bool:
@@ -205,7 +206,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
     )
     if unread:
         composed = _mark_partial(composed, len(unread))
-    return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results)
+    return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results, tuple(results))
 
 
 def _mark_partial(composed: Composed, n: int) -> Composed:

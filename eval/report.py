@@ -52,7 +52,10 @@ def case_table(r: CaseResult) -> Table:
     """One case: metric, score, baseline, delta, status, and the items that moved."""
     c = r.run.case
     status = "[green]ok[/]" if r.ok else "[red]FAILED[/]"
-    t = Table(title=f"{c.name} · {c.topic} · {c.date} · {r.run.seconds:.1f}s · {status}", title_justify="left")
+    t = Table(
+        title=f"{c.name} · {c.topic} · {c.date} · {r.run.stamp} · {r.run.seconds:.1f}s · {status}",
+        title_justify="left",
+    )
     for col, kw in (
         ("metric", {"no_wrap": True, "min_width": 19}),
         ("score", {"justify": "right"}),

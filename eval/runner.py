@@ -14,13 +14,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from agent.errors import PredigestError
+from agent.extract import ExtractionResult
 from agent.parse import parse
-from agent.pipeline import Evening, Settings, brief, extract, plan
+from agent.pipeline import Evening, Outcome, Settings, brief, extract, plan
 from eval.cases import Case, CaseError, load_cases
 from eval.metrics import METRICS, RuleContext, Score, Scorecard, file_refs, score
 from schemas.briefing import Briefing
@@ -29,6 +31,45 @@ DIGITS = 6  # scores are stored and compared at this precision
 EPSILON = 1e-6  # scores are exact fractions; this only absorbs float rounding
 BASELINE_VERSION = 1
 Status = Literal["ok", "below", "new", "noncompliant", "error"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How the rows are asked: the backend, a prompt file, a model, and the `[llm]` overrides of
+    the command line and the environment (key, base URL, mode, cache, budget), so `eval` reaches
+    an endpoint by the same settings path as `run`.
+
+    `cassette_root`: record (or replay) each case's cassette set in `<root>/<set name>` instead
+    of its own folder, so a trial recording does not land among the committed cassettes."""
+
+    backend: str = "replay"
+    prompt_file: Path | None = None
+    model: str | None = None  # --model: wins over a case's own `model`, which wins over PREDIGEST_MODEL
+    llm: Mapping[str, Any] = field(default_factory=dict)
+    cassette_root: Path | None = None
+    allow_stale: bool = False
+
+    def settings(self, case: Case, backend: str | None = None) -> Settings:
+        backend = backend or self.backend
+        llm = {k: v for k, v in self.llm.items() if k not in ("backend", "cassette_dir")}
+        cassettes = case.cassettes
+        if cassettes is not None and self.cassette_root is not None:
+            cassettes = self.cassette_root / cassettes.name
+        if backend == "replay":
+            llm["cache_dir"] = None  # a miss must show as a miss, not hide behind a cached answer
+        if model := self.model or case.model:
+            llm["model"] = model
+        return Settings(
+            workspace=case.workspace,
+            topic=case.topic,
+            date=case.date,
+            force=True,
+            prompt_file=self.prompt_file,
+            backend=backend,
+            cassette_dir=cassettes,
+            allow_stale=self.allow_stale or None,
+            llm=llm,
+        )
 
 
 @dataclass(frozen=True)
@@ -42,10 +83,30 @@ class CaseRun:
     card: Scorecard | None
     errors: tuple[str, ...] = ()
     seconds: float = 0.0
+    outcome: Outcome | None = None  # the briefing and everything that explains it (calls, findings)
+    results: tuple[ExtractionResult, ...] = ()  # every call's validated answer, for the run log and the report
+    backend: str = ""
 
     @property
     def scores(self) -> dict[str, Score]:
         return self.card.scores if self.card else {}
+
+    @property
+    def stamp(self) -> str:
+        """'extract@2#… · gpt-4o-mini · replay world': what the row was asked with."""
+        if self.outcome is None:
+            return self.backend
+        ev = self.outcome.evening
+        prompt = "offline" if self.backend == "offline" else str(ev.template.stamp)
+        model = "" if self.backend == "offline" else ev.llm.model
+        stale = "stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else ""
+        cassettes = "" if self.backend == "offline" else self.case.cassette_set
+        return " · ".join(x for x in (prompt, model, self.backend, cassettes, stale) if x)
+
+    @property
+    def stale(self) -> tuple[str, ...]:
+        """The older prompt stamps whose answers were replayed for this row (`--allow-stale`)."""
+        return tuple(dict.fromkeys(r.record.stale for r in self.results if r.record.stale))
 
 
 @dataclass(frozen=True)
@@ -87,6 +148,7 @@ class EvalReport:
     baseline_path: Path
     baseline_updated: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    run_id: str = ""  # the run log's id for this eval, once logged
 
     @property
     def ok(self) -> bool:
@@ -96,32 +158,42 @@ class EvalReport:
 # --- one case -------------------------------------------------------------------------------------
 
 
-def run_case(case: Case, *, backend: str = "replay") -> CaseRun:
+OnPlan = Callable[[Case, Evening], None]
+OnResult = Callable[[ExtractionResult], None]
+
+
+def run_case(
+    case: Case,
+    variant: Variant | None = None,
+    *,
+    backend: str | None = None,
+    on_plan: OnPlan | None = None,
+    on_result: OnResult | None = None,
+) -> CaseRun:
     """Run, parse back, score. User-fixable failures (a cassette miss, a broken workspace, an
-    unparsable output) become the case's errors; a bug still raises."""
+    unparsable output) become the case's errors; a bug still raises. `backend` overrides the
+    variant's (the offline row)."""
     started = time.monotonic()
+    variant = variant or Variant()
+    used = backend or variant.backend
     gold: Briefing | None = None
     try:
         gold = case.gold()
-        settings = Settings(
-            workspace=case.workspace,
-            topic=case.topic,
-            date=case.date,
-            force=True,
-            backend=backend,
-            cassette_dir=case.cassettes,
-            no_cache=backend == "replay",
-        )
-        report = brief(ev := plan(settings, for_writing=False), extract(ev))
+        ev = plan(variant.settings(case, used), for_writing=False)
+        if on_plan is not None:
+            on_plan(case, ev)
+        results = tuple(extract(ev, None, on_result))
+        report = brief(ev, results)
     except PredigestError as e:
-        return CaseRun(case, gold, None, "", None, (str(e),), time.monotonic() - started)
+        return CaseRun(case, gold, None, "", None, (str(e),), time.monotonic() - started, backend=used)
     errors = tuple(f"{r.doc_path}: {r.error}" for r in report.records if r.error)
+    done = {"outcome": report, "results": results, "backend": used}
     try:
         output = parse(report.markdown, path=f"<output of {case.name}>")
     except PredigestError as e:
-        return CaseRun(case, gold, None, report.markdown, None, (*errors, str(e)), time.monotonic() - started)
+        return CaseRun(case, gold, None, report.markdown, None, (*errors, str(e)), time.monotonic() - started, **done)
     card = score(gold, output, rule_context(report.evening, output))
-    return CaseRun(case, gold, output, report.markdown, card, errors, time.monotonic() - started)
+    return CaseRun(case, gold, output, report.markdown, card, errors, time.monotonic() - started, **done)
 
 
 def rule_context(p: Evening, output: Briefing) -> RuleContext:
@@ -259,8 +331,12 @@ def evaluate(
     only: str | None = None,
     update_baseline: bool = False,
     backend: str = "replay",
+    variant: Variant | None = None,
+    on_plan: OnPlan | None = None,
+    on_result: OnResult | None = None,
 ) -> EvalReport:
     """Run the cases, compare each with its committed scores, and rewrite the baseline if asked."""
+    variant = variant or Variant(backend=backend)
     cases = load_cases(cases_dir, only)
     if not update_baseline and not baseline_path.is_file():
         # an absent baseline would pass every score as "new": a typo must not turn CI green
@@ -268,8 +344,18 @@ def evaluate(
             f"the baseline {baseline_path} does not exist",
             hint="pass the committed eval/baseline.json, or --update-baseline to create it",
         )
+    if variant.backend in ("live", "record") and not variant.llm.get("api_key"):
+        raise PredigestError(
+            f"eval --backend {variant.backend} needs an API key",
+            hint="set OPENAI_API_KEY (and OPENAI_BASE_URL for a server other than OpenAI's)",
+        )
     baseline = load_baseline(baseline_path)
-    runs = [r for c in cases for r in (run_case(c, backend=backend), run_case(offline_row(c), backend="offline"))]
+    progress = {"on_plan": on_plan, "on_result": on_result}
+    runs = [
+        r
+        for c in cases
+        for r in (run_case(c, variant, **progress), run_case(offline_row(c), variant, backend="offline", **progress))
+    ]
     notes: list[str] = []
     if update_baseline:
         # with --case, every other committed case stays; a full run also drops deleted cases

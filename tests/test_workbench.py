@@ -1,0 +1,194 @@
+"""The prompt workbench as a prompt engineer uses it: edit a prompt, score it against a live model
+(here an OpenAI-compatible server on 127.0.0.1, real client, real HTTP), compare with the replayed
+baseline run, and read why each item moved.
+
+The loopback "model" answers each document of the demo evening with its reference answer; asked
+with the second prompt (tests/prompts/extract-terse.md, recognised by its system message) it
+answers three documents differently, as a terser model might: it leaves out the Dynamo claim,
+paraphrases the FP8 claim's quotes, and rates HookPoint 3★. Each change must surface as a
+flipped item with the stage of the pipeline that lost it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.runlog import MIGRATIONS, connect
+from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, completion, world_answers, world_responder
+from tests.paths import ROOT, predigest
+
+CASE = "2026-09-22-inference"
+TERSE = ROOT / "tests" / "prompts" / "extract-terse.md"
+DYNAMO = "inbox/jay/2026-09-22-database-backend-cloudnative-inference.md"
+FP8 = "inbox/jay/2026-09-22-1735-jay-inference-vector-db-mcp-trending.md"
+HOOK = "inbox/jay/2026-09-22-1450-jay-engineering-filter.md"
+
+
+def terse_answers() -> dict[str, Any]:
+    answers = copy.deepcopy(world_answers())
+    answers[DYNAMO]["claims"] = [c for c in answers[DYNAMO]["claims"] if not c["title"].startswith("NVIDIA Dynamo")]
+    fp8 = next(c for c in answers[FP8]["claims"] if c["title"].startswith("vLLM FP8"))
+    fp8["evidence"] = ["FP8 KV cache is production ready on Hopper and Blackwell"]  # paraphrased, not copied
+    hook = next(c for c in answers[HOOK]["claims"] if c["title"].startswith("HookPoint"))
+    hook["stars"] = 3
+    return answers
+
+
+def variant_responder() -> Any:
+    """The reference answers for the committed prompt, the terse ones for the second prompt."""
+    plain, terse = world_responder(world_answers()), world_responder(terse_answers())
+
+    def answer(body: Any) -> Reply:
+        system = body["messages"][0]["content"]
+        return (terse if "Be terse" in system else plain)(body)
+
+    return answer
+
+
+@pytest.fixture(scope="module")
+def workbench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("workbench")
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp / "logs.db")}
+    base = predigest("eval", "--case", CASE, env=env)
+    with FakeOpenAI(default=variant_responder()) as server:
+        live_env = {**env, "OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
+        args = ("eval", "--case", CASE, "--backend", "record", "--prompt", str(TERSE))
+        args += ("--cassettes", str(tmp / "cassettes"), "--cache-dir", str(tmp / "cache"))
+        live = predigest(*args, env=live_env)
+        calls = server.count
+    listed = predigest("logs", "--json", env=env)
+    runs = json.loads(listed.stdout)
+    ids = {r["backend"]: r["id"] for r in runs}
+    page = tmp / "compare.html"
+    compared = predigest("eval", "--compare", ids["replay"], ids["record"], "--json", "--html", str(page), env=env)
+    return {
+        "tmp": tmp,
+        "env": env,
+        "base": base,
+        "live": live,
+        "calls": calls,
+        "runs": runs,
+        "ids": ids,
+        "compared": compared,
+        "page": page,
+        "server_requests": calls,
+    }
+
+
+def test_eval_records_the_second_prompt_against_the_endpoint(workbench: dict[str, Any]) -> None:
+    assert workbench["base"].returncode == 0, workbench["base"].stdout + workbench["base"].stderr
+    live = workbench["live"]
+    assert live.returncode == 1, live.stdout + live.stderr  # scores fell below the baseline: the run says so
+    assert "below" in live.stdout
+    assert workbench["calls"] == 14  # every document of the evening asked once, over HTTP
+    recorded = list((workbench["tmp"] / "cassettes" / "world").glob("*.json"))
+    assert len(recorded) == 14
+    provenance = [json.loads(p.read_text(encoding="utf-8"))["provenance"] for p in recorded]
+    assert {p["kind"] for p in provenance} == {"recorded"}
+    assert {p["prompt"].split("#")[0] for p in provenance} == {"extract-terse@1"}
+    assert all(FAKE_KEY not in p.read_text(encoding="utf-8") for p in recorded)
+
+
+def test_logs_list_both_runs(workbench: dict[str, Any]) -> None:
+    runs = workbench["runs"]
+    assert [r["backend"] for r in runs] == ["record", "replay"]  # newest first
+    assert runs[0]["prompt"].startswith("extract-terse@1#") and runs[1]["prompt"].startswith("extract@2#")
+    assert runs[0]["command"][:3] == ["eval", "--case", CASE]
+    assert not runs[0]["ok"] and runs[1]["ok"]
+    text = predigest("logs", env=workbench["env"]).stdout
+    assert workbench["ids"]["record"] in text and workbench["ids"]["replay"] in text
+
+
+def test_compare_names_every_flipped_item_and_the_stage_that_lost_it(workbench: dict[str, Any]) -> None:
+    r = workbench["compared"]
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    case = next(c for c in data["cases"] if c["case"] == CASE)
+    assert case["metrics"]["increment_recall"]["delta"] == pytest.approx(-0.5)
+    flips = {(f["metric"], f["item"]): f for f in case["flips"]}
+    incs = {item: f for (metric, item), f in flips.items() if metric == "increment_recall"}
+    assert set(incs) == {
+        "增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层",
+        "增量 4：vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用",
+        "增量 5：HookPoint — 推理可观测性 3.6% overhead",
+    }
+    assert all(f["matched_in"] == "A" for f in incs.values())
+    dynamo = incs["增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层"]
+    assert dynamo["stage"] == "not extracted" and DYNAMO in dynamo["detail"]
+    fp8 = incs["增量 4：vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用"]
+    assert fp8["stage"] == "ungrounded" and "quote not in the document" in fp8["detail"]
+    hook = incs["增量 5：HookPoint — 推理可观测性 3.6% overhead"]
+    assert hook["stage"] == "demoted by select" and "3★ < 4★" in hook["detail"]
+    # the lost increments' doubts go with them
+    assert flips[("to_verify_recall", "vLLM FP8 KV-Cache 具体压缩比和 latency 改善")]["stage"] == "not raised"
+    # the offline row does not depend on the prompt: nothing of it flipped
+    offline = next(c for c in data["cases"] if c["case"].endswith("offline"))
+    assert offline["flips"] == []
+    page = workbench["page"].read_text(encoding="utf-8")
+    assert page.count("<tr class='flip lost'>") == len(case["flips"])
+    assert "demoted by select" in page and "<script" not in page
+
+
+def test_logs_show_doc_prints_the_answer_and_each_claims_fate(workbench: dict[str, Any]) -> None:
+    env = workbench["env"]
+    r = predigest("logs", "show", workbench["ids"]["record"], "--doc", FP8, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "FP8 KV cache is production ready on Hopper and Blackwell" in r.stdout  # the answer, as the model gave it
+    assert "→ ungrounded: quote not in the document" in r.stdout
+    assert "source live" not in r.stdout and "· live ·" in r.stdout
+    whole = predigest("logs", "show", workbench["ids"]["record"], env=env)
+    assert "missed 增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层 — not extracted" in whole.stdout
+    bad = predigest("logs", "show", "nosuchrun", env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: no logged run 'nosuchrun'")
+
+
+def test_the_log_is_sqlite_with_numbered_migrations(workbench: dict[str, Any]) -> None:
+    db = sqlite3.connect(workbench["tmp"] / "logs.db")
+    applied = [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY name")]
+    assert applied == [name for name, _ in MIGRATIONS]
+    hashes = db.execute("SELECT COUNT(DISTINCT request_hash) FROM calls WHERE source = 'live'").fetchone()[0]
+    assert hashes == 14
+    db.close()
+
+
+def test_an_old_log_gains_the_new_tables(tmp_path: Path) -> None:
+    """A log written before m002 existed opens, gets m002, and keeps its runs."""
+    path = tmp_path / "logs.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
+    for statement in filter(str.strip, MIGRATIONS[0][1].split(";")):
+        db.execute(statement)
+    db.execute("INSERT INTO _migrations VALUES ('m001_runs', 'then')")
+    db.commit()
+    db.close()
+    db = connect(path)
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "calls" in tables
+    assert [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")] == ["m001_runs", "m002_calls"]
+
+
+def test_record_without_a_key_is_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp_path / "logs.db")}
+    r = predigest("eval", "--case", CASE, "--backend", "record", env=env)
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: eval --backend record needs an API key")
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_loopback_answer_reaches_the_row_through_the_settings_path(tmp_path: Path) -> None:
+    """--backend live with --model: the model name goes into every request, no cassette is written."""
+    env = {**os.environ, "PREDIGEST_LOGS_DB": "off"}
+    with FakeOpenAI(default=world_responder(world_answers())) as server:
+        env.update(OPENAI_API_KEY=FAKE_KEY, OPENAI_BASE_URL=server.base_url)
+        r = predigest("eval", "--case", CASE, "--backend", "live", "--model", "fake-7b", "--no-cache", env=env)
+        models = {req.body["model"] for req in server.requests}
+    assert models == {"fake-7b"}
+    assert "fake-7b" in r.stdout, r.stdout + r.stderr
+    _ = completion  # the responder builds completions with it
