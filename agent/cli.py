@@ -73,6 +73,11 @@ def _command() -> list[str]:
     return [a for a in argv if a != "--debug"] if isinstance(argv, list) else []
 
 
+def _clip(text: str, n: int) -> str:
+    """A label shortened for a table says so with an ellipsis."""
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def _print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
@@ -131,7 +136,7 @@ def inbox_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json: 
         return
     t = Table(title=f"{topic} · window {evening_window(ws, _date(date))}", show_lines=False)
     for col in ("read", "kind", "agent", "time", "path", "why"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")  # a path is never cut, only folded
     for d in sorted(docs, key=lambda d: (not d.read, d.kind, d.path)):
         when = "" if d.timestamp is None else d.timestamp.strftime("%m-%d" if d.date_only else "%m-%d %H:%M")
         t.add_row("✓" if d.read else "·", d.kind, d.agent, when, d.path, d.reason)
@@ -167,9 +172,9 @@ def anchors_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json
         return
     t = Table(title=f"{topic} anchors before {day}")
     for col in ("kind", "key", "first anchored", "source", "label"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")
     for a in reg.anchors:
-        t.add_row(a.kind, a.display_id or a.key, a.when, a.source, a.label[:60])
+        t.add_row(a.kind, a.display_id or a.key, a.when, a.source, _clip(a.label, 60))
     out.print(t)
     out.print(f"living sections: {' · '.join(reg.sections) or 'none'}")
     for o in reg.open_items:
@@ -386,8 +391,9 @@ def prompt_show(
     date: DateOpt,
     doc: Annotated[str, typer.Option(help="Workspace-relative path of the document.")],
     prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Print the exact messages one document would be sent.
+    """Print the exact messages one document would be sent (--json: with the response schema sent).
 
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
@@ -395,7 +401,22 @@ def prompt_show(
     from agent.pipeline import Settings, plan, requests_for
 
     s = Settings(workspace=workspace, topic=topic, date=_date(date), prompt_file=prompt.absolute() if prompt else None)
-    for r in requests_for(plan(s, for_writing=False), doc):
+    requests = requests_for(plan(s, for_writing=False), doc)
+    if as_json:
+        from schemas.extraction import FileExtraction
+
+        parts = [
+            {"doc": r.doc_path, "part": r.chunk + 1, "of": r.chunks, "messages": list(r.messages)} for r in requests
+        ]
+        _print_json(
+            {
+                "prompt": str(requests[0].prompt),
+                "requests": parts,
+                "response_schema": FileExtraction.model_json_schema(),
+            }
+        )
+        return
+    for r in requests:
         out.print(f"# prompt {r.prompt} · {r.doc_path} · part {r.chunk + 1}/{r.chunks}", markup=False)
         for m in r.messages:
             out.print(f"--- {m['role']} ---", markup=False)
