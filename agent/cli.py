@@ -469,6 +469,66 @@ def cassettes_rekey(
         out.print(f"  {path}", markup=False)
 
 
+@cassettes_app.command("check")
+def cassettes_check(
+    cases: Annotated[Path, typer.Option(help="Folder of gold cases.")] = Path("eval/cases"),
+    case: Annotated[str | None, typer.Option(help="Check only the case with this folder name.")] = None,
+    cassettes: Annotated[
+        Path | None, typer.Option(help="Check each case's cassette set under this folder instead.")
+    ] = None,
+    prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List per case the requests no cassette answers, those answered only under an older prompt
+    (stale), and per cassette set the files no case requests. Exits 1 when there is any.
+
+    Example: predigest cassettes check
+    """
+    from eval import Variant
+    from eval.checks import check_cassettes
+
+    variant = Variant(
+        prompt_file=prompt.absolute() if prompt else None,
+        model=model,
+        cassette_root=cassettes.absolute() if cassettes else None,
+    )
+    report = check_cassettes(cases, variant, case)
+    if as_json:
+        _print_json(
+            {
+                "ok": report.ok,
+                "cases": [
+                    {
+                        "case": c.case,
+                        "cassettes": str(c.cassettes),
+                        "answered": c.answered,
+                        "stale": [{"request": r, "prompt": p} for r, p in c.stale],
+                        "missing": c.missing,
+                    }
+                    for c in report.cases
+                ],
+                "unused": {str(k): [str(p) for p in v] for k, v in report.unused.items()},
+            }
+        )
+    else:
+        for c in report.cases:
+            out.print(
+                f"{c.case} ({c.cassettes}): {c.answered} answered · {len(c.stale)} stale · {len(c.missing)} missing",
+                markup=False,
+                highlight=False,
+            )
+            for r, p in c.stale:
+                out.print(f"  stale   {r} (answered under {p}; replay with --allow-stale)", markup=False)
+            for r in c.missing:
+                out.print(f"  missing {r}", markup=False)
+        for folder, files in report.unused.items():
+            for f in files:
+                out.print(f"unused {f.relative_to(folder.parent) if folder.parent in f.parents else f}", markup=False)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
 @app.command("eval")
 def eval_cmd(
     cases: Annotated[Path, typer.Option(help="Folder of gold cases (<date>-<topic>/case.toml + gold.md).")] = Path(
@@ -504,6 +564,9 @@ def eval_cmd(
     max_cost: Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))] = None,
     allow_stale: Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))] = False,
     force: Annotated[bool, typer.Option(help="Let `record` write over reference cassettes.")] = False,
+    accept_drops: Annotated[
+        bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")
+    ] = False,
     compare: Annotated[
         tuple[str, str] | None,
         typer.Option(help="Compare two logged evals (ids, id prefixes, last, last~1) instead of running."),
@@ -564,6 +627,7 @@ def eval_cmd(
                 logs=logs,
                 on_plan=on_plan,
                 on_result=on_result,
+                accept_drops=accept_drops,
             )
         reports.append(report)
         if as_json and len(runs) == 1:

@@ -43,6 +43,7 @@ def run_eval(
     logs: Path | None = None,
     on_plan: OnPlan | None = None,
     on_result: OnResult | None = None,
+    accept_drops: bool = False,
 ) -> EvalReport:
     """Run every case (or `only` one), compare with the baseline, write the baseline and the
     HTML page when asked, and append the run to the log `logs` (None: not logged).
@@ -56,6 +57,7 @@ def run_eval(
         variant=variant,
         on_plan=on_plan,
         on_result=on_result,
+        accept_drops=accept_drops,
     )
     if logs is not None:
         record = eval_record(report, variant, command)

@@ -128,6 +128,7 @@ def to_json(report: EvalReport) -> dict[str, object]:
         cases.append(
             {
                 "case": r.name,
+                "stamp": r.run.stamp,
                 "ok": r.ok,
                 "topic": r.run.case.topic,
                 "date": r.run.case.date.isoformat(),

@@ -263,14 +263,51 @@ def write_baseline(path: Path, runs: list[CaseRun], previous: Baseline, keep: se
     for r in runs:
         if r.card and not r.errors:
             cases[r.case.name] = {m: baseline_entry(s) for m, s in r.scores.items()}
+    stamps = {name: entry for name, entry in load_stamps(path).items() if name in keep}
+    stamps.update({r.case.name: run_stamp(r) for r in runs if r.card and not r.errors})
     payload = {
         "version": BASELINE_VERSION,
         "note": "Scores per case and metric; `predigest eval` fails when one drops below. "
         "Regenerate with `predigest eval --update-baseline` after an intended change.",
         "cases": {name: cases[name] for name in sorted(cases)},
+        "stamps": {name: stamps[name] for name in sorted(stamps) if name in cases},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def run_stamp(r: CaseRun) -> dict[str, str]:
+    """What a baseline row was scored with: a later score is only comparable under the same."""
+    ev = r.outcome.evening if r.outcome else None
+    offline = r.backend == "offline"
+    return {
+        "prompt": "" if offline or ev is None else str(ev.template.stamp),
+        "model": "" if offline or ev is None else ev.llm.model,
+        "cassettes": "" if offline else r.case.cassette_set,
+        "backend": r.backend,
+    }
+
+
+def load_stamps(path: Path) -> dict[str, dict[str, str]]:
+    """The baseline's per-case stamps ({} for a baseline written before they were kept)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    stamps = data.get("stamps") if isinstance(data, dict) else None
+    return stamps if isinstance(stamps, dict) else {}
+
+
+def drops(runs: list[CaseRun], baseline: Baseline) -> list[str]:
+    """Every committed score a new baseline would lower: 'case metric 0.923 → 0.857'."""
+    out = []
+    for r in runs:
+        if r.errors or r.card is None:
+            continue
+        for m in compare(r, baseline.get(r.case.name)).metrics:
+            if m.baseline is not None and m.value is not None and m.value < m.baseline - EPSILON:
+                out.append(f"{r.case.name} {m.metric} {m.baseline:.3f} → {m.value:.3f}")
+    return out
 
 
 def compare(r: CaseRun, committed: dict[str, dict[str, object]] | None) -> CaseResult:
@@ -334,8 +371,10 @@ def evaluate(
     variant: Variant | None = None,
     on_plan: OnPlan | None = None,
     on_result: OnResult | None = None,
+    accept_drops: bool = False,
 ) -> EvalReport:
-    """Run the cases, compare each with its committed scores, and rewrite the baseline if asked."""
+    """Run the cases, compare each with its committed scores, and rewrite the baseline if asked:
+    a rewrite that lowers any committed score is refused unless `accept_drops`."""
     variant = variant or Variant(backend=backend)
     cases = load_cases(cases_dir, only)
     if not update_baseline and not baseline_path.is_file():
@@ -350,6 +389,7 @@ def evaluate(
             hint="set OPENAI_API_KEY (and OPENAI_BASE_URL for a server other than OpenAI's)",
         )
     baseline = load_baseline(baseline_path)
+    committed_stamps = load_stamps(baseline_path)
     progress = {"on_plan": on_plan, "on_result": on_result}
     runs = [
         r
@@ -357,6 +397,22 @@ def evaluate(
         for r in (run_case(c, variant, **progress), run_case(offline_row(c), variant, backend="offline", **progress))
     ]
     notes: list[str] = []
+    for r in runs:
+        was, now = committed_stamps.get(r.case.name), run_stamp(r)
+        if (
+            was
+            and r.outcome is not None
+            and (changed := [k for k in ("prompt", "model", "cassettes") if was.get(k) != now[k]])
+        ):
+            notes.append(
+                f"{r.case.name}: baseline scored with {', '.join(f'{k} {was.get(k)!r}' for k in changed)}; "
+                f"this run with {', '.join(f'{k} {now[k]!r}' for k in changed)}"
+            )
+    if update_baseline and not accept_drops and (lower := drops(runs, baseline)):
+        raise PredigestError(
+            f"--update-baseline would lower {len(lower)} committed score(s): {'; '.join(lower)}",
+            hint="pass --accept-drops if the drop is intended (say why in the commit)",
+        )
     if update_baseline:
         # with --case, every other committed case stays; a full run also drops deleted cases
         keep = set(baseline) if only else {r.case.name for r in runs}

@@ -192,3 +192,70 @@ def test_a_loopback_answer_reaches_the_row_through_the_settings_path(tmp_path: P
     assert models == {"fake-7b"}
     assert "fake-7b" in r.stdout, r.stdout + r.stderr
     _ = completion  # the responder builds completions with it
+
+
+def test_stale_answers_replay_under_the_new_prompt_and_say_so(workbench: dict[str, Any]) -> None:
+    """The terse recordings, replayed under the committed prompt: a miss without --allow-stale;
+    with it, the answers a model gave to the older prompt, and every report says whose they were."""
+    env, recorded = workbench["env"], str(workbench["tmp"] / "cassettes")
+    strict = predigest("eval", "--case", CASE, "--cassettes", recorded, env=env)
+    assert strict.returncode == 1 and "no cassette for" in strict.stdout + strict.stderr
+    stale = predigest("eval", "--case", CASE, "--cassettes", recorded, "--allow-stale", "--json", env=env)
+    data = json.loads(stale.stdout)
+    row = next(c for c in data["cases"] if c["case"] == CASE)
+    assert row["stamp"].endswith("stale (extract-terse@1)"), row["stamp"]
+    assert row["errors"] == [] and row["metrics"]["increment_recall"]["score"] == pytest.approx(0.5)
+    shown = predigest("logs", "show", "last", env=env).stdout
+    assert "stale answers of extract-terse@1#" in shown
+
+
+def test_cassettes_check_lists_stale_missing_and_unused(workbench: dict[str, Any], tmp_path: Path) -> None:
+    committed = predigest("cassettes", "check", "--case", CASE)
+    assert committed.returncode == 0, committed.stdout + committed.stderr
+    assert "14 answered · 0 stale · 0 missing" in committed.stdout
+    recorded = workbench["tmp"] / "cassettes"
+    r = predigest("cassettes", "check", "--case", CASE, "--cassettes", str(recorded), "--json")
+    assert r.returncode == 1
+    case = json.loads(r.stdout)["cases"][0]
+    assert case["answered"] == 0 and len(case["stale"]) == 14 and case["missing"] == []
+    assert {s["prompt"].split("#")[0] for s in case["stale"]} == {"extract-terse@1"}
+    # the same recordings asked with the prompt they were made for: all answered; a stray file is unused
+    stray = recorded / "world" / "stray--000000000000.json"
+    data = json.loads(next((recorded / "world").glob("*.json")).read_text(encoding="utf-8"))
+    data["request"]["body"]["temperature"] = 0.7  # a request no case sends
+    stray.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    try:
+        r = predigest("cassettes", "check", "--case", CASE, "--cassettes", str(recorded), "--prompt", str(TERSE))
+    finally:
+        stray.unlink()
+    assert "14 answered · 0 stale · 0 missing" in r.stdout, r.stdout + r.stderr
+    assert f"unused world/{stray.name}" in r.stdout and r.returncode == 1
+
+
+def test_update_baseline_lists_drops_and_refuses_without_accept_drops(
+    workbench: dict[str, Any], tmp_path: Path
+) -> None:
+    env, recorded = workbench["env"], str(workbench["tmp"] / "cassettes")
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"), encoding="utf-8")
+    before = baseline.read_text(encoding="utf-8")
+    args = ("eval", "--case", CASE, "--cassettes", recorded, "--allow-stale", "--baseline", str(baseline))
+    refused = predigest(*args, "--update-baseline", env=env)
+    assert refused.returncode == 2
+    errors = [ln for ln in refused.stderr.splitlines() if ln.startswith("error:")]  # the rest is progress
+    assert len(errors) == 1 and errors[0] == refused.stderr.strip().splitlines()[-1]
+    line = errors[0]
+    assert line.startswith("error: --update-baseline would lower")
+    assert f"{CASE} increment_recall 1.000 → 0.500" in line and "--accept-drops" in line
+    assert baseline.read_text(encoding="utf-8") == before
+    accepted = predigest(*args, "--update-baseline", "--accept-drops", env=env)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    written = json.loads(baseline.read_text(encoding="utf-8"))
+    assert written["cases"][CASE]["increment_recall"]["score"] == 0.5
+    stamp = written["stamps"][CASE]
+    assert (
+        stamp["prompt"].startswith("extract@2#") and stamp["model"] == "gpt-4o-mini" and stamp["cassettes"] == "world"
+    )
+    # the committed baseline carries its stamps too, one per row
+    committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))
+    assert set(committed["stamps"]) == set(committed["cases"])
