@@ -259,3 +259,61 @@ def test_update_baseline_lists_drops_and_refuses_without_accept_drops(
     # the committed baseline carries its stamps too, one per row
     committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))
     assert set(committed["stamps"]) == set(committed["cases"])
+
+
+def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -> None:
+    """The report of the terse answers (replayed stale under the committed prompt), loaded in
+    headless Chromium through a proxy that refuses everything; `--dump-dom` hands back the DOM the
+    browser built. It must hold every part the report promises, and load nothing."""
+    import re
+    import subprocess
+
+    from tests.test_page_browser import BROWSER_SERVICES, FLAGS, RefusingProxy, _chromium
+
+    chromium = _chromium()
+    env, tmp = workbench["env"], workbench["tmp"]
+    page = tmp / "report.html"
+    r = predigest(
+        "eval", "--case", CASE, "--cassettes", str(tmp / "cassettes"), "--allow-stale", "--html", str(page), env=env
+    )
+    assert page.is_file(), r.stdout + r.stderr
+    with RefusingProxy() as proxy:
+        shown = subprocess.run(
+            [
+                chromium,
+                *FLAGS,
+                f"--user-data-dir={tmp / 'profile'}",
+                f"--proxy-server=http://127.0.0.1:{proxy.port}",
+                "--proxy-bypass-list=<-loopback>",
+                "--virtual-time-budget=2000",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    dom = shown.stdout
+    assert "</html>" in dom, shown.stderr[-2000:]
+    assert [x for x in proxy.requests if not BROWSER_SERVICES.match(x)] == []
+    assert not [ln for ln in shown.stderr.splitlines() if "CONSOLE" in ln or "Content Security Policy" in ln]
+    # the header of each row: prompt and model, and the stale mark
+    stamps = re.findall(r'<p class="stamp">asked with: (.*?)</p>', dom, re.S)
+    assert len(stamps) == 2 and "extract@2#" in stamps[0] and "gpt-4o-mini" in stamps[0]
+    assert "stale (extract-terse@1)" in stamps[0] and stamps[1].startswith("offline")
+    # each missed gold increment with the stage that lost it
+    reasons = re.findall(r'<li class="missed-reason"><b>(.*?)</b> <span class="tag stage">(.*?)</span>', dom)
+    stages = {item: stage for item, stage in reasons if item.startswith("增量")}
+    assert stages == {
+        "增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层": "not extracted",
+        "增量 4：vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用": "ungrounded",
+        "增量 5：HookPoint — 推理可观测性 3.6% overhead": "demoted by select",
+    }
+    # a fact-level diff inside matched pairs, and 三 / 四 / 五 side by side for both rows
+    assert dom.count('class="meta facts-diff only-gold"') + dom.count('class="meta facts-diff only-out"') >= 1
+    assert [b for b in re.findall(r'data-block="(\w+)"', dom)] == ["verify", "arxiv", "five"] * 2
+    # per document: what the model returned, and each claim's fate (14 documents in each row)
+    assert dom.count('<details class="doc-answer">') == 28
+    fates = re.findall(r'<tr class="claim"><td>(.*?)</td>.*?<span class="tag stage">(.*?)</span>', dom, re.S)
+    assert ("vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用", "ungrounded") in fates
+    assert ("HookPoint — 推理可观测性 3.6% overhead", "demoted by select") in fates
