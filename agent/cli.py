@@ -6,7 +6,7 @@ import datetime as dt
 import json
 import logging
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -189,31 +189,71 @@ def _llm_help(name: str) -> str:
     return LLMSettings.model_fields[name].description or ""
 
 
+ModelOpt = Annotated[str | None, typer.Option(help=_llm_help("model"))]
+ModeOpt = Annotated[str | None, typer.Option(help=_llm_help("mode"))]
+BackendOpt = Annotated[str | None, typer.Option(help=_llm_help("backend"))]
+CassettesOpt = Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")]
+CacheDirOpt = Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
+ConcurrencyOpt = Annotated[int | None, typer.Option(help=_llm_help("concurrency"))]
+MaxCallsOpt = Annotated[int | None, typer.Option(help=_llm_help("max_calls"))]
+MaxCostOpt = Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))]
+PromptOpt = Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")]
+OutOpt = Annotated[Path | None, typer.Option(help="File or folder for the briefing (default: the workspace's inbox).")]
+ForceOpt = Annotated[bool, typer.Option(help="Replace an existing briefing (and, with record, reference cassettes).")]
+AllowPartialOpt = Annotated[
+    bool, typer.Option("--allow-partial", help="Write a partial briefing into the workspace inbox anyway.")
+]
+ExplainOpt = Annotated[bool, typer.Option(help="Print every candidate's fate and the rule that decided it.")]
+HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the briefing as a page (.html beside it).")]
+
+
+_LLM_FLAGS = {
+    "prompt": "prompt_file",
+    "model": "model",
+    "mode": "mode",
+    "backend": "backend",
+    "cassettes": "cassette_dir",
+    "cache_dir": "cache_dir",
+    "no_cache": "no_cache",
+    "concurrency": "concurrency",
+    "max_calls": "max_calls",
+    "max_cost": "max_cost_usd",
+    "replace_reference": "replace_reference",
+}
+
+
+def _llm_flags(given: Mapping[str, object]) -> dict[str, object]:
+    """The options given, under their settings names; paths made absolute here, since they are
+    relative to where the user typed them. An option left out (None, or a False switch) is not given."""
+    return {
+        name: (v.absolute() if isinstance(v, Path) else v)
+        for option, name in _LLM_FLAGS.items()
+        if (v := given.get(option)) is not None and v is not False
+    }
+
+
 @app.command("run")
 def run_cmd(
     workspace: WorkspaceArg,
     topic: TopicOpt,
     date: DateOpt,
-    out: Annotated[
-        Path | None, typer.Option(help="File or folder for the briefing (default: the workspace's own inbox).")
-    ] = None,
-    force: Annotated[bool, typer.Option(help="Replace an existing briefing.")] = False,
-    allow_partial: Annotated[
-        bool, typer.Option("--allow-partial", help="Write a partial briefing into the workspace inbox anyway.")
-    ] = False,
-    prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
-    model: Annotated[str | None, typer.Option(help=_llm_help("model"))] = None,
-    mode: Annotated[str | None, typer.Option(help=_llm_help("mode"))] = None,
-    backend: Annotated[str | None, typer.Option(help=_llm_help("backend"))] = None,
-    cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
-    concurrency: Annotated[int | None, typer.Option(help=_llm_help("concurrency"))] = None,
-    max_calls: Annotated[int | None, typer.Option(help=_llm_help("max_calls"))] = None,
-    max_cost: Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))] = None,
-    explain: Annotated[bool, typer.Option(help="Print every candidate's fate and the rule that decided it.")] = False,
+    out: OutOpt = None,
+    force: ForceOpt = False,
+    allow_partial: AllowPartialOpt = False,
+    prompt: PromptOpt = None,
+    model: ModelOpt = None,
+    mode: ModeOpt = None,
+    backend: BackendOpt = None,
+    cassettes: CassettesOpt = None,
+    cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
+    concurrency: ConcurrencyOpt = None,
+    max_calls: MaxCallsOpt = None,
+    max_cost: MaxCostOpt = None,
+    explain: ExplainOpt = False,
     as_json: JsonOpt = False,
-    html: Annotated[bool, typer.Option("--html", help="Also write the briefing as a page (.html beside it).")] = False,
+    html: HtmlOpt = False,
 ) -> None:
     """Write the evening's briefing for one topic (Markdown, JSON beside it, and a JSONL call record).
 
@@ -223,30 +263,14 @@ def run_cmd(
 
     Example: predigest run examples/world --topic inference --date 2026-09-22 --out out/
     """
+    given = dict(locals())  # every option as typed; the settings model decides what each means
     import os
 
     from agent.pipeline import run, settings_from
 
-    flags = {
-        "workspace": workspace,
-        "topic": topic,
-        "date": _date(date),
-        "out": out,
-        "force": force,
-        "allow_partial": allow_partial,
-        "prompt_file": prompt.absolute() if prompt else None,
-        "model": model,
-        "mode": mode,
-        "backend": backend,
-        "cassette_dir": cassettes.absolute() if cassettes else None,
-        "cache_dir": cache_dir.absolute() if cache_dir else None,
-        "no_cache": no_cache,
-        "concurrency": concurrency,
-        "max_calls": max_calls,
-        "max_cost_usd": max_cost,
-        "replace_reference": force or None,  # --force also lets `record` replace reference cassettes
-    }
-    settings = settings_from(flags, os.environ)
+    given["replace_reference"] = force  # --force also lets `record` replace reference cassettes
+    run_flags = {"workspace": workspace, "topic": topic, "out": out, "force": force, "allow_partial": allow_partial}
+    settings = settings_from({**run_flags, **_llm_flags(given), "date": _date(date)}, os.environ)
     with _progress() as (on_plan, on_result):
         report = run(settings, on_plan=on_plan, on_result=on_result)
     from agent.runlog import log_quietly, logs_path, run_log
