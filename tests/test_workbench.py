@@ -317,3 +317,34 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -
     fates = re.findall(r'<tr class="claim"><td>(.*?)</td>.*?<span class="tag stage">(.*?)</span>', dom, re.S)
     assert ("vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用", "ungrounded") in fates
     assert ("HookPoint — 推理可观测性 3.6% overhead", "demoted by select") in fates
+
+
+def test_run_is_logged_too(tmp_path: Path) -> None:
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp_path / "logs.db")}
+    out = str(tmp_path / "b.md")
+    r = predigest(
+        "run", "examples/world", "-t", "inference", "-d", "2026-09-22", "--out", out, "--backend", "replay", env=env
+    )
+    assert r.returncode == 0, r.stderr
+    runs = json.loads(predigest("logs", "--json", env=env).stdout)
+    assert [(x["kind"], x["backend"]) for x in runs] == [("run", "replay")]
+    shown = predigest("logs", "show", runs[0]["id"][:15], "--doc", "work-queue/2026-09-22-2200.md", env=env)
+    assert shown.returncode == 0 and "work-queue/2026-09-22-2200.md part 1/1 · cassette · request " in shown.stdout
+
+
+def test_prompt_twice_runs_both_and_compares(workbench: dict[str, Any]) -> None:
+    """The committed prompt (stale answers of the terse one) against the terse prompt (its own
+    recordings): the same answers either way, so every score is equal and nothing flips."""
+    env, recorded = workbench["env"], str(workbench["tmp"] / "cassettes")
+    r = predigest(
+        "eval", "--case", CASE, "--cassettes", recorded, "--allow-stale",
+        "--prompt", str(ROOT / "prompts" / "extract.md"), "--prompt", str(TERSE), "--json", env=env,
+    )  # fmt: skip
+    data = json.loads(r.stdout)
+    row = next(c for c in data["cases"] if c["case"] == CASE)
+    assert row["a"].endswith("stale (extract-terse@1)") and row["b"].startswith("extract-terse@1#")
+    assert row["flips"] == [] and all(m["delta"] == 0 for m in row["metrics"].values())
+    assert [x["id"] for x in json.loads(predigest("logs", "--json", "-n", "2", env=env).stdout)] == [
+        data["b"],
+        data["a"],
+    ]
