@@ -163,14 +163,14 @@ class LoggedRun:
 
 
 def list_runs(path: Path, limit: int = 20) -> list[LoggedRun]:
-    """The newest runs first."""
+    """The newest runs first, in the order they were logged (two runs can share a second)."""
     if not path.is_file():
         return []
     db = connect(path)
     try:
         rows = db.execute(
             "SELECT id, time, kind, command, git, prompt, model, backend, ok FROM runs"
-            " ORDER BY time DESC, id DESC LIMIT ?",
+            " ORDER BY rowid DESC LIMIT ?",
             (limit,),
         ).fetchall()
     finally:
@@ -189,7 +189,7 @@ def load_run(path: Path | None, ref: str) -> RunLog:
     try:
         if m := _BACK.match(ref):
             rows = db.execute(
-                "SELECT id, record FROM runs ORDER BY time DESC, id DESC LIMIT 1 OFFSET ?", (int(m.group(1) or 0),)
+                "SELECT id, record FROM runs ORDER BY rowid DESC LIMIT 1 OFFSET ?", (int(m.group(1) or 0),)
             ).fetchall()
         else:
             rows = db.execute("SELECT id, record FROM runs WHERE id LIKE ? ORDER BY id", (ref + "%",)).fetchall()
