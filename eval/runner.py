@@ -20,7 +20,7 @@ from typing import Literal
 from agent.errors import PredigestError
 from agent.parse import parse
 from agent.pipeline import Plan, Settings, run
-from eval.cases import Case, CaseError, load_cases
+from eval.cases import Case, CaseError, load_rows
 from eval.metrics import METRICS, RuleContext, Score, Scorecard, file_refs, score
 from schemas.briefing import Briefing
 
@@ -251,7 +251,7 @@ def evaluate(
     backend: str = "replay",
 ) -> EvalReport:
     """Run the cases, compare each with its committed scores, and rewrite the baseline if asked."""
-    cases = load_cases(cases_dir, only)
+    cases = load_rows(cases_dir, only)
     baseline = load_baseline(baseline_path)
     runs = [run_case(c, backend=backend) for c in cases]
     notes: list[str] = []

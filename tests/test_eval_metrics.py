@@ -18,7 +18,7 @@ from agent.ingest import scan
 from agent.parse import parse
 from agent.render import render
 from agent.workspace import load_workspace
-from eval.cases import load_case
+from eval.cases import CaseError, load_case
 from eval.metrics import METRICS, RuleContext, match_increments, score, source_key
 from schemas.briefing import ArxivRow, Briefing, Increment, SourceRef
 from tests.paths import ROOT, WORLD
@@ -285,6 +285,25 @@ def test_the_seed_case_points_at_the_demo_world() -> None:
     case = load_case(CASE)
     assert (case.workspace, case.topic, case.date) == (WORLD, "inference", DATE)
     assert case.cassettes == ROOT / "cassettes" / "world"
+    rows = case.rows()  # each cassette set is its own row, scored and baselined on its own
+    assert [(r.name, r.cassettes) for r in rows] == [
+        ("2026-09-22-inference", ROOT / "cassettes" / "world"),
+        ("2026-09-22-inference@world-relayed", ROOT / "cassettes" / "world-relayed"),
+    ]
+    assert {r.folder for r in rows} == {case.folder}
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("cassettes = 3", "cassettes must be a folder or a list"), ('cassettes = ["a/x", "b/x"]', "share a folder name")],
+)
+def test_bad_cassette_sets_are_one_line_errors(tmp_path: Path, value: str, message: str) -> None:
+    folder = tmp_path / "2026-09-22-x"
+    folder.mkdir()
+    (folder / "gold.md").write_text((CASE / "gold.md").read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "case.toml").write_text(f'workspace = "{WORLD}"\ntopic = "inference"\ndate = 2026-09-22\n{value}\n')
+    with pytest.raises(CaseError, match=message):
+        load_case(folder)
 
 
 def test_absolute_paths_in_a_case(tmp_path: Path) -> None:

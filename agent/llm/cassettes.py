@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from agent.errors import CassetteMiss, PredigestError
 
-ProvenanceKind = Literal["recorded", "reference"]
+ProvenanceKind = Literal["recorded", "relayed", "reference"]
 
 _SCHEMA_KEYS = frozenset({"tools", "tool_choice", "response_format", "functions", "function_call"})
 
