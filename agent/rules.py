@@ -269,12 +269,41 @@ def merge(cands: list[Candidate]) -> tuple[list[Group], list[Finding]]:
 
 def _same_subject(a: Candidate, b: Candidate) -> bool:
     if a.doc.path == b.doc.path:
-        return False  # one document's claims are distinct by construction
+        return one_release(a, b)
     if a.arxiv_keys & b.arxiv_keys:
         return True
     if {u.rstrip("/") for u in a.claim.urls} & {u.rstrip("/") for u in b.claim.urls}:
         return True
     return similarity(a.claim.title, b.claim.title) >= MERGE_SIMILARITY
+
+
+_TOP_SECTION = re.compile(r"§\s*([^\d§；;，,]*?)\s*(\d+)|§\s*([^\s.．/§；;，,]+)")
+
+
+def top_sections(section_ref: str) -> set[str]:
+    """The top-level § labels a reference names: '§条目 1.1；§条目 1.5' -> {'条目1'},
+    '§一.1' -> {'一'}, '§条目 1.2–1.4；§条目 3' -> {'条目1', '条目3'}."""
+    out = set()
+    for m in _TOP_SECTION.finditer(section_ref):
+        out.add(f"{m[1].strip()}{m[2]}" if m[2] else m[3])
+    return out
+
+
+def one_release(a: Candidate, b: Candidate) -> bool:
+    """Two claims of one document are one subject when they come from the same top-level § and
+    relate to the same anchor — a model often splits a release from one of its features. Claims
+    about different anchors stay apart; unanchored ones must also name a like subject (one §
+    of a digest can hold several unrelated items)."""
+    if not top_sections(a.claim.section_ref) & top_sections(b.claim.section_ref):
+        return False
+    if a.anchor is not None or b.anchor is not None:
+        return a.anchor is not None and b.anchor is not None and a.anchor.key == b.anchor.key
+    return similarity(subject_head(a.claim.title), subject_head(b.claim.title)) >= MERGE_SIMILARITY
+
+
+def subject_head(title: str) -> str:
+    """The subject of a title: what comes before its dash, colon or parenthesis."""
+    return re.split(r"\s+[—–-]+\s+|——|：|:|（|\(", title, maxsplit=1)[0].strip()
 
 
 # --- 5. selection ---------------------------------------------------------------------------------

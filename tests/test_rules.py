@@ -48,13 +48,14 @@ def claim(
     anchor: str = "",
     section: str = "§1.1 框架格局",
     cred: str = "高",
+    ref: str = "§条目 1",
 ) -> Claim:
     return Claim(
         title=title,
         stars=stars,
         key_points=[KeyPoint(text=p) for p in points],
         evidence=list(evidence),
-        section_ref="§条目 1",
+        section_ref=ref,
         arxiv=[ArxivRef(arxiv_id=a, title="paper") for a in arxiv],
         urls=[],
         credibility=cred,
@@ -190,13 +191,61 @@ def test_dedupe(c: Claim, anchors: tuple[Anchor, ...], fate: str, detail: str) -
         assert any(detail in f.detail for f in findings)
 
 
-def test_merge_same_arxiv_across_documents_and_never_within_one() -> None:
+def test_merge_same_arxiv_across_documents_and_not_across_sections_of_one() -> None:
     a = Candidate(claim(title="HookPoint 可观测性", arxiv=("2605.11093v1",)), doc("inbox/jay/a.md"), 1, "高")
     b = Candidate(claim(title="模型内部观测", arxiv=("2605.11093",)), doc("inbox/jay/b.md"), 2, "高")
-    c = Candidate(claim(title="HookPoint 可观测性 v2"), doc("inbox/jay/a.md"), 3, "高")
+    c = Candidate(claim(title="HookPoint 可观测性 v2", ref="§条目 4"), doc("inbox/jay/a.md"), 3, "高")
     groups, findings = merge([a, b, c])
     assert [len(g.members) for g in groups] == [2, 1]
     assert findings[0].decision == "merged"
+
+
+TGI = Anchor("subject", "TGI 已死", "TGI 已死", dt.date(2026, 9, 21), "inbox/tom/2026-09-21-inference-e1prep.md")
+
+
+# The two SGLang claims are the relayed answer for inbox/jay/2026-09-22-inference-engineering-filter.md
+# (cassettes/world-relayed): the model split the v0.5.19 release from its DSV4 / CUDA Graph features.
+@pytest.mark.parametrize(
+    ("second", "anchors", "one"),
+    [
+        pytest.param(
+            ("SGLang v0.5.19：DSV4 优化、CUDA Graph 与修复", "§条目 1.2–1.4；§条目 3"),
+            (SGLANG, SGLANG),
+            True,
+            id="release-and-feature-same-anchor",
+        ),
+        pytest.param(
+            ("SGLang v0.5.19：DSV4 优化、CUDA Graph 与修复", "§条目 1.2–1.4；§条目 3"),
+            (SGLANG, TGI),
+            False,
+            id="different-anchors",
+        ),
+        pytest.param(
+            ("SGLang v0.5.19：DSV4 优化、CUDA Graph 与修复", "§条目 3"), (SGLANG, SGLANG), False, id="other-section"
+        ),
+        pytest.param(("SGLang v0.5.19：DSV4 优化", "§条目 1.2"), (None, None), True, id="unanchored-like-subject"),
+        pytest.param(("端侧多 agent：Q4 KV Cache 持久化", "§条目 1.4"), (None, None), False, id="unanchored-unlike"),
+    ],
+)
+def test_one_release_split_into_two_claims_is_one_increment(
+    second: tuple[str, str], anchors: tuple[Anchor | None, Anchor | None], one: bool
+) -> None:
+    d = doc("inbox/jay/2026-09-22-inference-engineering-filter.md")
+    a = Candidate(
+        claim(title="SGLang v0.5.19 破坏性 flag 改名（无别名）", ref="§条目 1.1；§条目 1.5"),
+        d,
+        1,
+        "高",
+        anchor=anchors[0],
+    )
+    b = Candidate(claim(title=second[0], ref=second[1], stars=3), d, 2, "高", anchor=anchors[1])
+    groups, _ = merge([a, b])
+    assert len(groups) == (1 if one else 2)
+    if one:
+        assert groups[0].lead is a and [c.claim.section_ref for c in groups[0].members] == [
+            "§条目 1.1；§条目 1.5",
+            second[1],
+        ]
 
 
 def _group(title: str, stars: int, order: int, section: str = "§1.1 x", cred: str = "高") -> Group:
