@@ -27,6 +27,7 @@ from agent.rules import (
     ground,
     merge,
     number_conflicts,
+    relevance,
     resolve,
     select,
 )
@@ -112,6 +113,14 @@ def compose(
             ]
     cands, f = ground(sources)
     findings += f
+    on_topic: dict[str, int] = {}
+    for c in cands:
+        on_topic[c.doc.path] = on_topic.get(c.doc.path, 0) + 1
+    labels_of: dict[str, str] = {}
+    for r in results:
+        if r.extraction is not None:
+            labels_of[r.doc.path], finding = relevance(r.doc, r.extraction, on_topic.get(r.doc.path, 0))
+            findings += [finding] if finding else []
     cands, f = check_arxiv(cands, date)
     findings += f
     kept, covered, f = dedupe(cands, registry)
@@ -149,7 +158,7 @@ def compose(
             new_arxiv=new_keys,
             continued_arxiv=str(continued),
         ),
-        sources=_source_rows(results, baselines, registry, sel, topic, date),
+        sources=_source_rows(results, baselines, registry, sel, topic, date, labels_of),
         increments=increments,
         to_verify=verify,
         arxiv_rows=rows,
@@ -390,20 +399,21 @@ def _source_rows(
     sel: Selection,
     topic: str,
     date: dt.date,
+    labels_of: dict[str, str],
 ) -> list[SourceRow]:
     """Grouped as the seed groups them: tonight's reports, the baselines (newest first), the
     adjacent briefings, one row for the paper cards, one for the queue."""
-    rows = [_doc_row(r) for r in results if r.doc.kind == "report"]
+    rows = [_doc_row(r, labels_of) for r in results if r.doc.kind == "report"]
     for b in sorted(baselines, key=lambda d: d.path, reverse=True):
         subjects = [_short(a.label) for a in reg.anchors if a.kind == "subject" and a.source == b.path]
         when = b.timestamp.date() if b.timestamp else date
         label = "昨夜基线" if when == date - dt.timedelta(days=1) else f"{when.month}-{when.day} 基线"
         held = f"{label}；{len(subjects)}条锚定：{' · '.join(subjects)}"
         rows.append(SourceRow(directory=b.directory, key_file=b.name.removesuffix(".md"), held=held, relevance="基线"))
-    rows += [_doc_row(r) for r in results if r.doc.kind == "adjacent"]
+    rows += [_doc_row(r, labels_of) for r in results if r.doc.kind == "adjacent"]
     cards = [r for r in results if r.doc.kind == "paper_card"]
     if cards:
-        listed = [r for r in cards if r.extraction and r.extraction.relevance != "参考"]
+        listed = [r for r in cards if r.extraction and labels_of.get(r.doc.path, r.extraction.relevance) != "参考"]
         cells = [f"{r.doc.name.removesuffix('.md')}（{r.extraction.held}）" for r in listed if r.extraction]
         if rest := len(cards) - len(listed):
             cells.append(f"其余 {rest} 张卡主分类非 {topic}")
@@ -418,18 +428,18 @@ def _source_rows(
         rows.append(SourceRow(directory=f"paper_cards {_span(cards)}", key_file="；".join(cells), relevance=rel))
     for r in results:
         if r.doc.kind == "queue" and r.doc.timestamp:
-            row = _doc_row(r)
+            row = _doc_row(r, labels_of)
             rows.append(row.model_copy(update={"directory": f"{r.doc.directory} {r.doc.timestamp:%-m-%-d %H:%M}"}))
     return rows
 
 
-def _doc_row(r: DocResult) -> SourceRow:
+def _doc_row(r: DocResult, labels_of: dict[str, str]) -> SourceRow:
     ex = r.extraction
     if ex is None:
         return SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=r.error, relevance="参考")
-    held, rel = ex.held, ex.relevance
-    if r.doc.kind == "adjacent":  # another topic's briefing is a reference, whatever the model said
-        held, rel = (f"{ex.held}；{ex.relevance_reason}" if ex.relevance_reason else ex.held), "邻接"
+    held, rel = ex.held, labels_of.get(r.doc.path, ex.relevance)
+    if r.doc.kind == "adjacent" and ex.relevance_reason:  # another topic's briefing: say why it matters here
+        held = f"{ex.held}；{ex.relevance_reason}"
     return SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=held, relevance=rel)
 
 

@@ -376,6 +376,27 @@ def number_conflicts(g: Group) -> list[str]:
     return out
 
 
+# --- relevance of a source, as the briefing means it ----------------------------------------------
+
+
+def relevance(doc: SourceDoc, extraction: FileExtraction, on_topic: int) -> tuple[str, Finding | None]:
+    """The 一 label of a source, derived from what it carried rather than how much else it held:
+    a same-evening briefing of another topic is 邻接; a report with at least one grounded claim
+    on the topic is 高, however much else it holds; a card or a queue with none is 参考. Any
+    other source keeps the model's label. A label that differs from the model's is a finding."""
+    if doc.kind == "adjacent":
+        label, why = "邻接", "a same-evening briefing of another topic"
+    elif doc.kind == "report" and on_topic:
+        label, why = "高", f"a report with {on_topic} grounded claim(s) on the topic"
+    elif doc.kind in ("paper_card", "queue") and not on_topic:
+        label, why = "参考", f"a {doc.kind.replace('_', ' ')} with no grounded claim on the topic"
+    else:
+        return extraction.relevance, None
+    if label == extraction.relevance:
+        return label, None
+    return label, Finding("relevance", doc.name, doc.path, label, f"{why}; the model said {extraction.relevance}")
+
+
 # --- 7. resolution of carried to-verify items -----------------------------------------------------
 
 

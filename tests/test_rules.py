@@ -367,3 +367,32 @@ def test_a_resolved_item_leaves_section_three_and_is_said_in_five() -> None:
     b = compose([DocResult(d, ex)], reg, [], topic="inference", date=DATE, window="w", limits=Limits()).briefing
     assert b.to_verify == []
     assert any("已核实：colibri GLM-5.2 支持范围和实测性能（支持矩阵已公开）" in n.note for n in b.no_increment)
+
+
+# The model labels are the relayed answers' (cassettes/world-relayed): a real model said 中 for four
+# mixed reports that carry on-topic claims, 邻接 for a card with nothing on-topic, 中 for the risk
+# briefing of the same evening.
+@pytest.mark.parametrize(
+    ("path", "kind", "model", "on_topic", "label"),
+    [
+        ("inbox/jay/2026-09-22-database-backend-cloudnative-inference.md", "report", "中", 3, "高"),
+        ("inbox/jay/2026-09-22-1505-jay-five-category-evening-briefing.md", "report", "中", 1, "高"),
+        ("inbox/jay/2026-09-22-inference-engineering-filter.md", "report", "高", 4, "高"),
+        ("inbox/jay/2026-09-22-x.md", "report", "中", 0, "中"),  # nothing grounded: the model's word stands
+        ("inbox/flyp/2026-09-22-risk-e1prep.md", "adjacent", "中", 2, "邻接"),
+        ("paper_cards/2026-09-22/1432-2609-19499.md", "paper_card", "邻接", 0, "参考"),
+        ("paper_cards/2026-09-22/1432-2609-19499.md", "paper_card", "中", 1, "中"),
+        ("work-queue/2026-09-22-2200.md", "queue", "参考", 0, "参考"),
+    ],
+)
+def test_relevance_is_derived_from_what_a_source_carried(
+    path: str, kind: str, model: str, on_topic: int, label: str
+) -> None:
+    from agent.rules import relevance
+
+    d = SourceDoc(path=path, kind=kind, agent="jay", in_window=True, read=True, text="x")
+    got, finding = relevance(d, FileExtraction(relevance=model, relevance_reason="r", held="h"), on_topic)
+    assert got == label
+    assert (finding is not None) is (label != model)
+    if finding is not None:
+        assert finding.decision == label and f"the model said {model}" in finding.detail
