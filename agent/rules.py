@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from agent.anchors import Anchor, AnchorRegistry
+from agent.anchors import Anchor, AnchorRegistry, bare_name, normalise_url
 from agent.arxiv import find_ids, key_of, validate
 from agent.text import facts, locate, similarity
 from schemas.briefing import KeyPoint
@@ -272,7 +272,7 @@ def _same_subject(a: Candidate, b: Candidate) -> bool:
         return one_release(a, b)
     if a.arxiv_keys & b.arxiv_keys:
         return True
-    if {u.rstrip("/") for u in a.claim.urls} & {u.rstrip("/") for u in b.claim.urls}:
+    if {normalise_url(u) for u in a.claim.urls} & {normalise_url(u) for u in b.claim.urls}:
         return True
     return similarity(a.claim.title, b.claim.title) >= MERGE_SIMILARITY
 
@@ -416,8 +416,9 @@ def resolve(results: Sequence[DocResult], reg: AnchorRegistry) -> tuple[list[Res
         if r.extraction is None or r.doc.kind == "adjacent":
             continue
         for res in r.extraction.resolved:
-            item = max(reg.open_items, key=lambda o: similarity(res.item, o.item.title), default=None)
-            if item is None or similarity(res.item, item.item.title) < 0.6:
+            named = bare_name(res.item)
+            item = max(reg.open_items, key=lambda o: similarity(named, bare_name(o.item.title)), default=None)
+            if item is None or similarity(named, bare_name(item.item.title)) < 0.6:
                 findings.append(Finding("resolve", res.item, r.doc.path, "ignored", "not an open to-verify item"))
             elif locate(res.evidence, r.doc.text).kind == "none":
                 findings.append(
