@@ -111,9 +111,14 @@ class Selection:
 
 
 def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]]:
-    """Keep a claim only if every evidence quote occurs in its document (by characters, after
-    whitespace folding) and every arXiv ID it cites is written there. Key points whose figures
-    the document does not contain are dropped from the claim, and said so."""
+    """Keep a claim only if its evidence is in its document (by characters, after folding; a
+    quote elided in the middle counts when its parts occur in order, close together) and every
+    arXiv ID it cites is written there.
+
+    A quote that cannot be found is dropped on its own: the claim stays when its other quotes
+    ground it and every figure of its key points is in the document (a model roughens one
+    quote far more often than it invents a claim). Otherwise key points whose figures the
+    document does not contain are dropped from the claim, and said so."""
     kept: list[Candidate] = []
     findings: list[Finding] = []
     order = 0
@@ -124,33 +129,58 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
         doc_facts = facts(r.doc.text)
         for claim in r.extraction.claims:
             order += 1
-            missing = [q for q in claim.evidence if locate(q, r.doc.text).kind == "none"]
+            found = {q: locate(q, r.doc.text) for q in claim.evidence}
+            missing = [q for q, a in found.items() if a.kind == "none"]
             bad_ids = [a.arxiv_id for a in claim.arxiv if key_of(a.arxiv_id) not in doc_ids]
-            if not claim.evidence or missing or bad_ids:
+            stray = [p for p in claim.key_points if not _point_facts(p) <= doc_facts]
+            if not claim.evidence or bad_ids or len(missing) == len(claim.evidence) or (missing and stray):
                 why = (
                     "no evidence quote"
                     if not claim.evidence
-                    else f"quote not in the document: {missing[0][:40]!r}"
-                    if missing
                     else f"arXiv {bad_ids[0]} is not in the document"
+                    if bad_ids
+                    else f"quote not in the document: {missing[0][:40]!r}"
+                    + ("" if len(missing) == len(claim.evidence) else ", and a key point's figures are not either")
                 )
                 findings.append(Finding("grounding", claim.title, r.doc.path, "dropped", why))
                 continue
-            points = [p for p in claim.key_points if _point_facts(p) <= doc_facts]
-            for p in claim.key_points:
-                if p not in points:
-                    stray = sorted(_point_facts(p) - doc_facts)
+            for q in missing:
+                findings.append(
+                    Finding(
+                        "grounding",
+                        claim.title,
+                        r.doc.path,
+                        "quote dropped",
+                        f"not in the document: {q[:40]!r}; the claim stands on its other quotes",
+                    )
+                )
+            for q, a in found.items():
+                if a.kind == "elided":
                     findings.append(
                         Finding(
-                            "grounding",
-                            claim.title,
-                            r.doc.path,
-                            "key point dropped",
-                            f"{', '.join(stray[:3])} not in the document: {p.text[:40]!r}",
+                            "grounding", claim.title, r.doc.path, "quote elided", f"parts found in order: {q[:40]!r}"
                         )
                     )
+            evidence = [q for q in claim.evidence if q not in missing]
+            points = [p for p in claim.key_points if p not in stray]
+            for p in stray:
+                gone = sorted(_point_facts(p) - doc_facts)
+                findings.append(
+                    Finding(
+                        "grounding",
+                        claim.title,
+                        r.doc.path,
+                        "key point dropped",
+                        f"{', '.join(gone[:3])} not in the document: {p.text[:40]!r}",
+                    )
+                )
             kept.append(
-                Candidate(claim.model_copy(update={"key_points": points}), r.doc, order, r.extraction.relevance)
+                Candidate(
+                    claim.model_copy(update={"key_points": points, "evidence": evidence}),
+                    r.doc,
+                    order,
+                    r.extraction.relevance,
+                )
             )
     return kept, findings
 

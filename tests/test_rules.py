@@ -19,6 +19,7 @@ from agent.rules import (
     resolve,
     select,
 )
+from agent.text import locate
 from schemas.briefing import KeyPoint, VerifyItem
 from schemas.documents import SourceDoc
 from schemas.extraction import ArxivRef, Claim, FileExtraction, Resolution
@@ -91,6 +92,42 @@ def test_grounding(c: Claim, kept: bool, reason: str) -> None:
     assert bool(cands) is kept
     if not kept:
         assert findings and reason in findings[0].detail and findings[0].decision == "dropped"
+
+
+@pytest.mark.parametrize(
+    ("evidence", "points", "kept", "decisions"),
+    [
+        pytest.param(
+            ("DeepSeek-V4 throughput 提升 >10%", "HookPoint 平均 overhead 1.2%"),
+            ("DeepSeek-V4 throughput 提升 >10%",),
+            True,
+            ["quote dropped"],
+            id="one-bad-quote-dropped-alone",
+        ),
+        pytest.param(
+            ("DeepSeek-V4 throughput 提升 >10%", "HookPoint 平均 overhead 1.2%"),
+            ("DeepSeek-V4 throughput 提升 >10%", "延迟降低 37%"),
+            False,
+            ["dropped"],
+            id="bad-quote-and-stray-figure-drop-the-claim",
+        ),
+        pytest.param(
+            ("两处 flag rename……throughput 提升 >10%",),
+            ("DeepSeek-V4 throughput 提升 >10%",),
+            True,
+            ["quote elided"],
+            id="elided-quote-marked",
+        ),
+    ],
+)
+def test_grounding_quote_by_quote(
+    evidence: tuple[str, ...], points: tuple[str, ...], kept: bool, decisions: list[str]
+) -> None:
+    cands, findings = ground([result(claim(evidence=evidence, points=points))])
+    assert bool(cands) is kept
+    assert [f.decision for f in findings if f.rule == "grounding"] == decisions
+    if kept:
+        assert all(locate(q, DOC_TEXT).found for q in cands[0].claim.evidence)
 
 
 def test_grounding_drops_a_key_point_with_an_invented_figure() -> None:
