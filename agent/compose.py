@@ -27,6 +27,7 @@ from agent.rules import (
     ground,
     merge,
     number_conflicts,
+    reconcile_sections,
     relevance,
     resolve,
     select,
@@ -126,6 +127,8 @@ def compose(
     kept, covered, f = dedupe(cands, registry)
     findings += f
     groups, f = merge(kept)
+    findings += f
+    groups, f = reconcile_sections(groups, registry.sections)
     findings += f
     sel = select(
         groups,

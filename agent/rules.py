@@ -336,6 +336,82 @@ def subject_head(title: str) -> str:
     return re.split(r"\s+[—–-]+\s+|——|：|:|（|\(", title, maxsplit=1)[0].strip()
 
 
+# --- sections of the living document -------------------------------------------------------------
+
+_SECTION_REF = re.compile(r"^\s*§\s*(\d+(?:\.\d+)*)\s*(.*)$", re.S)
+SECTION_ALIKE = 0.6
+
+
+def _split_section(section: str) -> tuple[str, str, str] | None:
+    """'§1.4 推理可观测性（新增）' -> ('1.4', '推理可观测性', '（新增）'); None without a number."""
+    m = _SECTION_REF.match(section)
+    if not m:
+        return None
+    rest = m[2].strip()
+    name = re.split(r"[（(]", rest, maxsplit=1)[0].strip()
+    return m[1], name, rest[len(name) :].strip()
+
+
+def reconcile_sections(groups: list[Group], living: Sequence[str]) -> tuple[list[Group], list[Finding]]:
+    """One number per block name, one name per block. Each document's call proposes its own
+    "§1.5 …" for what the living document lacks, so two documents can propose two different
+    blocks under one number, or one block under two names. A living section keeps its number;
+    a proposed block like one already seen (by name) joins it; a new block keeps its number when
+    it is free and otherwise takes the next free one. Strongest groups first: they keep theirs."""
+    numbers: dict[str, str] = {}  # block name -> number
+    for sec in living:
+        if parts := _split_section(sec):
+            numbers.setdefault(parts[1], parts[0])
+    taken = set(numbers.values())
+    findings: list[Finding] = []
+    renamed: dict[int, str] = {}
+    for gi, g in sorted(enumerate(groups), key=lambda p: p[1].rank()):
+        parts = _split_section(g.lead.claim.suggested_section)
+        if parts is None:
+            continue
+        num, name, tail = parts
+        same = max(numbers, key=lambda n: similarity(n, name), default="")
+        if same and (same == name or similarity(same, name) >= SECTION_ALIKE):
+            block, number = same, numbers[same]
+        else:
+            block, number = name, num if num not in taken else _next_free(num, taken)
+            numbers[block] = number
+            taken.add(number)
+        if (number, block) != (num, name):
+            findings.append(
+                Finding(
+                    "sections",
+                    g.lead.claim.title,
+                    g.lead.doc.path,
+                    "renumbered" if block == name else "renamed",
+                    f"§{num} {name} -> §{number} {block}",
+                )
+            )
+        renamed[gi] = f"§{number} {block}{tail}"
+    out = []
+    for gi, g in enumerate(groups):
+        if gi not in renamed:
+            out.append(g)
+            continue
+        members = tuple(
+            replace(c, claim=c.claim.model_copy(update={"suggested_section": renamed[gi]})) if k == 0 else c
+            for k, c in enumerate(g.members)
+        )
+        out.append(Group(members))
+    return out, findings
+
+
+def _next_free(number: str, taken: set[str]) -> str:
+    """The next number under the same parent: 1.5 taken -> 1.6 (or the first free after it)."""
+    head, _, last = number.rpartition(".")
+    n = int(last)
+    while True:
+        n += 1
+        candidate = f"{head}.{n}" if head else str(n)
+        if candidate not in taken:
+            return candidate
+
+
 # --- 5. selection ---------------------------------------------------------------------------------
 
 

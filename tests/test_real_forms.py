@@ -136,3 +136,45 @@ def test_resolved_items_named_with_or_without_their_marks(named: str) -> None:
     reg = AnchorRegistry(topic="inference", date=DATE, anchors=(), open_items=(ITEM,), sections=())
     done, _ = resolve([DocResult(d, ex)], reg)
     assert [x.title for x in done] == [ITEM.item.title]
+
+
+# Each document's call proposes its own new block. The first two sections are the relayed
+# answers' own (HookPoint and the bug study, 1450 filter); the others are the same answers'
+# claims with the section another call could have proposed.
+@pytest.mark.parametrize(
+    ("proposed", "expected"),
+    [
+        (
+            ["§1.4 推理可观测性与可靠性（新增）", "§1.4 推理可观测性与可靠性（新增）"],
+            ["§1.4 推理可观测性与可靠性（新增）", "§1.4 推理可观测性与可靠性（新增）"],
+        ),
+        (  # two blocks under one number: the weaker one is renumbered
+            ["§1.4 推理可观测性与可靠性（新增）", "§1.4 推理 Kernel 与硬件实测（新块）"],
+            ["§1.4 推理可观测性与可靠性（新增）", "§1.5 推理 Kernel 与硬件实测（新块）"],
+        ),
+        (  # one block under two numbers: one number
+            ["§1.4 推理可观测性与可靠性（新增）", "§1.5 推理可观测性与可靠性"],
+            ["§1.4 推理可观测性与可靠性（新增）", "§1.4 推理可观测性与可靠性"],
+        ),
+        (  # a living section keeps its number; a new block may not take it
+            ["§1.2 KV Cache（引擎层压缩）", "§1.3 投机解码（新块）"],
+            ["§1.3 KV Cache（引擎层压缩）", "§1.4 投机解码（新块）"],
+        ),
+    ],
+)
+def test_new_sections_proposed_by_different_documents_are_reconciled(
+    evening: Plan, answers: dict[str, FileExtraction], proposed: list[str], expected: list[str]
+) -> None:
+    from agent.rules import Group, reconcile_sections
+
+    hook, bugs = answers[OBSERVE].claims[:2]
+    assert hook.suggested_section == bugs.suggested_section == "§1.4 推理可观测性与可靠性（新增）"
+    groups = [
+        Group(
+            (Candidate(c.model_copy(update={"suggested_section": s, "stars": 4 - i}), _doc(evening, OBSERVE), i, "高"),)
+        )
+        for i, (c, s) in enumerate(zip((hook, bugs), proposed, strict=True))
+    ]
+    out, findings = reconcile_sections(groups, evening.registry.sections)
+    assert [g.lead.claim.suggested_section for g in out] == expected
+    assert len(findings) == sum(a != b for a, b in zip(proposed, expected, strict=True))
