@@ -18,7 +18,7 @@ from pathlib import Path
 
 from agent.errors import PredigestError
 from agent.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
-from agent.pipeline import Settings, llm_config, plan
+from agent.pipeline import Settings, plan
 
 
 def read_answers(folder: Path) -> list[RelayedAnswer]:
@@ -39,7 +39,7 @@ def read_answers(folder: Path) -> list[RelayedAnswer]:
 
 def relay_folder(s: Settings, folder: Path, *, model: str, obtained: str, note: str = "") -> list[Path]:
     """Write the relayed cassettes of one evening into `s.cassette_dir` (or the workspace's)."""
-    p = plan(s)
+    p = plan(s, for_writing=False)
     answers = read_answers(folder)
     answered = {a.doc_path for a in answers}
     missing = [d.path for d in p.sources if d.path not in answered]
@@ -51,4 +51,4 @@ def relay_folder(s: Settings, folder: Path, *, model: str, obtained: str, note: 
     split = sorted({r.doc_path for r in p.requests if r.chunks > 1} & answered)
     if split:
         raise PredigestError(f"split into parts, so one answer cannot stand for them: {', '.join(split)}", hint="")
-    return relay_answers(p.requests, answers, llm_config(p.ws, s), model=model, date=obtained, note=note)
+    return relay_answers(p.requests, answers, p.llm, model=model, date=obtained, note=note)

@@ -17,7 +17,7 @@ import pytest
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
 from agent.llm.cassettes import CassetteIndex
 from agent.llm.reference import extraction_from_completion
-from agent.pipeline import RunReport, Settings, run
+from agent.pipeline import Outcome, Settings, brief, extract, plan
 from agent.text import fold
 from schemas.extraction import FileExtraction
 from tests.paths import ROOT, WORLD
@@ -65,9 +65,10 @@ class Canned:
         ]
 
 
-def _run(answers: dict[str, FileExtraction]) -> RunReport:
+def _run(answers: dict[str, FileExtraction]) -> Outcome:
     s = Settings(workspace=WORLD, topic="inference", date=dt.date(2026, 9, 22), cassette_dir=RELAYED)
-    return run(s, extractor=Canned(answers), dry_out=True)
+    ev = plan(s, for_writing=False)
+    return brief(ev, extract(ev, Canned(answers)))
 
 
 def _roughen(answers: dict[str, FileExtraction], how: Callable[[str, int], str]) -> dict[str, FileExtraction]:
@@ -92,13 +93,13 @@ def answers() -> dict[str, FileExtraction]:
 
 
 @pytest.fixture(scope="module")
-def as_given(answers: dict[str, FileExtraction]) -> RunReport:
+def as_given(answers: dict[str, FileExtraction]) -> Outcome:
     return _run(answers)
 
 
 @pytest.mark.parametrize("how", [width_swapped, spaces_removed, slipped, elided], ids=lambda f: f.__name__)
 def test_roughened_quotes_leave_the_briefing_unchanged(
-    answers: dict[str, FileExtraction], as_given: RunReport, how: Callable[[str, int], str]
+    answers: dict[str, FileExtraction], as_given: Outcome, how: Callable[[str, int], str]
 ) -> None:
     rough = _roughen(answers, how)
     changed = sum(

@@ -16,7 +16,7 @@ import pytest
 from agent.anchors import AnchorRegistry, OpenItem
 from agent.llm.cassettes import CassetteIndex
 from agent.llm.reference import extraction_from_completion
-from agent.pipeline import Plan, Settings, plan
+from agent.pipeline import Evening, Settings, plan
 from agent.rules import Candidate, DocResult, check_arxiv, dedupe, ground, match_anchor, merge, resolve
 from schemas.briefing import VerifyItem
 from schemas.documents import SourceDoc
@@ -30,8 +30,8 @@ OBSERVE = "inbox/jay/2026-09-22-1450-jay-engineering-filter.md"
 
 
 @pytest.fixture(scope="module")
-def evening() -> Plan:
-    return plan(Settings(workspace=WORLD, topic="inference", date=DATE, cassette_dir=RELAYED))
+def evening() -> Evening:
+    return plan(Settings(workspace=WORLD, topic="inference", date=DATE, cassette_dir=RELAYED), for_writing=False)
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def answers() -> dict[str, FileExtraction]:
     return {c.provenance.document: extraction_from_completion(c.exchange.response_body) for c in index.all()}
 
 
-def _doc(p: Plan, path: str) -> SourceDoc:
+def _doc(p: Evening, path: str) -> SourceDoc:
     return next(d for d in p.docs if d.path == path)
 
 
@@ -62,7 +62,7 @@ def _sglang(answers: dict[str, FileExtraction]) -> Claim:
     ],
 )
 def test_anchor_names_in_every_form_find_the_anchor(
-    evening: Plan, answers: dict[str, FileExtraction], anchor: str, relation: str
+    evening: Evening, answers: dict[str, FileExtraction], anchor: str, relation: str
 ) -> None:
     claim = _sglang(answers).model_copy(update={"anchor": anchor, "relation": relation, "urls": []})
     c = Candidate(claim, _doc(evening, FILTER), 1, "高")
@@ -80,7 +80,7 @@ def test_anchor_names_in_every_form_find_the_anchor(
         "www.github.com/sgl-project/sglang/releases/",
     ],
 )
-def test_urls_with_or_without_scheme(evening: Plan, answers: dict[str, FileExtraction], url: str) -> None:
+def test_urls_with_or_without_scheme(evening: Evening, answers: dict[str, FileExtraction], url: str) -> None:
     claim = _sglang(answers).model_copy(update={"anchor": "", "relation": "new", "urls": [url]})
     a = Candidate(claim, _doc(evening, FILTER), 1, "高")
     found = match_anchor(a, evening.registry)
@@ -91,7 +91,7 @@ def test_urls_with_or_without_scheme(evening: Plan, answers: dict[str, FileExtra
 
 
 @pytest.mark.parametrize("written", ["2605.11093v1", "arXiv:2605.11093v1", "arxiv: 2605.11093v1", "2605.11093"])
-def test_arxiv_ids_as_models_write_them(evening: Plan, answers: dict[str, FileExtraction], written: str) -> None:
+def test_arxiv_ids_as_models_write_them(evening: Evening, answers: dict[str, FileExtraction], written: str) -> None:
     hook = answers[OBSERVE].claims[0]
     assert hook.arxiv[0].arxiv_id == "2605.11093v1"
     claim = hook.model_copy(update={"arxiv": [hook.arxiv[0].model_copy(update={"arxiv_id": written})]})
@@ -163,7 +163,7 @@ def test_resolved_items_named_with_or_without_their_marks(named: str) -> None:
     ],
 )
 def test_new_sections_proposed_by_different_documents_are_reconciled(
-    evening: Plan, answers: dict[str, FileExtraction], proposed: list[str], expected: list[str]
+    evening: Evening, answers: dict[str, FileExtraction], proposed: list[str], expected: list[str]
 ) -> None:
     from agent.rules import Group, reconcile_sections
 

@@ -17,7 +17,7 @@ from agent.errors import PredigestError
 from agent.llm.cassettes import Cassette, CassetteIndex, read_cassette
 from agent.llm.reference import extraction_from_completion
 from agent.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
-from agent.pipeline import Settings, llm_config, plan
+from agent.pipeline import Settings, plan
 from eval.relay import relay_folder
 from tests.paths import ROOT, WORLD, predigest
 
@@ -58,7 +58,7 @@ def _folder(tmp_path: Path, committed: list[Cassette], printouts: dict[str, str]
 def printouts() -> dict[str, str]:
     """`predigest prompt show` for every source of the evening, as the model was shown it."""
     out = {}
-    for r in plan(_settings(RELAYED)).requests:
+    for r in plan(_settings(RELAYED), for_writing=False).requests:
         shown = predigest("prompt", "show", str(WORLD), "-t", "inference", "-d", DATE, "--doc", r.doc_path)
         assert shown.returncode == 0, shown.stderr
         out[r.doc_path] = shown.stdout
@@ -66,7 +66,7 @@ def printouts() -> dict[str, str]:
 
 
 def test_the_committed_set_covers_the_evening_and_says_where_it_came_from(committed: list[Cassette]) -> None:
-    requests = plan(_settings(RELAYED)).requests
+    requests = plan(_settings(RELAYED), for_writing=False).requests
     assert sorted(c.provenance.document for c in committed) == sorted(r.doc_path for r in requests)
     for c in committed:
         p = c.provenance
@@ -77,7 +77,7 @@ def test_the_committed_set_covers_the_evening_and_says_where_it_came_from(commit
 
 
 def test_a_printout_reads_back_as_the_request_messages(printouts: dict[str, str]) -> None:
-    for r in plan(_settings(RELAYED)).requests:
+    for r in plan(_settings(RELAYED), for_writing=False).requests:
         assert read_printed_prompt(printouts[r.doc_path]) == list(r.messages)
 
 
@@ -116,13 +116,13 @@ def test_a_request_the_model_was_not_shown_is_refused(
     ],
 )
 def test_an_answer_that_is_not_an_extraction_is_refused(tmp_path: Path, answer: str, message: str) -> None:
-    p = plan(_settings(tmp_path))
+    p = plan(_settings(tmp_path), for_writing=False)
     request = p.requests[0]
     with pytest.raises(PredigestError, match=message):
         relay_answers(
             p.requests,
             [RelayedAnswer(request.doc_path, answer)],
-            llm_config(p.ws, _settings(tmp_path)),
+            p.llm,
             model="m",
             date="2026-11-30",
         )

@@ -12,7 +12,7 @@ import pytest
 
 from agent.anchors import AnchorRegistry, OpenItem
 from agent.compose import Limits, compose, evenings_since
-from agent.pipeline import RunReport, Settings, run
+from agent.pipeline import Outcome, Settings, brief, extract, plan
 from agent.rules import DocResult
 from schemas.briefing import VerifyItem
 from schemas.documents import SourceDoc
@@ -23,7 +23,7 @@ DATE = dt.date(2026, 9, 22)
 
 
 @pytest.fixture(scope="module")
-def relayed() -> RunReport:
+def relayed() -> Outcome:
     s = Settings(
         workspace=WORLD,
         topic="inference",
@@ -32,10 +32,11 @@ def relayed() -> RunReport:
         cassette_dir=ROOT / "cassettes" / "world-relayed",
         no_cache=True,
     )
-    return run(s, dry_out=True)
+    ev = plan(s, for_writing=False)
+    return brief(ev, extract(ev))
 
 
-def test_a_real_models_notes_fit_the_budget_and_every_drop_is_explained(relayed: RunReport) -> None:
+def test_a_real_models_notes_fit_the_budget_and_every_drop_is_explained(relayed: Outcome) -> None:
     b = relayed.composed.briefing
     assert len(b.to_verify) <= Limits().max_to_verify == 6
     dropped = [f for f in relayed.findings if f.rule == "to-verify" and f.decision == "dropped by budget"]
@@ -55,7 +56,7 @@ def test_a_real_models_notes_fit_the_budget_and_every_drop_is_explained(relayed:
             assert any("未核实即停止延续" in n.note and f.subject in n.note for n in b.no_increment)
 
 
-def test_notes_about_claims_that_are_not_increments_are_dropped(relayed: RunReport) -> None:
+def test_notes_about_claims_that_are_not_increments_are_dropped(relayed: Outcome) -> None:
     drops = [f for f in relayed.findings if f.rule == "to-verify" and f.decision == "dropped"]
     assert drops and all("not an increment tonight" in f.detail for f in drops)
     increments = {i.title for i in relayed.composed.briefing.increments}

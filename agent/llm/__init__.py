@@ -16,11 +16,12 @@ Modules:
 
 from agent.llm.config import LLMConfig, resolve_backend
 from agent.llm.extractor import LLMExtractor
-from agent.llm.reference import rekey_reference_cassettes, write_reference_cassette
+from agent.llm.reference import cassettes_answer, rekey_reference_cassettes, write_reference_cassette
 
 __all__ = [
     "LLMConfig",
     "LLMExtractor",
+    "cassettes_answer",
     "rekey_reference_cassettes",
     "resolve_backend",
     "write_reference_cassette",

@@ -171,11 +171,11 @@ def relay_answers(
             hint="a saved answer only belongs to the exact request its model was shown; relay with the prompt "
             "it answered (check `predigest prompt show`), or obtain new answers",
         )
-    offline = dataclasses.replace(config, api_key="relay-loopback", cache_dir=None, max_validation_retries=0)
+    offline = config.with_(api_key="relay-loopback", cache_dir=None, max_validation_retries=0)
     keyed = {body_key(current_request_body(by_doc[a.doc_path], offline)): a.text for a in answers}
     written: list[Path] = []
     with _loopback(keyed, model) as url:
-        live = dataclasses.replace(offline, backend="record", base_url=url)
+        live = offline.with_(backend="record", base_url=url)
         index = CassetteIndex(config.cassette_dir)
         budget = Budget(live)
         chain = RetryTransport(network_transport(url), RetryPolicy.from_config(live), budget, model)
