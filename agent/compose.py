@@ -408,7 +408,8 @@ def _source_rows(
     rows += [_doc_row(r, labels_of) for r in results if r.doc.kind == "adjacent"]
     cards = [r for r in results if r.doc.kind == "paper_card"]
     if cards:
-        listed = [r for r in cards if r.extraction and labels_of.get(r.doc.path, r.extraction.relevance) != "参考"]
+        # cards the model found related are named in the cell, as the seed names its adjacent cards
+        listed = [r for r in cards if r.extraction and r.extraction.relevance != "参考"]
         cells = [f"{r.doc.name.removesuffix('.md')}（{r.extraction.held}）" for r in listed if r.extraction]
         if rest := len(cards) - len(listed):
             cells.append(f"其余 {rest} 张卡主分类非 {topic}")

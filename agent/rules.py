@@ -500,7 +500,9 @@ def relevance(doc: SourceDoc, extraction: FileExtraction, on_topic: int) -> tupl
         return extraction.relevance, None
     if label == extraction.relevance:
         return label, None
-    return label, Finding("relevance", doc.name, doc.path, label, f"{why}; the model said {extraction.relevance}")
+    return label, Finding(
+        "relevance", doc.name, doc.path, "relabelled", f"{label}: {why}; the model said {extraction.relevance}"
+    )
 
 
 # --- 7. resolution of carried to-verify items -----------------------------------------------------

@@ -113,3 +113,4 @@ def test_roughened_quotes_leave_the_briefing_unchanged(
     assert report.markdown == as_given.markdown
     if how is elided:
         assert any(f.decision == "quote elided" for f in report.findings)
+    report.payload()  # the run record (schemas/run.py) holds every alignment kind, "elided" included
