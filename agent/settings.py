@@ -191,7 +191,7 @@ FIRST_DATE = dt.date(1970, 1, 1)
 LAST_DATE = dt.date(9998, 12, 31)
 
 
-def evening_date(value: str, flag: str = "--date") -> dt.date:
+def evening_date(value: str | dt.date, flag: str = "--date") -> dt.date:
     """The one date parser for evenings given by a user (flags, case files)."""
     try:
         day = value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))

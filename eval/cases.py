@@ -24,6 +24,7 @@ from pathlib import Path
 
 from agent.errors import PredigestError
 from agent.parse import parse
+from agent.settings import evening_date
 from schemas.briefing import Briefing
 
 CASE_FILE = "case.toml"
@@ -158,11 +159,10 @@ def load_rows(cases_dir: Path, only: str | None = None, root: Path | None = None
 
 
 def _date(value: object, path: Path) -> dt.date:
+    """TOML gives a date (or a datetime); anything else goes through the one date parser."""
     if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
+        value = value.date()
     try:
-        return dt.date.fromisoformat(str(value))
-    except ValueError:
-        raise CaseError(f"date {value!r} is not a date", path=path, hint="write date = 2026-09-22") from None
+        return evening_date(value if isinstance(value, dt.date) else str(value), flag="date")
+    except PredigestError as e:
+        raise CaseError(e.message, path=path, hint="write date = 2026-09-22") from None
