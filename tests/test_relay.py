@@ -134,3 +134,21 @@ def test_an_evening_with_an_unanswered_source_is_refused(
     folder = _folder(tmp_path, committed[1:], printouts)
     with pytest.raises(PredigestError, match=f"no saved answer for 1 source.*{committed[0].provenance.document}"):
         relay_folder(_settings(tmp_path / "out"), folder, model="m", obtained="2026-11-30")
+
+
+@pytest.mark.parametrize(
+    ("answers", "obtained", "message"),
+    [
+        ("no-such-folder", "2026-11-30", "has no answers/ folder"),
+        ("eval", "30.11.2026", "is not a date"),
+    ],
+)
+def test_bad_relay_input_is_one_line(tmp_path: Path, answers: str, obtained: str, message: str) -> None:
+    r = predigest(
+        "cassettes", "relay", str(WORLD), "-t", "inference", "-d", DATE,
+        "--answers", str(ROOT / answers), "--cassettes", str(tmp_path / "out"),
+        "--model", "m", "--obtained", obtained,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) <= 2
+    assert not (tmp_path / "out").exists()
