@@ -9,6 +9,7 @@ topics, which are kept apart as adjacent references — never as anchors.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -73,9 +74,11 @@ class AnchorRegistry:
         return next((a for a in self.anchors if a.kind == "url" and a.key == key), None)
 
     def subject(self, title: str, threshold: float = 0.5) -> Anchor | None:
-        """The anchored subject most like `title`, if any is alike enough."""
+        """The anchored subject most like `title` (named as the prompt lists it or bare), if any
+        is alike enough."""
+        title = bare_name(title)
         best = max(
-            ((similarity(title, a.key), a) for a in self.anchors if a.kind == "subject"),
+            ((similarity(title, bare_name(a.key)), a) for a in self.anchors if a.kind == "subject"),
             default=(0.0, None),
             key=lambda p: p[0],
         )
@@ -261,6 +264,22 @@ def _dated(ref: dt.date, month: int, day: int) -> dt.date:
 
 def _md(d: dt.date) -> str:
     return f"{d.month}-{d.day}"
+
+
+_KIND_TAG = re.compile(r"^\s*\[(?:subject|arxiv|url)\]\s*", re.I)
+_ITEM_TAG = re.compile(r"^\s*(?:矛盾/)?待核实\s*[\u2460-\u2473\d]*\s*[：:]\s*")
+_DATE_TAIL = re.compile(r"\s*(?:[·•]\s*\d{1,2}-\d{1,2}|[（(][^（()）]*\d{1,2}-\d{1,2}[^（()）]*[）)])\s*$")
+
+
+@functools.lru_cache(maxsize=4096)
+def bare_name(name: str) -> str:
+    """An anchor or open item as named, without the marks the prompt or a briefing adds around it:
+    '[subject] X · 9-20', 'X（since 9-22）', 'X（9-21 起，低风险）', '待核实 ①：X' all mean X. A model
+    copies the name with or without them."""
+    out = _ITEM_TAG.sub("", _KIND_TAG.sub("", name))
+    while (shorter := _DATE_TAIL.sub("", out)) != out:
+        out = shorter
+    return out.strip() or name.strip()
 
 
 def normalise_url(url: str) -> str:

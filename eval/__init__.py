@@ -11,6 +11,7 @@ Modules, one concept each:
 - record.py   an eval as a run-log entry (agent.runlog)
 - compare.py  two logged evals: deltas and every flipped item with its reason
 - report.py   the terminal table, the JSON for machines, the side-by-side HTML page
+- relay.py    a folder of a real model's saved answers -> relayed cassettes (`predigest cassettes relay`)
 
 `run_eval` is the `predigest eval` command as a function; the CLI only prints what it returns.
 """
