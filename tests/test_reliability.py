@@ -44,6 +44,7 @@ class Row:
     absent: tuple[str, ...] = ()
     max_requests: int | None = None
     same: tuple[str, ...] = field(default=())  # workspace files that must be byte-identical afterwards
+    listed: tuple[str, str] = ("", "")  # (path, reason): `predigest inbox` lists the file, not read, saying why
 
 
 def _write(rel: str, text: str | bytes) -> Setup:
@@ -86,6 +87,12 @@ def _replace_adjacent_block(old_header: str, body: str) -> Setup:
         p.write_text("\n".join([*lines[: start + 1], body, *lines[end:]]) + "\n", encoding="utf-8")
 
     return setup
+
+
+def _outside(tmp: Path) -> Path:
+    target = tmp / "elsewhere.md"
+    target.write_text("## 条目 1\n- 工作区之外的文件\n", encoding="utf-8")
+    return target
 
 
 def _corrupt_cache(ws: Path, tmp: Path) -> None:
@@ -167,23 +174,38 @@ ROWS = [
     # --- ingest never crashes; every file is read or listed with its reason ---------------------------
     Row(
         "symlink-out-of-the-workspace",
-        setup=_symlink("inbox/jay/2026-09-22-1600-out.md", lambda ws, tmp: tmp / "elsewhere.md"),
+        setup=_symlink("inbox/jay/2026-09-22-1600-out.md", lambda ws, tmp: _outside(tmp)),
         message="file(s) of the inbox were not read",
+        listed=("inbox/jay/2026-09-22-1600-out.md", "symlink out of the workspace"),
     ),
-    Row("dangling-symlink", setup=_symlink("inbox/jay/2026-09-22-1601-gone.md", lambda ws, tmp: tmp / "nothing")),
+    Row(
+        "dangling-symlink",
+        setup=_symlink("inbox/jay/2026-09-22-1601-gone.md", lambda ws, tmp: tmp / "nothing"),
+        listed=("inbox/jay/2026-09-22-1601-gone.md", "dangling symlink"),
+    ),
     Row(
         "symlink-loop",
         setup=_symlink("inbox/jay/2026-09-22-1602-loop.md", lambda ws, tmp: ws / "inbox/jay/2026-09-22-1602-loop.md"),
+        listed=("inbox/jay/2026-09-22-1602-loop.md", "symlink loop"),
     ),
     Row(
         "symlink-to-a-file-inside-counts-once",
         setup=_symlink("inbox/jay/2026-09-22-1603-again.md", lambda ws, tmp: ws / REPORT),
     ),
-    Row("folder-named-md", setup=lambda ws, tmp: (ws / "inbox/jay/2026-09-22-1604-folder.md").mkdir()),
-    Row("png-in-the-inbox", setup=_write("inbox/jay/2026-09-22-1605-chart.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 64)),
+    Row(
+        "folder-named-md",
+        setup=lambda ws, tmp: (ws / "inbox/jay/2026-09-22-1604-folder.md").mkdir(),
+        listed=("inbox/jay/2026-09-22-1604-folder.md", "a folder"),
+    ),
+    Row(
+        "png-in-the-inbox",
+        setup=_write("inbox/jay/2026-09-22-1605-chart.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 64),
+        listed=("inbox/jay/2026-09-22-1605-chart.png", "not a Markdown file"),
+    ),
     Row(
         "empty-file-costs-no-call",
         setup=_write("inbox/jay/2026-09-22-1606-empty.md", "\n  \n"),
+        listed=("inbox/jay/2026-09-22-1606-empty.md", "empty file (no call made)"),
         live=True,
         args=("--out", "-"),
         max_requests=14,
@@ -349,6 +371,10 @@ def test_row(row: Row, world: Path, tmp_path: Path) -> None:
         assert (world / rel).read_bytes() == data, f"{rel} was changed"
     if row.exit != 0 and not row.command:
         assert sorted(p.name for p in (world / "inbox" / "tom").iterdir()) == inbox_before, "wrote into inbox/tom/"
+    if row.listed[0]:
+        listing = predigest("inbox", str(world), "-t", "inference", "-d", DAY, "--json")
+        entry = next(d for d in json.loads(listing.stdout) if d["path"] == row.listed[0])
+        assert not entry["read"] and row.listed[1] in entry["reason"], entry
     leftovers = [p for p in tmp_path.rglob(".*.md.*")]
     assert not leftovers, leftovers
 
