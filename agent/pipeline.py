@@ -22,7 +22,7 @@ from agent.compose import Composed, Limits, compose, merge_chunks
 from agent.errors import LLMError, OutputExists, PredigestError, WorkspaceError
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.ingest import Window, evening_window, scan, sources, unreadable
-from agent.llm import LLMConfig, LLMExtractor, rekey_reference_cassettes, write_reference_cassette
+from agent.llm import LLMConfig
 from agent.llm.config import resolve_backend
 from agent.prompting import Template, build_requests, load_template
 from agent.render import render
@@ -148,11 +148,15 @@ def add_reference(s: Settings, doc: str, extraction: Path, note: str = "") -> Pa
         raise PredigestError(
             f"{extraction} is not a FileExtraction ({what})", hint="see schemas/extraction.py for the fields"
         ) from e
+    from agent.llm import write_reference_cassette  # lazy: imports openai + instructor
+
     return write_reference_cassette(reqs[0], answer, llm_config(p.ws, s), note=note)
 
 
 def rekey(s: Settings) -> list[Path]:
     """Re-key the reference cassettes of an evening after an intended prompt or schema change."""
+    from agent.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
+
     p = plan(s)
     config = llm_config(p.ws, s)
     return rekey_reference_cassettes(config.cassette_dir, {r.doc_path: r for r in p.requests}, config)
@@ -197,7 +201,10 @@ def run(
     if out_path.exists() and not s.force and not dry_out:
         raise OutputExists(f"{out_path} already exists", hint="pass --force to replace it, or --out for another path")
     config = llm_config(p.ws, s)
-    extractor = extractor or LLMExtractor(config)
+    if extractor is None:
+        from agent.llm import LLMExtractor  # lazy: imports openai + instructor
+
+        extractor = LLMExtractor(config)
     results = extractor.extract_all(p.requests, on_result)
     failed = [r for r in results if r.extraction is None]
     if results and len(failed) == len(results):
