@@ -18,7 +18,7 @@ from typing import Literal
 from agent.arxiv import find_ids
 from agent.errors import ParseError, WorkspaceError
 from agent.parse import parse
-from agent.text import similarity
+from agent.text import _bigrams, similarity  # _bigrams: the memoised grams `similarity` compares
 from schemas.briefing import Briefing, VerifyItem
 from schemas.documents import SourceDoc
 
@@ -86,13 +86,30 @@ class AnchorRegistry:
         return self._get("url", normalise_url(url))
 
     def subject(self, title: str, threshold: float = 0.5) -> Anchor | None:
-        """The anchored subject most like `title`, if any is alike enough."""
-        best = max(
-            ((similarity(title, a.key), a) for a in self.anchors if a.kind == "subject"),
-            default=(0.0, None),
-            key=lambda p: p[0],
-        )
+        """The anchored subject most like `title`, if any is alike enough.
+
+        Only subjects sharing a bigram with `title` can score above 0, so only those are
+        compared (in anchor order, so ties go to the same anchor as a full scan): months of
+        history mean thousands of subjects, and every claim of the evening asks."""
+        grams, n = _bigrams(title)
+        if threshold > 0 and n:
+            index = self._subject_grams
+            near = sorted(set().union(*(index.get(g, ()) for g in grams)))
+            pool: Iterable[Anchor] = (self.anchors[i] for i in near)
+        else:
+            pool = (a for a in self.anchors if a.kind == "subject")
+        best = max(((similarity(title, a.key), a) for a in pool), default=(0.0, None), key=lambda p: p[0])
         return best[1] if best[0] >= threshold else None
+
+    @cached_property
+    def _subject_grams(self) -> dict[str, list[int]]:
+        """bigram -> indices of the subject anchors whose key has it (the keys `similarity` compares)."""
+        index: dict[str, list[int]] = {}
+        for i, a in enumerate(self.anchors):
+            if a.kind == "subject":
+                for g in _bigrams(a.key)[0]:
+                    index.setdefault(g, []).append(i)
+        return index
 
     @cached_property
     def _subjects(self) -> list[tuple[Anchor, tuple[str, ...]]]:
