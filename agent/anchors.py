@@ -25,6 +25,7 @@ from schemas.documents import SourceDoc
 AnchorKind = Literal["arxiv", "subject", "url"]
 _ANCHORED = re.compile(r"(\d{1,2})-(\d{1,2})\s*锚定")
 _LIVING_DATE = re.compile(r"[（(]\s*(\d{1,2})-(\d{1,2})\b[^）)]*[）)]")
+_CELL_DATE = re.compile(r"\|\s*(\d{1,2})-(\d{1,2})\s*(?=\|)")  # a table cell that is only 'M-D'
 _URL = re.compile(
     r"(?:https?://)?(?:www\.)?((?:github\.com|arxiv\.org|huggingface\.co|[a-z0-9-]+\.(?:ai|io|dev|com|org))/[^\s）)|，,；;]+)"
 )
@@ -64,6 +65,7 @@ class AnchorRegistry:
     open_items: tuple[OpenItem, ...]
     sections: tuple[str, ...]  # the living document's § headings, in order
     adjacent: tuple[Anchor, ...] = field(default_factory=tuple)
+    warnings: tuple[str, ...] = field(default_factory=tuple)  # e.g. an adjacent briefing read as plain text
 
     @cached_property
     def _position(self) -> dict[tuple[str, str], int]:
@@ -151,18 +153,25 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
     adjacent: list[Anchor] = []
     sections: tuple[str, ...] = ()
     latest: tuple[dt.date, Briefing, str] | None = None
+    warnings: list[str] = []
     for doc in docs:
         if not doc.read:
             continue
         if doc.kind == "living":
             sections = tuple(_SECTION.findall(doc.text))
             anchors += _from_living(doc, date)
-        elif doc.kind in ("baseline", "adjacent"):
+        elif doc.kind == "adjacent":
+            # another agent's briefing: read as far as it goes; if it does not parse at all, it is
+            # still a document of the evening (extracted like a report), only without its anchors
+            try:
+                found = _from_briefing(parse(doc.text, path=doc.path, lenient=True), doc.path)
+            except ParseError as e:
+                warnings.append(f"{doc.path} is not a briefing this parser can read ({e.message}); read as plain text")
+                continue
+            adjacent += [a for a in found if a.kind == "subject"]
+        elif doc.kind == "baseline":
             b = _parse_briefing(doc)
             found = _from_briefing(b, doc.path)
-            if doc.kind == "adjacent":
-                adjacent += [a for a in found if a.kind == "subject"]
-                continue
             anchors += found
             if latest is None or b.date > latest[0]:
                 latest = (b.date, b, doc.path)
@@ -177,6 +186,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
         open_items=open_items,
         sections=sections,
         adjacent=tuple(adjacent),
+        warnings=tuple(warnings),
     )
 
 
@@ -245,8 +255,12 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
         t = line.strip()
         if not t or t.startswith("#"):
             continue
-        m = _LIVING_DATE.search(t)
+        m = _LIVING_DATE.search(t) or (_CELL_DATE.search(t) if t.startswith("|") else None)
         first = _dated(date, int(m.group(1)), int(m.group(2))) if m else None
+        if first is not None and first >= date:
+            # written by tonight's E2 update or a later one: not known before this evening, and a
+            # re-run of an earlier evening must not find its own increments already anchored
+            continue
         for a in find_ids(t):
             out.append(Anchor("arxiv", a.id.key, t[:80], first, doc.path, text=t, display_id=a.id.display))
         for u in _URL.findall(t):
@@ -289,12 +303,15 @@ def _earlier(a: dt.date | None, b: dt.date | None) -> bool:
 
 
 def _dated(ref: dt.date, month: int, day: int) -> dt.date:
-    """'9-18' written in a briefing of `ref`: the same year, or the previous one across January."""
-    year = ref.year if (month, day) <= (ref.month, ref.day) else ref.year - 1
-    try:
-        return dt.date(year, month, day)
-    except ValueError:
-        return ref
+    """'9-18' read on the evening `ref`: the nearest such day, so '12-30' read on 1-2 is last
+    year's, and '9-21' read on 9-20 (a living document written after that evening) is tomorrow."""
+    days: list[dt.date] = []
+    for year in (ref.year - 1, ref.year, ref.year + 1):
+        try:
+            days.append(dt.date(year, month, day))
+        except ValueError:
+            continue
+    return min(days, key=lambda d: abs(d - ref)) if days else ref
 
 
 def _md(d: dt.date) -> str:

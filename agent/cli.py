@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,7 +18,8 @@ from rich.table import Table
 from agent.errors import PredigestError
 
 if TYPE_CHECKING:
-    from agent.pipeline import RunReport
+    from agent.extract import ExtractionResult
+    from agent.pipeline import Evening, RunReport
 
 app = typer.Typer(
     add_completion=False,
@@ -26,6 +30,8 @@ app = typer.Typer(
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
 _state = {"debug": False}
+EXIT_INTERRUPTED = 130
+EXIT_BUG = 70  # EX_SOFTWARE: not the user's fault
 
 WorkspaceArg = Annotated[Path, typer.Argument(help="The workspace folder (holds predigest.toml).")]
 TopicOpt = Annotated[str, typer.Option("--topic", "-t", help="Topic name from predigest.toml.")]
@@ -33,16 +39,32 @@ DateOpt = Annotated[str, typer.Option("--date", "-d", help="The evening, YYYY-MM
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a summary.")]
 
 
+def _print_version(value: bool) -> None:
+    if not value:
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        out.print(f"predigest {version('predigest')}", markup=False)
+    except PackageNotFoundError:
+        out.print("predigest (not installed)", markup=False)
+    raise typer.Exit(0)
+
+
 @app.callback()
-def _main(debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False) -> None:
+def _main(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks.")] = False,
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit.")
+    ] = False,
+) -> None:
     _state["debug"] = debug
 
 
 def _date(s: str) -> dt.date:
-    try:
-        return dt.date.fromisoformat(s)
-    except ValueError:
-        raise PredigestError(f"--date {s!r} is not a date", hint="use YYYY-MM-DD, e.g. 2026-09-22") from None
+    from agent.settings import evening_date
+
+    return evening_date(s)
 
 
 def _print_json(data: object) -> None:
@@ -149,6 +171,13 @@ def anchors_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json
     out.print(f"adjacent references: {len(reg.adjacent)} (same-evening briefings of other topics; not anchors)")
 
 
+def _llm_help(name: str) -> str:
+    """Flag help is the settings model's field description: one place says what a setting means."""
+    from agent.settings import LLMSettings
+
+    return LLMSettings.model_fields[name].description or ""
+
+
 @app.command("run")
 def run_cmd(
     workspace: WorkspaceArg,
@@ -158,28 +187,31 @@ def run_cmd(
         Path | None, typer.Option(help="File or folder for the briefing (default: the workspace's own inbox).")
     ] = None,
     force: Annotated[bool, typer.Option(help="Replace an existing briefing.")] = False,
-    model: Annotated[str | None, typer.Option(help="Model name (default: [llm] model in predigest.toml).")] = None,
-    mode: Annotated[str | None, typer.Option(help="Structured output mode: tools or json_schema.")] = None,
-    backend: Annotated[
-        str, typer.Option(help="auto (live with a key, replay without), live, record or replay.")
-    ] = "auto",
+    allow_partial: Annotated[
+        bool, typer.Option("--allow-partial", help="Write a partial briefing into the workspace inbox anyway.")
+    ] = False,
+    prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
+    model: Annotated[str | None, typer.Option(help=_llm_help("model"))] = None,
+    mode: Annotated[str | None, typer.Option(help=_llm_help("mode"))] = None,
+    backend: Annotated[str | None, typer.Option(help=_llm_help("backend"))] = None,
     cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
-    concurrency: Annotated[int | None, typer.Option(help="Calls in flight at once.")] = None,
-    max_calls: Annotated[int | None, typer.Option(help="Stop calling after this many requests.")] = None,
-    max_cost: Annotated[float | None, typer.Option(help="Stop calling after this much spend (USD).")] = None,
+    concurrency: Annotated[int | None, typer.Option(help=_llm_help("concurrency"))] = None,
+    max_calls: Annotated[int | None, typer.Option(help=_llm_help("max_calls"))] = None,
+    max_cost: Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))] = None,
     explain: Annotated[bool, typer.Option(help="Print every candidate's fate and the rule that decided it.")] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Write the evening's briefing for one topic (Markdown, JSON beside it, and a JSONL call record).
 
     Reads OPENAI_API_KEY / OPENAI_BASE_URL for a live endpoint; without a key it replays cassettes.
+    Exit status: 0 done; 2 a usage or input error (nothing spent or written); 3 a partial evening
+    (some documents not read: see 五; not written into the workspace inbox without --allow-partial).
 
     Example: predigest run examples/world --topic inference --date 2026-09-22 --out out/
     """
     import os
-
-    from rich.progress import Progress
 
     from agent.pipeline import run, settings_from
 
@@ -189,25 +221,67 @@ def run_cmd(
         "date": _date(date),
         "out": out,
         "force": force,
+        "allow_partial": allow_partial,
+        "prompt_file": prompt.absolute() if prompt else None,
         "model": model,
         "mode": mode,
         "backend": backend,
-        "cassette_dir": cassettes,
-        "cache_dir": cache_dir,
+        "cassette_dir": cassettes.absolute() if cassettes else None,
+        "cache_dir": cache_dir.absolute() if cache_dir else None,
         "no_cache": no_cache,
         "concurrency": concurrency,
         "max_calls": max_calls,
         "max_cost_usd": max_cost,
+        "replace_reference": force or None,  # --force also lets `record` replace reference cassettes
     }
     settings = settings_from(flags, os.environ)
-    with Progress(console=err, transient=True) as progress:
-        task = progress.add_task("extracting", total=None)
-        report = run(
-            settings,
-            on_plan=lambda p: progress.update(task, total=len(p.requests)),
-            on_result=lambda r: progress.advance(task),
-        )
-    _print_run(report, explain)
+    with _progress() as (on_plan, on_result):
+        report = run(settings, on_plan=on_plan, on_result=on_result)
+    if as_json:
+        _print_json(_run_json(report))
+    else:
+        _print_run(report, explain)
+    if report.exit_code:
+        raise typer.Exit(report.exit_code)
+
+
+@contextmanager
+def _progress() -> Iterator[tuple[Callable[[Evening], None], Callable[[ExtractionResult], None]]]:
+    """A progress bar on a terminal; one line per finished document when piped (cron logs)."""
+    if err.is_terminal:
+        from rich.progress import Progress
+
+        with Progress(console=err, transient=True) as progress:
+            task = progress.add_task("extracting", total=None)
+            yield (lambda ev: progress.update(task, total=len(ev.requests))), (lambda r: progress.advance(task))
+        return
+
+    def line(r: ExtractionResult) -> None:
+        rec = r.record
+        status = f"error: {rec.error}" if rec.error else f"{rec.input_tokens}+{rec.output_tokens} tokens"
+        err.print(f"{rec.latency_s:6.2f}s {rec.source:8} {rec.doc_path} · {status}", markup=False, highlight=False)
+
+    yield (lambda ev: None), line
+
+
+def _run_json(report: RunReport) -> dict[str, object]:
+    from dataclasses import asdict
+
+    b = report.composed.briefing
+    w = report.written
+    return {
+        "exit_code": report.exit_code,
+        "partial": report.outcome.partial,
+        "unread": [{"doc": d, "why": why} for d, why in report.outcome.unread],
+        "written": [str(p) for p in (w.out_path, w.json_path, w.calls_path) if p],
+        "withheld": w.withheld,
+        "backend": report.backend,
+        "documents": report.documents,
+        "increments": len(b.increments),
+        "to_verify": len(b.to_verify),
+        "calls": [asdict(r) for r in report.records],
+        "findings": [asdict(f) for f in report.findings],
+    }
 
 
 def _print_run(report: RunReport, explain: bool) -> None:
@@ -216,28 +290,57 @@ def _print_run(report: RunReport, explain: bool) -> None:
     by_source: dict[str, int] = {}
     for r in recs:
         by_source[r.source] = by_source.get(r.source, 0) + 1
-    failed = [r for r in recs if r.error]
     decisions: dict[str, int] = {}
     for f in report.findings:
         decisions[f.decision] = decisions.get(f.decision, 0) + 1
     if explain:
         for f in report.findings:
             out.print(f.line(), markup=False, highlight=False)
-    out.print(f"wrote {report.out_path} (+ .json, .calls.jsonl)", markup=False)
+    w = report.written
+    if w.out_path is not None:
+        out.print(f"wrote {w.out_path} (+ .json, .calls.jsonl)", markup=False)
     out.print(
         f"documents {report.documents} · increments {len(b.increments)} · to-verify {len(b.to_verify)}"
         f" · arXiv new {len(b.summary.new_arxiv)} / continued {b.summary.continued_arxiv}"
         f" · no-increment notes {len(b.no_increment)}"
     )
+    llm = report.evening.llm
+    paid = [r for r in recs if r.source == "live"]
+    cost = (
+        f"cost unknown: no price for {llm.model} in [llm.prices]"
+        if paid and llm.price() is None
+        else f"cost ${sum(r.cost_usd for r in recs):.4f}"
+    )
     out.print(
         f"calls {len(recs)} ({', '.join(f'{k} {v}' for k, v in sorted(by_source.items()))}) · backend {report.backend}"
         f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
-        f" · cost ${sum(r.cost_usd for r in recs):.4f} · {report.seconds:.1f}s",
+        f" · {cost} · {report.seconds:.1f}s",
         markup=False,
     )
     out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())), markup=False)
-    for r in failed:
-        err.print(f"warning: {r.doc_path}: {r.error}", markup=False, highlight=False)
+    if report.backend_note:
+        out.print(report.backend_note, markup=False, highlight=False)
+    skipped = [d for d in report.evening.docs if not d.read and d.reason.startswith(("unreadable", "not read"))]
+    if skipped:
+        ws = report.evening.settings
+        err.print(
+            f"note: {len(skipped)} file(s) of the inbox were not read; see `predigest inbox {ws.workspace}"
+            f" --topic {ws.topic} --date {ws.date}`",
+            markup=False,
+            highlight=False,
+        )
+    for warning in report.evening.registry.warnings:
+        err.print(f"warning: {warning}", markup=False, highlight=False)
+    for doc, why in report.outcome.unread:
+        err.print(f"warning: not read: {doc}: {why}", markup=False, highlight=False)
+    if report.outcome.partial:
+        where = w.withheld or f"written to {w.out_path}"
+        err.print(
+            f"partial: {len(report.outcome.unread)} document(s) not read; {where}. Re-run to resume (answers"
+            " already received are cached), or pass --allow-partial to write it into the inbox anyway.",
+            markup=False,
+            highlight=False,
+        )
 
 
 prompt_app = typer.Typer(help="Inspect the extraction prompt.", no_args_is_help=True)
@@ -258,7 +361,7 @@ def prompt_show(
     """
     from agent.pipeline import Settings, plan, requests_for
 
-    for r in requests_for(plan(Settings(workspace=workspace, topic=topic, date=_date(date))), doc):
+    for r in requests_for(plan(Settings(workspace=workspace, topic=topic, date=_date(date)), for_writing=False), doc):
         out.print(f"# prompt {r.prompt} · {r.doc_path} · part {r.chunk + 1}/{r.chunks}", markup=False)
         for m in r.messages:
             out.print(f"--- {m['role']} ---", markup=False)
@@ -277,6 +380,7 @@ def cassettes_add_reference(
     doc: Annotated[str, typer.Option(help="Workspace-relative path of the document.")],
     extraction: Annotated[Path, typer.Option(help="A FileExtraction JSON written by hand: the expected answer.")],
     note: Annotated[str, typer.Option(help="Who wrote it and why, stamped on the cassette.")] = "",
+    cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
 ) -> None:
     """Store a hand-written expected extraction as a reference cassette for one document.
 
@@ -284,19 +388,27 @@ def cassettes_add_reference(
     """
     from agent.pipeline import Settings, add_reference
 
-    path = add_reference(Settings(workspace=workspace, topic=topic, date=_date(date)), doc, extraction, note)
+    folder = cassettes.absolute() if cassettes else None  # as `run` does: relative to here, not the workspace
+    s = Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=folder)
+    path = add_reference(s, doc, extraction, note)
     out.print(f"wrote {path}", markup=False)
 
 
 @cassettes_app.command("rekey")
-def cassettes_rekey(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt) -> None:
+def cassettes_rekey(
+    workspace: WorkspaceArg,
+    topic: TopicOpt,
+    date: DateOpt,
+    cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
+) -> None:
     """Re-key reference cassettes after an intended prompt change (recorded ones must be recorded again).
 
     Example: predigest cassettes rekey examples/world --topic inference --date 2026-09-22
     """
     from agent.pipeline import Settings, rekey
 
-    paths = rekey(Settings(workspace=workspace, topic=topic, date=_date(date)))
+    folder = cassettes.absolute() if cassettes else None
+    paths = rekey(Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=folder))
     out.print(f"re-keyed {len(paths)} reference cassette(s)")
     for path in paths:
         out.print(f"  {path}", markup=False)
@@ -340,14 +452,52 @@ def eval_cmd(
         raise typer.Exit(1)
 
 
-def main() -> None:
+class _WarningLine(logging.Handler):
+    """The library's warnings (a corrupt cache, say) as one `warning:` line on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        err.print(f"warning: {record.getMessage()}", markup=False, highlight=False)
+
+
+def _setup_logging() -> None:
+    logger = logging.getLogger("predigest")
+    if not any(isinstance(h, _WarningLine) for h in logger.handlers):
+        logger.addHandler(_WarningLine(logging.WARNING))
+        logger.propagate = False
+
+
+def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: user-fixable errors print one line and exit 2; --debug shows the traceback.
 
     Typer handles its own usage errors (exit 2, with usage); everything else propagates."""
     try:
-        app()
+        _state["debug"] = False
+        _setup_logging()
+        # not standalone: typer.Exit comes back as a status, and errors reach the handlers below
+        code = app(args=argv, prog_name="predigest", standalone_mode=False)
+        if isinstance(code, int) and code:
+            raise SystemExit(code)
+    except KeyboardInterrupt as e:  # Typer may turn Ctrl-C into its Abort; both end here
+        got = f"{e.answered} of {e.total} answers were received and cached; " if hasattr(e, "answered") else ""
+        err.print(f"interrupted: nothing was written; {got}a re-run resumes from the cache", markup=False)
+        raise SystemExit(EXIT_INTERRUPTED) from None
     except PredigestError as e:
         if _state["debug"]:
             raise
         err.print(f"error: {e}", markup=False, highlight=False)
         raise SystemExit(2) from None
+    except Exception as e:  # a bug or an unforeseen environment: one line, the traceback with --debug
+        if hasattr(e, "show") and isinstance(getattr(e, "exit_code", None), int):
+            e.show()  # a usage error (Typer vendors click, so it is matched by shape): usage line, exit 2
+            raise SystemExit(e.exit_code) from None
+        if type(e).__name__ == "Abort":
+            err.print("interrupted", markup=False)
+            raise SystemExit(EXIT_INTERRUPTED) from None
+        if _state["debug"]:
+            raise
+        err.print(
+            f"error: unexpected {type(e).__name__}: {e} — run again with --debug for the traceback, and report it",
+            markup=False,
+            highlight=False,
+        )
+        raise SystemExit(EXIT_BUG) from None

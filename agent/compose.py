@@ -45,7 +45,6 @@ from schemas.briefing import (
     VerifyItem,
 )
 from schemas.documents import SourceDoc
-from schemas.extraction import FileExtraction
 
 
 @dataclass(frozen=True)
@@ -60,21 +59,6 @@ class Limits:
 class Composed:
     briefing: Briefing
     findings: list[Finding]
-
-
-def merge_chunks(parts: Sequence[FileExtraction]) -> FileExtraction:
-    """The parts of a split document read as one: highest relevance, claims and skips in order."""
-    if len(parts) == 1:
-        return parts[0]
-    best = max(parts, key=lambda p: REL_RANK.get(p.relevance, 0))
-    held = " · ".join(dict.fromkeys(h.strip() for p in parts for h in p.held.split(" · ") if h.strip()))
-    return FileExtraction(
-        relevance=best.relevance,
-        relevance_reason=best.relevance_reason,
-        held=held,
-        claims=[c for p in parts for c in p.claims],
-        skipped=[s for p in parts for s in p.skipped],
-    )
 
 
 def compose(
@@ -177,7 +161,7 @@ def _increment(number: int, g: Group, topic: str) -> Increment:
                 points.append(p)
     relation = lead.relation_note
     anchor = g.lead.anchor
-    if g.lead.relation == "supplement" and anchor is not None and anchor.when not in relation:
+    if g.lead.relation == "supplement" and anchor is not None and not _says_supplement(relation, anchor.when):
         relation = f"{relation}（补充 {anchor.when} {topic} 锚定：{anchor.label[:30]}）"
     reasons = "；".join(dict.fromkeys(c.claim.credibility_reason for c in g.members if c.claim.credibility_reason))
     return Increment(
@@ -191,6 +175,13 @@ def _increment(number: int, g: Group, topic: str) -> Increment:
         relation=relation,
         suggested_section=lead.suggested_section,
     )
+
+
+def _says_supplement(note: str, when: str) -> bool:
+    """Whether the model's own note already says which anchor this supplements. Naming the date
+    is not enough ("9-20 锚点只有摘要；本条补上…" does not say 补充): the briefing must state the
+    relation itself, or tomorrow's reader sees an anchored paper presented as if it were new."""
+    return when in note and "补充" in note
 
 
 def _unique_refs(refs: list[SourceRef]) -> list[SourceRef]:

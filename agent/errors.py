@@ -59,5 +59,9 @@ class BudgetExceeded(LLMError):
     """The run's call or cost budget was reached; remaining documents are reported, not called."""
 
 
+class Interrupted(LLMError):
+    """The user stopped the run (Ctrl-C): no new request or retry is sent."""
+
+
 class OutputExists(PredigestError):
     """A briefing is already at the output path; we never overwrite without --force."""

@@ -38,7 +38,7 @@ class ExtractionRequest:
     chunks: int = 1
 
 
-CallSource = Literal["live", "cache", "cassette", "skipped"]
+CallSource = Literal["live", "cache", "cassette", "skipped", "offline"]
 
 
 @dataclass(frozen=True)

@@ -53,12 +53,14 @@ def scan(ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True) ->
     window = evening_window(ws, date)
     w = ws.config.workspace
     docs: list[SourceDoc] = []
-    for path in sorted(ws.inbox().glob("*/*.md")):
-        docs.append(_inbox_doc(ws, path, topic, window))
-    for path in sorted((ws.root / w.paper_cards_dir).rglob("*.md")):
-        docs.append(_card_doc(ws, path, window))
-    for path in sorted((ws.root / w.queue_dir).glob("*.md")):
-        docs.append(_dated_doc(ws, path, "queue", window))
+    homes = _real_homes(ws)
+    seen: dict[Path, str] = {}
+    for path in _files(ws.inbox(), depth=2):
+        docs.append(_checked(ws, path, homes, seen, "report", window) or _inbox_doc(ws, path, topic, window))
+    for path in _files(ws.root / w.paper_cards_dir, depth=None):
+        docs.append(_checked(ws, path, homes, seen, "paper_card", window) or _card_doc(ws, path, window))
+    for path in _files(ws.root / w.queue_dir, depth=1):
+        docs.append(_checked(ws, path, homes, seen, "queue", window) or _dated_doc(ws, path, "queue", window))
     living = ws.living_path(topic)
     if not living.is_file():
         raise WorkspaceError(
@@ -90,14 +92,103 @@ UNREADABLE = "unreadable:"
 
 
 def _with_text(ws: Workspace, doc: SourceDoc) -> SourceDoc:
-    """A source that is not UTF-8 is set aside with the reason, and the evening goes on; a
-    baseline or the living document must be readable, or the anchors would be wrong."""
+    """A source that cannot be read (not UTF-8, no permission) is set aside with the reason, and
+    the evening goes on; an empty one costs no call. A baseline or the living document must be
+    readable, or the anchors would be wrong."""
     try:
-        return doc.model_copy(update={"text": _read(ws.root / doc.path)})
+        text = _read(ws.root / doc.path)
     except WorkspaceError as e:
         if doc.kind not in SOURCE_KINDS:
             raise
         return doc.model_copy(update={"read": False, "reason": f"{UNREADABLE} {e.message} — {e.hint}"})
+    if not text.strip() and doc.kind in SOURCE_KINDS:
+        return doc.model_copy(update={"read": False, "reason": f"{UNREADABLE} empty file (no call made)"})
+    return doc.model_copy(update={"text": text})
+
+
+# --- every file under the inbox is read or listed with its reason -----------------------------------
+
+
+def _files(folder: Path, depth: int | None) -> list[Path]:
+    """Every entry `depth` levels below `folder` (any depth when None), files or not, without
+    following symlinked folders below it (a loop must not hang the scan)."""
+    if not folder.is_dir():
+        return []
+    found: list[Path] = []
+    level = [folder]
+    n = 0
+    while level and (depth is None or n < depth):
+        n += 1
+        nxt: list[Path] = []
+        for d in level:
+            try:
+                entries = sorted(d.iterdir())
+            except OSError:
+                continue
+            for e in entries:
+                if e.name.startswith("."):
+                    continue
+                last = depth is not None and n == depth
+                if e.is_dir() and not e.is_symlink() and not e.name.endswith(".md") and not last:
+                    nxt.append(e)
+                elif last or not e.is_dir() or e.is_symlink() or e.name.endswith(".md"):
+                    found.append(e)
+        level = nxt
+    return found
+
+
+def _real_homes(ws: Workspace) -> list[Path]:
+    """Where a file may really live: the workspace, and each of its folders wherever a symlink puts it."""
+    w = ws.config.workspace
+    dirs = [ws.root, ws.inbox(), ws.root / w.paper_cards_dir, ws.root / w.queue_dir, ws.root / w.living_dir]
+    return [d.resolve() for d in dirs if d.exists()]
+
+
+def _checked(
+    ws: Workspace, path: Path, homes: list[Path], seen: dict[Path, str], kind: DocKind, window: Window
+) -> SourceDoc | None:
+    """A `SourceDoc` that says why this entry is not read, or None when it is a plain Markdown file."""
+    why = _problem(path, homes, seen, _rel(ws, path))
+    if why is None:
+        return None
+    # placed in time by its name where it has one, so that one inside the window is named in the briefing
+    stand_in = path.with_name(Path(path.name).stem + ".md") if path.suffix != ".md" else path
+    if kind == "paper_card":
+        m = _CARD.match(stand_in.name)
+        date = _folder_date(path.parent.name)
+        placed = _judge(ws, path, kind, window, date, m.group("hhmm"), "") if m and date else None
+    else:
+        placed = _dated_doc(ws, stand_in, kind, window, agent=path.parent.name if kind == "report" else "")
+    in_window = bool(placed and placed.in_window)
+    return SourceDoc(
+        path=_rel(ws, path),
+        kind=kind,
+        agent=path.parent.name if kind == "report" else "",
+        timestamp=placed.timestamp if placed else None,
+        in_window=in_window,
+        reason=why,
+    )
+
+
+def _problem(path: Path, homes: list[Path], seen: dict[Path, str], rel: str) -> str | None:
+    if path.is_symlink():
+        try:
+            target = path.resolve(strict=True)
+        except FileNotFoundError:
+            return f"{UNREADABLE} dangling symlink (not followed)"
+        except (RuntimeError, OSError):
+            return f"{UNREADABLE} symlink loop (not followed)"
+        if not any(target.is_relative_to(h) for h in homes):
+            return f"{UNREADABLE} symlink out of the workspace (not followed)"
+    if path.is_dir():
+        return f"{UNREADABLE} a folder, not a file"
+    if path.suffix.lower() != ".md":
+        return f"{UNREADABLE} not a Markdown file ({path.suffix or 'no suffix'})"
+    real = path.resolve()
+    if real in seen:
+        return f"duplicate: the same file as {seen[real]} (read once)"
+    seen[real] = rel
+    return None
 
 
 def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceDoc:
@@ -202,19 +293,32 @@ def _folder_date(name: str) -> dt.date | None:
 
 
 def _front_matter_date(path: Path) -> dt.date | None:
-    m = _FRONT_DATE.search(_read(path)[:2000])
+    try:
+        head = _read(path)[:2000]
+    except WorkspaceError:
+        return None
+    m = _FRONT_DATE.search(head)
     return dt.date.fromisoformat(m.group(1)) if m else None
 
 
 def _read(path: Path) -> str:
+    """The file's text, without a UTF-8 byte-order mark (an editor's, not the author's)."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         raise WorkspaceError(
             f"not UTF-8 text ({e.reason} at byte {e.start}): {path.name}",
             hint="re-save it as UTF-8, or move it out of the workspace",
         ) from e
+    except OSError as e:
+        raise WorkspaceError(
+            f"cannot read {path.name}: {e.strerror or e}", hint="check its permissions, or move it out of the workspace"
+        ) from e
 
 
 def _rel(ws: Workspace, path: Path) -> str:
-    return path.resolve().relative_to(ws.root).as_posix()
+    """The path as found under the workspace (not where a symlink leads)."""
+    try:
+        return path.relative_to(ws.root).as_posix()
+    except ValueError:
+        return path.resolve().relative_to(ws.root).as_posix()

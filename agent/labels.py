@@ -54,6 +54,14 @@ class Labels:
     star: str = "⭐"
     list_sep: str = "；"
     none_marker: str = "无"
+    extractor_offline: str = "extractor offline（未调用模型：按文档自身结构与主题画像抽取）"
+    footer_offline: str = "本报告由 predigest 自动生成 · {date} · {extractor} · {sources} 份来源 · {calls} 次调用"
+    footer: str = (
+        "本报告由 predigest 自动生成 · {date} · prompt {prompt} · model {model} · {sources} 份来源 · {calls} 次调用"
+    )
+    partial_note: str = "部分运行：{n} 份来源未读取（见五），本简报不完整"
+    partial_intro: str = "以下来源已检查（标“未读取”者除外），但无 {topic} 主轴净增量，或已被活文档覆盖："
+    unread_note: str = "未读取：{why}"
 
     def circled(self, n: int) -> str:
         return CIRCLED[n - 1] if 1 <= n <= len(CIRCLED) else f"({n})"

@@ -48,31 +48,79 @@ class _Line:
         return self.raw.strip()
 
 
-def parse(text: str, path: str = "", labels: Labels = ZH) -> Briefing:
-    """Read one briefing. `path` only decorates error messages."""
+_T = TypeVar("_T")
+
+
+def parse(text: str, path: str = "", labels: Labels = ZH, *, lenient: bool = False) -> Briefing:
+    """Read one briefing. `path` only decorates error messages.
+
+    `lenient` is for other agents' briefings, which write their blocks loosely: a missing or
+    out-of-order block is read as empty, and a block that does not parse is left empty rather
+    than stopping the run. Our own baselines are read strictly: they carry the anchors."""
     lines = [_Line(i, raw) for i, raw in enumerate(text.splitlines(), 1)]
-    body = [ln for ln in lines if ln.text]
+    body = [ln for ln in lines if ln.text and not _is_none_marker(ln.text)]
     if not body:
         raise ParseError("the file is empty", block="title", line_no=1, line="", path=path)
     topic, date = _title(body[0], path, labels)
-    blocks = _split_blocks(body[1:], path, labels, after=body[0])
-    summary_lines, src, inc, ver, arx, noinc, prio = blocks
-    increments = _increments(inc, path, labels)
-    intro, notes = _no_increment(noinc)
-    priorities, footer = _priorities(prio)
+    split = _loose_blocks if lenient else _split_blocks
+    summary_lines, src, inc, ver, arx, noinc, prio = split(body[1:], path, labels, after=body[0])
+
+    def part(read: Callable[[], _T], empty: _T) -> _T:
+        try:
+            return read()
+        except (ParseError, ValueError):
+            if not lenient:
+                raise
+            return empty
+
+    increments = part(lambda: _increments(inc, path, labels), [])
+    intro, notes = part(lambda: _no_increment(noinc), ("", []))
+    priorities, footer = part(lambda: _priorities(prio), ([], ""))
     return Briefing(
         topic=topic,
         date=date,
-        summary=_summary(summary_lines, len(increments), labels),
-        sources=[_source_row(c) for c in _table_rows(src)],
+        summary=part(
+            lambda: _summary(summary_lines, len(increments), labels),
+            StatusSummary(increment_count=0, count_note="", window=""),
+        ),
+        sources=part(lambda: [_source_row(c) for c in _table_rows(src)], []),
         increments=increments,
-        to_verify=_verify(ver, path, labels),
-        arxiv_rows=[_arxiv_row(c) for c in _table_rows(arx)],
+        to_verify=part(lambda: _verify(ver, path, labels), []),
+        arxiv_rows=part(lambda: [_arxiv_row(c) for c in _table_rows(arx)], []),
         no_increment_intro=intro,
         no_increment=notes,
         priorities=priorities,
         footer=footer,
     )
+
+
+_NONE = re.compile(r"^[-*•\s]*[（(]?\s*(无|暂无|none|n/?a)\s*[）)]?[。.]?\s*$", re.I)
+
+
+def _is_none_marker(text: str) -> bool:
+    """An empty block as agents write it: 无, （无）, - 无, 暂无, none, N/A."""
+    return bool(_NONE.match(text))
+
+
+def _loose_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -> list[list[_Line]]:
+    """Blocks by their headers wherever they stand; a missing block is empty, a repeated one is
+    read once."""
+    names = _block_names(labels)
+    starts: dict[int, int] = {}
+    for pos, ln in enumerate(lines):
+        idx = _header_of(ln, names)
+        if idx is not None and idx not in starts:
+            starts[idx] = pos
+    bounds = [*sorted(starts.values()), len(lines)]
+    out: list[list[_Line]] = []
+    for i in range(len(names)):
+        if i not in starts:
+            out.append([])
+            continue
+        begin = starts[i]
+        end = next(b for b in bounds if b > begin)
+        out.append(lines[begin + 1 : end])
+    return out
 
 
 # --- blocks ---------------------------------------------------------------------------------
@@ -395,7 +443,7 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
             )
             continue
         if not items:
-            if t in (L.none_marker, f"- {L.none_marker}"):
+            if _is_none_marker(t):
                 continue
             raise ParseError("expected '矛盾/待核实 ①：…'", block=L.to_verify, line_no=ln.no, line=ln.raw, path=path)
         body = _strip_bullet(t)

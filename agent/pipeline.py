@@ -1,148 +1,338 @@
-"""The evening run, end to end: ingest → anchors → extract → rules → render → write.
+"""The evening run in four plain steps: `plan` → `extract` → `brief` → `write`.
 
-`Settings` is the one settings object (flags > environment > predigest.toml > defaults); `run`
-takes it and an optional `Extractor`, so tests and the eval can hand in their own.
+- `plan` decides everything before the first call (what is read, what is known, what is asked,
+  where the briefing goes, and whether it may go there), so a mistake costs nothing;
+- `extract` is the only step that talks to an `Extractor` (live, replayed, or one of your own);
+- `brief` is pure: the rule chain and the layout, no I/O, so the eval and the property tests call it;
+- `write` puts the three files down as one unit, and never over an input.
+`run` is the four in a row. Settings come in as one `Settings` value (see `agent.settings`).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import os
-import tempfile
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from agent.anchors import AnchorRegistry, build_registry
-from agent.compose import Composed, Limits, compose, merge_chunks
-from agent.errors import LLMError, OutputExists, PredigestError, WorkspaceError
+from agent.backends import EveningExtractor, make_extractor, offline, used_backend
+from agent.chunking import merge_chunks
+from agent.compose import Composed, Limits, compose
+from agent.errors import LLMError, PredigestError, WorkspaceError
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.ingest import Window, evening_window, scan, sources, unreadable
-from agent.llm import LLMConfig
-from agent.llm.config import resolve_backend
-from agent.prompting import Template, build_requests, load_template
+from agent.labels import ZH
+from agent.outputs import check_out, out_path_for, write_set
+from agent.prompting import Template, build_requests, load_template, load_template_file
 from agent.render import render
 from agent.rules import DocResult, Finding
+from agent.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.workspace import Workspace, load_workspace
 from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction
 
-
-@dataclass(frozen=True)
-class Settings:
-    workspace: Path
-    topic: str
-    date: dt.date
-    out: Path | None = None  # file or directory; default: the workspace's own inbox folder
-    force: bool = False
-    model: str | None = None
-    mode: str | None = None
-    base_url: str | None = None
-    api_key: str = field(default="", repr=False)
-    backend: str = "auto"
-    cassette_dir: Path | None = None
-    cache_dir: Path | None = None
-    no_cache: bool = False
-    concurrency: int | None = None
-    max_calls: int | None = None
-    max_cost_usd: float | None = None
-    prompt: str = "extract"
-    prompt_dir: Path | None = None  # default: the prompts/ folder of this project
+EXIT_PARTIAL = 3  # a briefing was made, but some of the evening's documents were not read
 
 
-def settings_from(flags: Mapping[str, object], env: Mapping[str, str]) -> Settings:
-    """Flags win over the environment; the workspace's predigest.toml fills the rest later."""
-    values = {k: v for k, v in flags.items() if v is not None}
-    values.setdefault("api_key", env.get("OPENAI_API_KEY", ""))
-    if "base_url" not in values and env.get("OPENAI_BASE_URL"):
-        values["base_url"] = env["OPENAI_BASE_URL"]
-    if "model" not in values and env.get("PREDIGEST_MODEL"):
-        values["model"] = env["PREDIGEST_MODEL"]
-    if "cache_dir" not in values and env.get("PREDIGEST_CACHE_DIR"):
-        values["cache_dir"] = Path(env["PREDIGEST_CACHE_DIR"])
-    return Settings(**values)  # type: ignore[arg-type]
-
-
-def llm_config(ws: Workspace, s: Settings) -> LLMConfig:
-    c = ws.config.llm
-    cassettes = s.cassette_dir or (ws.root / (c.cassettes or "cassettes"))
-    kwargs: dict[str, object] = {
-        "model": s.model or c.model,
-        "mode": s.mode or c.mode,
-        "backend": s.backend,
-        "api_key": s.api_key,
-        "cassette_dir": Path(cassettes).resolve(),
-        "concurrency": s.concurrency or c.concurrency,
-        "timeout_s": c.timeout_s,
-        "max_attempts": c.max_attempts,
-        "max_validation_retries": c.max_validation_retries,
-        "max_calls": s.max_calls or c.max_calls,
-        "max_cost_usd": s.max_cost_usd or c.max_cost_usd,
-        "prices": dict(c.prices),
-    }
-    if s.base_url:
-        kwargs["base_url"] = s.base_url
-    if s.no_cache:
-        kwargs["cache_dir"] = None
-    elif s.cache_dir:
-        kwargs["cache_dir"] = s.cache_dir
-    return LLMConfig(**kwargs)  # type: ignore[arg-type]
+def settings_from(flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
+    """Flags win over the environment; the workspace's predigest.toml fills the rest in `plan`."""
+    run_fields = set(Settings.model_fields) - {"llm"}
+    given = {k: v for k, v in flags.items() if k in run_fields and v is not None}
+    llm = llm_overrides({k: v for k, v in flags.items() if k not in run_fields and k != "no_cache"}, env)
+    if flags.get("no_cache"):
+        llm["cache_dir"] = None
+    return Settings(**given, llm=llm)
 
 
 @dataclass(frozen=True)
-class Plan:
+class Evening:
     """Everything decided before the first call: what is read, what is known, what is asked."""
 
+    settings: Settings
     ws: Workspace
+    llm: LLMSettings
     window: Window
     docs: list[SourceDoc]
     registry: AnchorRegistry
     template: Template
     requests: list[ExtractionRequest]
+    out_path: Path
 
     @property
     def sources(self) -> list[SourceDoc]:
         return sources(self.docs)
 
 
-def plan(s: Settings) -> Plan:
+def plan(s: Settings, *, for_writing: bool = True) -> Evening:
+    """Read the workspace and decide the evening; raises before any call when something is off.
+    `for_writing=False` is for inspection and the eval: the output path is not checked."""
     ws = load_workspace(s.workspace)
     docs = scan(ws, s.topic, s.date)
     registry = build_registry(docs, s.topic, s.date)
-    template = load_template(s.prompt, s.prompt_dir) if s.prompt_dir else load_template(s.prompt)
+    template = load_template_file(s.prompt_file) if s.prompt_file else load_template()
     srcs = sources(docs)
+    window = evening_window(ws, s.date)
     if not srcs:
         raise WorkspaceError(
-            f"no document of {ws.root} falls in the window {evening_window(ws, s.date)}",
+            f"no document of {ws.root} falls in the window {window}",
             hint=f"check --date, or run `predigest inbox {s.workspace} --topic {s.topic} --date {s.date}`",
         )
-    return Plan(
-        ws, evening_window(ws, s.date), docs, registry, template, build_requests(srcs, registry, ws, s.topic, template)
-    )
+    llm = resolve_llm(ws.config.llm, s.llm, ws.root)
+    out = out_path_for(ws, s.out, s.date, s.topic)
+    if for_writing:
+        check_out(out, ws, docs, out_path_for(ws, None, s.date, s.topic), force=s.force)
+    requests = build_requests(srcs, registry, ws, s.topic, template, llm)
+    return Evening(s, ws, llm, window, docs, registry, template, requests, out)
 
 
-def requests_for(p: Plan, doc: str) -> list[ExtractionRequest]:
-    """The request(s) one document of the evening sends (several when it is split)."""
-    reqs = [r for r in p.requests if r.doc_path == doc]
+def requests_for(ev: Evening, doc: str) -> list[ExtractionRequest]:
+    """The request(s) one document of the evening sends (several when it is split). A path may
+    be given relative to the workspace or starting with the workspace folder itself."""
+    rel = _workspace_relative(ev.ws, doc)
+    reqs = [r for r in ev.requests if r.doc_path == rel]
     if not reqs:
-        known = ", ".join(d.path for d in p.sources)
-        raise PredigestError(f"{doc} is not a source of the evening {p.window.date}", hint=f"pick one of: {known}")
+        known = ", ".join(d.path for d in ev.sources)
+        raise PredigestError(f"{doc} is not a source of the evening {ev.window.date}", hint=f"pick one of: {known}")
     return reqs
+
+
+def _workspace_relative(ws: Workspace, doc: str) -> str:
+    p = Path(doc)
+    for candidate in (p, Path.cwd() / p):
+        try:
+            return candidate.resolve().relative_to(ws.root).as_posix()
+        except ValueError:
+            continue
+    return p.as_posix()
+
+
+# --- 2. extract -------------------------------------------------------------------------------------
+
+
+def default_extractor(ev: Evening) -> EveningExtractor:
+    return make_extractor(ev.llm, ev.requests, ev.docs, ev.registry, ev.settings.topic, ev.ws.topic(ev.settings.topic))
+
+
+def extract(
+    ev: Evening,
+    extractor: Extractor | None = None,
+    on_result: Callable[[ExtractionResult], None] | None = None,
+) -> list[ExtractionResult]:
+    """Every request answered or failed (never raised); refuses an evening where all failed,
+    since a briefing built from nothing would read as "a quiet evening"."""
+    if extractor is None:
+        with default_extractor(ev) as own:
+            results = own.extract_all(ev.requests, on_result)
+    else:
+        results = extractor.extract_all(ev.requests, on_result)
+    failed = [r for r in results if r.extraction is None]
+    if results and len(failed) == len(results):
+        raise LLMError(
+            f"every extraction failed ({len(failed)} of {len(results)}); nothing was written. "
+            f"First: {failed[0].record.doc_path}: {failed[0].record.error}",
+            hint="fix the endpoint or the cassettes and run again",
+        )
+    return results
+
+
+# --- 3. brief (pure) ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The evening's briefing and everything that explains it; nothing written yet."""
+
+    evening: Evening
+    composed: Composed
+    markdown: str
+    records: list[CallRecord]
+    unread: list[tuple[str, str]]  # (document, why) for sources of the window that were not extracted
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.unread)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.composed.findings
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "briefing": self.composed.briefing.model_dump(mode="json"),
+            "prompt": str(self.evening.template.stamp),
+            "model": self.evening.llm.model,
+            "partial": self.partial,
+            "unread": [{"doc": d, "why": w} for d, w in self.unread],
+            "findings": [asdict(f) for f in self.composed.findings],
+        }
+
+
+def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
+    """Rules and layout over the evening's answers. Pure: the same inputs give the same briefing."""
+    doc_results, unread = _doc_results(ev, results)
+    records = [r.record for r in results]
+    s = ev.settings
+    footer = (ZH.footer_offline if offline(records) else ZH.footer).format(
+        date=s.date,
+        prompt=ev.template.stamp,
+        model=ev.llm.model,
+        extractor=ZH.extractor_offline,
+        sources=len(ev.sources),
+        calls=len(records),
+    )
+    baselines = [d for d in ev.docs if d.kind == "baseline" and d.read]
+    composed = compose(
+        doc_results,
+        ev.registry,
+        baselines,
+        topic=s.topic,
+        date=s.date,
+        window=str(ev.window),
+        limits=Limits(**ev.ws.config.limits.model_dump()),
+        footer=footer,
+    )
+    if unread:
+        composed = _mark_partial(composed, len(unread))
+    return Outcome(ev, composed, render(composed.briefing), records, unread)
+
+
+def _mark_partial(composed: Composed, n: int) -> Composed:
+    """A partial evening says so where a reader looks first, and 五 stops calling everything checked."""
+    b = composed.briefing
+    note = "；".join(x for x in (b.summary.count_note, ZH.partial_note.format(n=n)) if x)
+    briefing = b.model_copy(
+        update={
+            "summary": b.summary.model_copy(update={"count_note": note}),
+            "no_increment_intro": ZH.partial_intro.format(topic=b.topic),
+        }
+    )
+    return Composed(briefing, composed.findings)
+
+
+def _doc_results(ev: Evening, results: Sequence[ExtractionResult]) -> tuple[list[DocResult], list[tuple[str, str]]]:
+    by_doc: dict[str, list[ExtractionResult]] = {}
+    for r in results:
+        by_doc.setdefault(r.request.doc_path, []).append(r)
+    out: list[DocResult] = []
+    unread: list[tuple[str, str]] = []
+    for doc in ev.sources:
+        parts = sorted(by_doc.get(doc.path, []), key=lambda r: r.request.chunk)
+        failed = [r for r in parts if r.extraction is None]
+        if not parts or failed:
+            why = failed[0].record.error if failed else "no extraction result"
+            unread.append((doc.path, why))
+            out.append(DocResult(doc, None, ZH.unread_note.format(why=why)))
+        else:
+            out.append(DocResult(doc, merge_chunks([r.extraction for r in parts if r.extraction])))
+    out += [DocResult(doc, None, doc.reason) for doc in unreadable(ev.docs)]
+    return out, unread
+
+
+# --- 4. write ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Written:
+    out_path: Path | None  # None: a partial briefing that was not allowed into the workspace inbox
+    json_path: Path | None
+    calls_path: Path | None
+    withheld: str = ""  # why nothing was written
+
+
+def write(outcome: Outcome, *, force: bool, allow_partial: bool = False) -> Written:
+    """The `.md`, `.json` and `.calls.jsonl` as one unit. A partial briefing is not written into
+    the workspace's inbox (tomorrow's run would take it as a complete baseline) unless allowed."""
+    ev = outcome.evening
+    out = ev.out_path
+    if outcome.partial and not allow_partial and out.parent.resolve().is_relative_to(ev.ws.inbox().resolve()):
+        return Written(None, None, None, withheld=f"partial briefing not written into {out.parent}")
+    json_path, calls_path = out.with_suffix(".json"), out.with_suffix(".calls.jsonl")
+    payload = json.dumps(outcome.payload(), ensure_ascii=False, indent=2) + "\n"
+    calls = "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in outcome.records)
+    write_set({out: outcome.markdown, json_path: payload, calls_path: calls}, force=force, guarded=out)
+    return Written(out, json_path, calls_path)
+
+
+# --- the four in a row --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunReport:
+    outcome: Outcome
+    written: Written
+    seconds: float
+    backend: str
+    backend_note: str = ""  # said once in the run summary when the backend was chosen for the user
+
+    @property
+    def evening(self) -> Evening:
+        return self.outcome.evening
+
+    @property
+    def composed(self) -> Composed:
+        return self.outcome.composed
+
+    @property
+    def markdown(self) -> str:
+        return self.outcome.markdown
+
+    @property
+    def records(self) -> list[CallRecord]:
+        return self.outcome.records
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.outcome.findings
+
+    @property
+    def documents(self) -> int:
+        return len(self.evening.sources)
+
+    @property
+    def out_path(self) -> Path:
+        return self.evening.out_path
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_PARTIAL if self.outcome.partial else 0
+
+
+def run(
+    s: Settings,
+    extractor: Extractor | None = None,
+    on_result: Callable[[ExtractionResult], None] | None = None,
+    on_plan: Callable[[Evening], None] | None = None,
+) -> RunReport:
+    """One evening for one topic. Writes nothing until the briefing is complete.
+
+    `on_plan` sees the evening before the first call, so a progress bar can size itself."""
+    started = time.monotonic()
+    ev = plan(s)
+    if on_plan is not None:
+        on_plan(ev)
+    outcome = brief(ev, extract(ev, extractor, on_result))
+    written = write(outcome, force=s.force, allow_partial=s.allow_partial)
+    backend, note = used_backend(ev.llm, outcome.records)
+    return RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note)
+
+
+# --- cassette maintenance -----------------------------------------------------------------------------
 
 
 def add_reference(s: Settings, doc: str, extraction: Path, note: str = "") -> Path:
     """Store a hand-written expected answer for one document as a reference cassette."""
-    p = plan(s)
-    reqs = requests_for(p, doc)
+    ev = plan(s, for_writing=False)
+    reqs = requests_for(ev, doc)
     if len(reqs) != 1:
         raise PredigestError(f"{doc} is split into {len(reqs)} parts", hint="reference cassettes take whole documents")
     try:
         answer = FileExtraction.model_validate_json(extraction.read_text(encoding="utf-8"))
-    except (OSError, ValidationError) as e:
+    except (OSError, UnicodeDecodeError, ValidationError) as e:
         first = e.errors()[0] if isinstance(e, ValidationError) else None
         what = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(e)
         raise PredigestError(
@@ -150,173 +340,31 @@ def add_reference(s: Settings, doc: str, extraction: Path, note: str = "") -> Pa
         ) from e
     from agent.llm import write_reference_cassette  # lazy: imports openai + instructor
 
-    return write_reference_cassette(reqs[0], answer, llm_config(p.ws, s), note=note)
+    return write_reference_cassette(reqs[0], answer, ev.llm, note=note)
 
 
 def rekey(s: Settings) -> list[Path]:
     """Re-key the reference cassettes of an evening after an intended prompt or schema change."""
+    ev = plan(s, for_writing=False)
     from agent.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
 
-    p = plan(s)
-    config = llm_config(p.ws, s)
-    return rekey_reference_cassettes(config.cassette_dir, {r.doc_path: r for r in p.requests}, config)
-
-
-@dataclass(frozen=True)
-class RunReport:
-    composed: Composed
-    markdown: str
-    records: list[CallRecord]
-    out_path: Path
-    json_path: Path
-    calls_path: Path
-    seconds: float
-    backend: str
-    plan: Plan  # what was read and known: the eval scores against it without scanning again
-
-    @property
-    def documents(self) -> int:
-        return len(self.plan.sources)
-
-    @property
-    def findings(self) -> list[Finding]:
-        return self.composed.findings
-
-
-def run(
-    s: Settings,
-    extractor: Extractor | None = None,
-    on_result: Callable[[ExtractionResult], None] | None = None,
-    dry_out: bool = False,
-    on_plan: Callable[[Plan], None] | None = None,
-) -> RunReport:
-    """One evening for one topic. Writes nothing until the briefing is complete.
-
-    `on_plan` sees the plan before the first call, so a progress bar can size itself."""
-    started = time.monotonic()
-    p = plan(s)
-    if on_plan is not None:
-        on_plan(p)
-    out_path = _out_path(p.ws, s)
-    if out_path.exists() and not s.force and not dry_out:
-        raise OutputExists(f"{out_path} already exists", hint="pass --force to replace it, or --out for another path")
-    config = llm_config(p.ws, s)
-    if extractor is None:
-        from agent.llm import LLMExtractor  # lazy: imports openai + instructor
-
-        extractor = LLMExtractor(config)
-    results = extractor.extract_all(p.requests, on_result)
-    failed = [r for r in results if r.extraction is None]
-    if results and len(failed) == len(results):
-        # A briefing built from nothing would read as "a quiet evening" and become tomorrow's
-        # baseline: refuse, and say why, instead of writing it.
-        raise LLMError(
-            f"every extraction failed ({len(failed)} of {len(results)}); nothing was written. "
-            f"First: {failed[0].record.doc_path}: {failed[0].record.error}",
-            hint="fix the endpoint or the cassettes and run again",
-        )
-    doc_results = _doc_results(p, results)
-    records = [r.record for r in results]
-    footer = (
-        f"本报告由 predigest 自动生成 · {s.date} · prompt {p.template.stamp} · model {config.model} · "
-        f"{len(p.sources)} 份来源 · {len(records)} 次调用"
-    )
-    limits = Limits(**p.ws.config.limits.model_dump())
-    baselines = [d for d in p.docs if d.kind == "baseline" and d.read]
-    composed = compose(
-        doc_results,
-        p.registry,
-        baselines,
-        topic=s.topic,
-        date=s.date,
-        window=str(p.window),
-        limits=limits,
-        footer=footer,
-    )
-    markdown = render(composed.briefing)
-    json_path = out_path.with_suffix(".json")
-    calls_path = out_path.with_suffix(".calls.jsonl")
-    if not dry_out:
-        payload = {
-            "briefing": composed.briefing.model_dump(mode="json"),
-            "prompt": str(p.template.stamp),
-            "model": config.model,
-            "findings": [asdict(f) for f in composed.findings],
-        }
-        _write_atomic(out_path, markdown, s.force)
-        _write_atomic(json_path, json.dumps(payload, ensure_ascii=False, indent=2) + "\n", True)
-        _write_atomic(calls_path, "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in records), True)
-    return RunReport(
-        composed,
-        markdown,
-        records,
-        out_path,
-        json_path,
-        calls_path,
-        time.monotonic() - started,
-        backend=resolve_backend(config),
-        plan=p,
-    )
-
-
-def _doc_results(p: Plan, results: list[ExtractionResult]) -> list[DocResult]:
-    by_doc: dict[str, list[ExtractionResult]] = {}
-    for r in results:
-        by_doc.setdefault(r.request.doc_path, []).append(r)
-    out = []
-    for doc in p.sources:
-        parts = sorted(by_doc.get(doc.path, []), key=lambda r: r.request.chunk)
-        failed = [r for r in parts if r.extraction is None]
-        if not parts or failed:
-            why = failed[0].record.error if failed else "no extraction result"
-            out.append(DocResult(doc, None, f"extraction failed: {why}"))
-        else:
-            out.append(DocResult(doc, merge_chunks([r.extraction for r in parts if r.extraction])))
-    out += [DocResult(doc, None, doc.reason) for doc in unreadable(p.docs)]
-    return out
-
-
-def _out_path(ws: Workspace, s: Settings) -> Path:
-    """`--out x.md` is the file; any other `--out` is a folder (existing or not) to write into."""
-    name = f"{s.date.isoformat()}-{s.topic}-e1prep.md"
-    if s.out is None:
-        return ws.own_inbox() / name
-    out = Path(s.out)
-    return out if out.suffix == ".md" else out / name
-
-
-def _write_atomic(path: Path, text: str, force: bool) -> None:
-    """Write to a temporary file beside the target, then rename: a reader never sees half a
-    briefing, and an interrupted run leaves the old file as it was."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        if force:
-            os.replace(tmp, path)
-        else:
-            os.link(tmp, path)  # fails if the target appeared meanwhile: never a silent overwrite
-            os.unlink(tmp)
-    except FileExistsError:
-        os.unlink(tmp)
-        raise OutputExists(f"{path} appeared while the run was writing", hint="pass --force to replace it") from None
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise PredigestError(f"cannot write {path}: {e}", hint="check the folder exists and is writable") from e
+    return rekey_reference_cassettes(ev.llm.cassette_dir, {r.doc_path: r for r in ev.requests}, ev.llm)
 
 
 __all__ = [
-    "Plan",
+    "EXIT_PARTIAL",
+    "Evening",
+    "Outcome",
     "RunReport",
     "Settings",
+    "Written",
     "add_reference",
-    "llm_config",
+    "brief",
+    "extract",
     "plan",
     "rekey",
-    "replace",
     "requests_for",
     "run",
     "settings_from",
+    "write",
 ]

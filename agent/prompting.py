@@ -11,19 +11,22 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from agent.anchors import Anchor, AnchorRegistry
+from agent.chunking import split_sections
 from agent.errors import PromptError
 from agent.extract import ExtractionRequest, PromptStamp
+from agent.settings import LLMSettings
 from agent.workspace import Workspace
 from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+# The templates ship with the package (`prompts` is package data), so a wheel or pipx install finds them.
+PROMPTS_DIR = Path(str(resources.files("prompts")))
 _VAR = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 _FRONT = re.compile(r"^---\n(.*?)\n---\n", re.S)
-_CJK = re.compile("[\u3400-\u9fff\uff00-\uffef]")
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,12 @@ def schema_hash() -> str:
 
 
 def load_template(name: str = "extract", directory: Path = PROMPTS_DIR) -> Template:
-    path = directory / f"{name}.md"
+    return load_template_file(directory / f"{name}.md", name)
+
+
+def load_template_file(path: Path, name: str = "") -> Template:
+    """A template from any file: a prompt variant beside prompts/extract.md names itself in its header."""
+    name = name or Path(path).stem
     try:
         raw = path.read_text(encoding="utf-8")
     except OSError as e:
@@ -87,33 +95,6 @@ def load_template(name: str = "extract", directory: Path = PROMPTS_DIR) -> Templ
 # --- requests for documents ---------------------------------------------------------------------
 
 
-def estimate_tokens(text: str) -> int:
-    """Rough and deliberately pessimistic: a CJK character is a token, four other characters are one."""
-    cjk = len(text) - len(_CJK.sub("", text))  # counted in C: this runs on every document
-    return cjk + (len(text) - cjk + 3) // 4
-
-
-def split_sections(text: str, budget: int) -> list[str]:
-    """Split at heading boundaries so that each part fits `budget` tokens where possible.
-
-    A single section larger than the budget stays whole: cutting inside an entry would separate
-    a claim from its evidence, which costs more than a long call.
-    """
-    if estimate_tokens(text) <= budget:
-        return [text]
-    pieces = [p for p in re.split(r"(?m)^(?=#{1,3} )", text) if p.strip()]
-    chunks: list[str] = []
-    cur = ""
-    for piece in pieces:
-        if cur and estimate_tokens(cur + piece) > budget:
-            chunks.append(cur)
-            cur = ""
-        cur += piece
-    if cur:
-        chunks.append(cur)
-    return chunks
-
-
 def format_anchors(anchors: list[Anchor]) -> str:
     if not anchors:
         return "(none that match this document)"
@@ -126,11 +107,18 @@ def format_anchors(anchors: list[Anchor]) -> str:
 
 
 def build_requests(
-    docs: list[SourceDoc], registry: AnchorRegistry, ws: Workspace, topic: str, template: Template
+    docs: list[SourceDoc],
+    registry: AnchorRegistry,
+    ws: Workspace,
+    topic: str,
+    template: Template,
+    llm: LLMSettings | None = None,
 ) -> list[ExtractionRequest]:
-    """One request per document, or per section group of a long one."""
+    """One request per document, or per part of a long one, at most `max_parts` per document: a
+    request's `chunks` keeps the true number of parts, so the parts not sent can be reported."""
     t = ws.topic(topic)
-    budget = ws.config.llm.chunk_tokens
+    llm = llm or ws.config.llm
+    budget = llm.chunk_tokens
     base = {
         "topic": topic,
         "profile": t.profile.strip() or f"Everything about {topic}.",
@@ -143,7 +131,7 @@ def build_requests(
     requests = []
     for doc in docs:
         chunks = split_sections(doc.text, budget)
-        for i, chunk in enumerate(chunks):
+        for i, chunk in enumerate(chunks[: llm.max_parts]):
             values = {
                 **base,
                 "doc_path": doc.path,

@@ -1,76 +1,21 @@
 """The workspace's own settings: `predigest.toml`, validated, with the topic looked up.
 
 The file is the user's data, so every mistake in it gets a message naming the key and the file.
+The sections themselves are defined once, in `agent.settings`.
 """
 
 from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent.errors import WorkspaceError
+from agent.settings import LimitsSection, LLMSettings, TopicSection, WorkspaceConfig, WorkspaceSection
 
 CONFIG_NAME = "predigest.toml"
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class WorkspaceSection(_Strict):
-    timezone: str = "Asia/Shanghai"
-    window_end: str = Field(default="22:00", pattern=r"^\d{2}:\d{2}$")
-    agent: str = Field(default="tom", description="Our own inbox folder: briefings are written there.")
-    inbox_dir: str = "inbox"
-    paper_cards_dir: str = "paper_cards"
-    queue_dir: str = "work-queue"
-    living_dir: str = "living"
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, v: str) -> str:
-        try:
-            ZoneInfo(v)
-        except (ZoneInfoNotFoundError, ValueError) as e:
-            raise ValueError(f"unknown timezone {v!r} (use an IANA name like 'Asia/Shanghai')") from e
-        return v
-
-
-class LLMSection(_Strict):
-    model: str = "gpt-4o-mini"
-    mode: str = Field(default="tools", pattern="^(tools|json_schema)$")
-    concurrency: int = Field(default=4, ge=1, le=64)
-    timeout_s: float = Field(default=120.0, gt=0)
-    max_attempts: int = Field(default=5, ge=1)
-    max_validation_retries: int = Field(default=2, ge=0)
-    max_calls: int | None = Field(default=None, ge=1)
-    max_cost_usd: float | None = Field(default=None, gt=0)
-    cassettes: str = Field(default="cassettes", description="Cassette folder, relative to the workspace.")
-    chunk_tokens: int = Field(default=6000, ge=500, description="Budget per call before a document is split.")
-    prices: dict[str, tuple[float, float]] = Field(default_factory=dict, description="model → (USD/1M in, USD/1M out)")
-
-
-class LimitsSection(_Strict):
-    min_increments: int = Field(default=3, ge=0)
-    max_increments: int = Field(default=8, ge=1)
-    min_stars: int = Field(default=4, ge=1, le=5, description="Stars a claim needs to be an increment.")
-    secondary_min_stars: int = Field(default=3, ge=1, le=5, description="Stars for a secondary anchor.")
-
-
-class TopicSection(_Strict):
-    living: str
-    profile: str = ""
-    adjacent: str = ""
-
-
-class WorkspaceConfig(_Strict):
-    workspace: WorkspaceSection = WorkspaceSection()
-    llm: LLMSection = LLMSection()
-    limits: LimitsSection = LimitsSection()
-    topics: dict[str, TopicSection] = Field(default_factory=dict)
 
 
 class Workspace(BaseModel):
@@ -123,3 +68,15 @@ def load_workspace(root: Path) -> Workspace:
         key = ".".join(str(p) for p in first["loc"])
         raise WorkspaceError(f"{cfg_path}: {key}: {first['msg']}", hint="see examples/world/predigest.toml") from e
     return Workspace(root=root.resolve(), config=config)
+
+
+__all__ = [
+    "CONFIG_NAME",
+    "LLMSettings",
+    "LimitsSection",
+    "TopicSection",
+    "Workspace",
+    "WorkspaceConfig",
+    "WorkspaceSection",
+    "load_workspace",
+]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agent.prompting import estimate_tokens
+from agent.chunking import estimate_tokens
 
 _DOCUMENT = re.compile(r'<document path="([^"]*)">\n(.*)\n</document>', re.S)
 _HEADING = re.compile(r"^#{2,3}\s+(.+?)\s*$", re.M)
@@ -150,7 +150,7 @@ def prompt_text(body: Any) -> str:
 def simulated(latency_s: float = 0.0, jitter_s: float = 0.0, error_rate: float = 0.0, seed: int = 0) -> Responder:
     """Answers like a provider under load: after `latency_s` ± `jitter_s`, either an error (a 500 or
     a 429 with Retry-After, with probability `error_rate`) or the document's extraction with
-    usage estimated the way `agent.prompting.estimate_tokens` counts (CJK character = 1 token)."""
+    usage estimated the way `agent.chunking.estimate_tokens` counts (CJK character = 1 token)."""
     rng = random.Random(seed)
     lock = threading.Lock()
 

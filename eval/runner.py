@@ -11,6 +11,7 @@ and added, so a later run can say which item moved, not only that a number did.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import Literal
 
 from agent.errors import PredigestError
 from agent.parse import parse
-from agent.pipeline import Plan, Settings, run
+from agent.pipeline import Evening, Settings, brief, extract, plan
 from eval.cases import Case, CaseError, load_cases
 from eval.metrics import METRICS, RuleContext, Score, Scorecard, file_refs, score
 from schemas.briefing import Briefing
@@ -111,7 +112,7 @@ def run_case(case: Case, *, backend: str = "replay") -> CaseRun:
             cassette_dir=case.cassettes,
             no_cache=backend == "replay",
         )
-        report = run(settings, dry_out=True)
+        report = brief(ev := plan(settings, for_writing=False), extract(ev))
     except PredigestError as e:
         return CaseRun(case, gold, None, "", None, (str(e),), time.monotonic() - started)
     errors = tuple(f"{r.doc_path}: {r.error}" for r in report.records if r.error)
@@ -119,11 +120,11 @@ def run_case(case: Case, *, backend: str = "replay") -> CaseRun:
         output = parse(report.markdown, path=f"<output of {case.name}>")
     except PredigestError as e:
         return CaseRun(case, gold, None, report.markdown, None, (*errors, str(e)), time.monotonic() - started)
-    card = score(gold, output, rule_context(report.plan, output))
+    card = score(gold, output, rule_context(report.evening, output))
     return CaseRun(case, gold, output, report.markdown, card, errors, time.monotonic() - started)
 
 
-def rule_context(p: Plan, output: Briefing) -> RuleContext:
+def rule_context(p: Evening, output: Briefing) -> RuleContext:
     """The anchors known before the evening (from the run's own plan), and the text of every
     file the output credits."""
     ws, registry = p.ws, p.registry
@@ -141,6 +142,15 @@ def rule_context(p: Plan, output: Briefing) -> RuleContext:
         min_increments=limits.min_increments,
         max_increments=limits.max_increments,
     )
+
+
+OFFLINE_ROW = " · offline"
+
+
+def offline_row(case: Case) -> Case:
+    """The case as the offline extractor's row: the floor a prompt's row must beat, scored and
+    held against its own baseline entry like any other row."""
+    return dataclasses.replace(case, name=case.name + OFFLINE_ROW, cassettes=None)
 
 
 # --- baseline -------------------------------------------------------------------------------------
@@ -252,12 +262,18 @@ def evaluate(
 ) -> EvalReport:
     """Run the cases, compare each with its committed scores, and rewrite the baseline if asked."""
     cases = load_cases(cases_dir, only)
+    if not update_baseline and not baseline_path.is_file():
+        # an absent baseline would pass every score as "new": a typo must not turn CI green
+        raise PredigestError(
+            f"the baseline {baseline_path} does not exist",
+            hint="pass the committed eval/baseline.json, or --update-baseline to create it",
+        )
     baseline = load_baseline(baseline_path)
-    runs = [run_case(c, backend=backend) for c in cases]
+    runs = [r for c in cases for r in (run_case(c, backend=backend), run_case(offline_row(c), backend="offline"))]
     notes: list[str] = []
     if update_baseline:
         # with --case, every other committed case stays; a full run also drops deleted cases
-        keep = set(baseline) if only else {c.name for c in cases}
+        keep = set(baseline) if only else {r.case.name for r in runs}
         write_baseline(baseline_path, runs, baseline, keep)
         skipped = [r.case.name for r in runs if r.errors or r.card is None]
         notes.append(f"baseline written to {baseline_path}")

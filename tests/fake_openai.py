@@ -8,6 +8,8 @@ and headers behave as they would against a provider. The benchmark uses the same
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,17 @@ from agent.extract import ExtractionRequest, PromptStamp
 from agent.llm import LLMConfig
 from eval.endpoint import Endpoint, Reply, Responder, SeenRequest, answer_with, completion
 
-__all__ = ["FakeOpenAI", "Reply", "SeenRequest", "answer_with", "completion", "make_config", "make_request"]
+__all__ = [
+    "FakeOpenAI",
+    "Reply",
+    "SeenRequest",
+    "answer_with",
+    "completion",
+    "make_config",
+    "make_request",
+    "world_answers",
+    "world_responder",
+]
 
 FAKE_KEY = "sk-test-FAKEKEY0123456789abcdef"
 SYSTEM = "You extract claims about LLM inference from one research report. Copy evidence verbatim."
@@ -92,3 +104,30 @@ def make_config(tmp_path: Path, base_url: str, **overrides: Any) -> LLMConfig:
     }
     settings.update(overrides)
     return LLMConfig(**settings)
+
+
+def world_answers() -> dict[str, Any]:
+    """Document path → its reference extraction for the demo evening, read from the committed cassettes."""
+    from agent.llm.cassettes import read_cassette
+
+    out = {}
+    for f in (Path(__file__).resolve().parent.parent / "cassettes" / "world").glob("*.json"):
+        c = read_cassette(f)
+        msg = c.exchange.response_body["choices"][0]["message"]
+        args = msg["tool_calls"][0]["function"]["arguments"] if msg.get("tool_calls") else msg["content"]
+        out[c.provenance.document] = json.loads(args)
+    return out
+
+
+def world_responder(answers: dict[str, Any]) -> Responder:
+    """Answers each document of the demo evening with its reference answer (found by its path in
+    the prompt); an unknown document gets a 400."""
+
+    def answer(body: Any) -> Reply:
+        user = body["messages"][-1]["content"]
+        doc = re.search(r'<document path="([^"]+)">', user)
+        if doc is None or doc.group(1) not in answers:
+            return Reply(status=400, body={"error": {"message": "unknown document"}})
+        return Reply(body=completion(body, answers[doc.group(1)], usage=(2000, 300)))
+
+    return answer

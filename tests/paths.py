@@ -1,8 +1,14 @@
 """Where the test data lives (resolved from this file, so tests run from any directory), and the CLI runner."""
 
+from __future__ import annotations
+
+import io
+import os
 import subprocess
-import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+
+from agent.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 # The seed briefing, kept in the repo as the first gold case: no test reads outside the repo.
@@ -11,12 +17,24 @@ WORLD = ROOT / "examples" / "world"
 
 
 def predigest(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the CLI through its real entry point, in a fresh process, from the repo root."""
-    return subprocess.run(
-        [sys.executable, "-c", "from agent.cli import main; main()", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-    )
+    """Run the CLI through its real entry point (`agent.cli.main`: options, errors, exit status),
+    in this process, from the repo root, with `env` as the whole environment when given. One
+    smoke test runs the installed console script in a subprocess (tests/test_cli.py)."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        os.chdir(ROOT)
+        with redirect_stdout(stdout), redirect_stderr(stderr):
+            try:
+                main(list(args))
+                code = 0
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(list(args), code, stdout.getvalue(), stderr.getvalue())

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -97,3 +100,20 @@ def test_errors_are_one_line_with_exit_2(args: tuple[str, ...], message: str) ->
     assert r.returncode == 2
     assert message in r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_installed_console_script_runs() -> None:
+    """The one subprocess test: the `predigest` entry point of the installed package."""
+    script = Path(sys.executable).parent / "predigest"
+    if not script.exists():
+        pytest.skip(f"no console script beside {sys.executable}")
+    r = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60, check=False)
+    assert r.returncode == 0 and r.stdout.startswith("predigest "), r.stderr
+    bad = subprocess.run(
+        [str(script), "inbox", str(WORLD), "--topic", "nope", "--date", "2026-09-22"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("error: topic 'nope'") and "Traceback" not in bad.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -77,7 +76,7 @@ def test_record_then_cache_then_replay(server: FakeOpenAI, tmp_path: Path, mode:
     assert server.count == 3
     assert {f.name: f.read_text() for f in config.cassette_dir.glob("*.json")} == saved
 
-    replay = dataclasses.replace(config, backend="replay", api_key="", cache_dir=None)
+    replay = config.with_(backend="replay", api_key="", cache_dir=None)
     third = _run(replay, requests)
     assert server.count == 3
     assert [r.record.source for r in third] == ["cassette"] * 3
@@ -93,7 +92,7 @@ def test_record_then_cache_then_replay(server: FakeOpenAI, tmp_path: Path, mode:
 def test_auto_without_key_replays(server: FakeOpenAI, tmp_path: Path) -> None:
     config = make_config(tmp_path, server.base_url)
     _run(config, [make_request()])
-    auto = dataclasses.replace(config, backend="auto", api_key="", cache_dir=None)
+    auto = config.with_(backend="auto", api_key="", cache_dir=None)
     (result,) = _run(auto, [make_request()])
     assert result.record.source == "cassette" and result.extraction is not None
     assert server.count == 1
@@ -103,7 +102,7 @@ def test_replay_miss_names_nearest_cassette_and_what_changed(server: FakeOpenAI,
     config = make_config(tmp_path, server.base_url)
     _run(config, [make_request(doc) for doc in DOCS])
     (vllm_cassette,) = config.cassette_dir.glob("inbox-jay-2026-09-22-vllm--*.json")
-    replay = dataclasses.replace(config, backend="replay", cache_dir=None)
+    replay = config.with_(backend="replay", cache_dir=None)
 
     edited = make_request(system=SYSTEM.replace("verbatim", "exactly"), version="2")
     (result,) = _run(replay, [edited])
@@ -116,22 +115,22 @@ def test_replay_miss_names_nearest_cassette_and_what_changed(server: FakeOpenAI,
     assert "extract@1#" in error and "extract@2#" in error
     assert "document changed" not in error
 
-    (result,) = _run(dataclasses.replace(replay, model="other-model"), [make_request()])
+    (result,) = _run(replay.with_(model="other-model"), [make_request()])
     assert "model changed" in result.record.error and vllm_cassette.name in result.record.error
 
-    (result,) = _run(dataclasses.replace(replay, temperature=0.7), [make_request()])
+    (result,) = _run(replay.with_(temperature=0.7), [make_request()])
     assert "parameters changed (temperature" in result.record.error
 
     (result,) = _run(replay, [make_request(document="vLLM 0.12 is out.")])
     assert "document changed" in result.record.error
 
-    (result,) = _run(dataclasses.replace(replay, mode="json_schema"), [make_request()])
+    (result,) = _run(replay.with_(mode="json_schema"), [make_request()])
     assert "schema changed" in result.record.error
     assert server.count == 3  # replay never called out
 
 
 def _replay(config, request):
-    offline = dataclasses.replace(config, backend="replay", api_key="", cache_dir=None)
+    offline = config.with_(backend="replay", api_key="", cache_dir=None)
     (result,) = _run(offline, [request])
     return result
 

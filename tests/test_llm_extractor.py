@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 
@@ -87,12 +86,12 @@ def test_unreachable_endpoint_is_an_error_result(tmp_path: Path) -> None:
 def test_config_keeps_the_key_out_of_sight(tmp_path: Path) -> None:
     config = make_config(tmp_path, "http://127.0.0.1:9/v1")
     assert FAKE_KEY not in repr(config) and FAKE_KEY not in str(config.public_dict())
-    assert resolve_backend(dataclasses.replace(config, backend="auto")) == "live"
-    assert resolve_backend(dataclasses.replace(config, backend="auto", api_key="")) == "replay"
+    assert resolve_backend(config.with_(backend="auto")) == "live"
+    assert resolve_backend(config.with_(backend="auto", api_key="")) == "replay"
     with pytest.raises(PredigestError, match="needs an API key"):
-        LLMExtractor(dataclasses.replace(config, backend="live", api_key=""))
+        LLMExtractor(config.with_(backend="live", api_key=""))
     with pytest.raises(PredigestError, match="concurrency"):
-        LLMConfig(concurrency=0)
+        LLMConfig().with_(concurrency=0)
     assert LLMConfig(cache_dir=None).cache_dir is None
     assert "predigest" in str(LLMConfig().cache_dir)  # platformdirs, redirected by the autouse fixture
     assert str(LLMConfig().cache_dir).startswith(os.environ["XDG_CACHE_HOME"])

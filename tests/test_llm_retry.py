@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 import time
 from pathlib import Path
 
@@ -57,7 +56,7 @@ def test_always_500_gives_an_error_result_after_max_attempts(tmp_path: Path) -> 
     assert result.record.attempts == 4
     assert "HTTP 500" in result.record.error and "after 4 attempts" in result.record.error
     assert not list(config.cassette_dir.glob("*.json"))  # failures are neither recorded ...
-    again = _one(dataclasses.replace(config, backend="replay"))
+    again = _one(config.with_(backend="replay"))
     assert "no cassette" in again.record.error  # ... nor replayable
 
 
@@ -96,7 +95,7 @@ def test_schema_invalid_answer_is_reasked(server: FakeOpenAI, tmp_path: Path, mo
     assert len(cassettes) == 2  # the re-ask is its own exchange
     assert result.record.cassette.count(".json") == 2
 
-    replayed = _one(dataclasses.replace(config, backend="replay", cache_dir=None))
+    replayed = _one(config.with_(backend="replay", cache_dir=None))
     assert server.count == 2
     assert replayed.extraction == result.extraction
     assert replayed.record.attempts == 2 and replayed.record.source == "cassette"

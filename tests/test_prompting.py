@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from agent.anchors import build_registry
-from agent.compose import merge_chunks
+from agent.chunking import estimate_tokens, merge_chunks, split_sections
 from agent.errors import PromptError
 from agent.ingest import scan, sources
-from agent.prompting import build_requests, estimate_tokens, load_template, split_sections
+from agent.prompting import build_requests, load_template
 from agent.workspace import load_workspace
 from schemas.extraction import FileExtraction
 from tests.paths import WORLD
@@ -84,6 +84,15 @@ def test_long_documents_split_at_headings_and_merge_back() -> None:
     assert merged.relevance == "高" and merged.held == "x · y · z"
 
 
-def test_a_single_oversized_section_stays_whole() -> None:
-    doc = "## 条目 1\n" + "推" * 5000
-    assert split_sections(doc, budget=1000) == [doc]
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "## 条目 1\n" + "推" * 5000,  # one line larger than a call: cut by characters, as a last resort
+        "## 条目 1\n" + "\n\n".join("段落" * 300 for _ in range(12)),  # one section: cut at paragraphs
+        "\n".join(f"- 第 {i} 行：" + "推理" * 40 for i in range(200)),  # no headings, no blank lines: at lines
+    ],
+)
+def test_an_oversized_section_is_cut_at_paragraphs_then_lines(doc: str) -> None:
+    parts = split_sections(doc, budget=1000)
+    assert len(parts) > 1 and all(estimate_tokens(p) <= 1000 for p in parts)
+    assert "".join(parts) == doc  # nothing lost, nothing repeated

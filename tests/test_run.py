@@ -106,14 +106,14 @@ def test_traps_stay_out(briefing: Briefing) -> None:
 def test_refuses_to_overwrite_and_writes_json_beside(tmp_path: Path) -> None:
     s = settings(tmp_path)
     report = run(s)
-    data = json.loads(report.json_path.read_text(encoding="utf-8"))
+    data = json.loads(report.written.json_path.read_text(encoding="utf-8"))
     assert data["briefing"]["topic"] == "inference" and data["prompt"].startswith("extract@")
-    assert report.calls_path.read_text(encoding="utf-8").count("\n") == len(report.records)
+    assert report.written.calls_path.read_text(encoding="utf-8").count("\n") == len(report.records)
     before = report.out_path.read_text(encoding="utf-8")
     with pytest.raises(OutputExists, match="--force"):
         run(s)
     assert report.out_path.read_text(encoding="utf-8") == before
-    again = run(Settings(**{**s.__dict__, "force": True}))
+    again = run(s.model_copy(update={"force": True}))
     assert again.composed.briefing.model_copy(update={"footer": ""}) == report.composed.briefing.model_copy(
         update={"footer": ""}
     )
@@ -125,7 +125,7 @@ def test_one_word_of_the_prompt_changed_makes_replay_fail_with_the_nearest_casse
     shutil.copytree(ROOT / "prompts", prompts)
     p = prompts / "extract.md"
     p.write_text(p.read_text(encoding="utf-8").replace("Prefer few strong claims", "Prefer few solid claims"), "utf-8")
-    s = settings(tmp_path, prompt_dir=prompts, no_cache=True)
+    s = settings(tmp_path, prompt_file=p, no_cache=True)
     with pytest.raises(LLMError) as err:
         run(s)
     message = str(err.value)
@@ -143,7 +143,9 @@ def test_one_failed_document_is_reported_and_the_rest_goes_on(tmp_path: Path) ->
     b = report.composed.briefing
     assert len(b.increments) == 6
     note = next(n for n in b.no_increment if n.source.endswith("1505-jay-five-category-evening-briefing.md"))
-    assert note.note.startswith("extraction failed: no cassette") and "same document" not in note.note
+    assert note.note.startswith("未读取：no cassette") and "same document" not in note.note
+    assert report.exit_code == 3 and [d for d, _ in report.outcome.unread] == [note.source]
+    assert "部分运行：1 份来源未读取" in b.summary.count_note and "未读取" in b.no_increment_intro
     assert "2609.19657" not in b.summary.new_arxiv  # its only source failed; nothing invented in its place
 
 

@@ -5,42 +5,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
-from agent.llm.cassettes import read_cassette
 from agent.parse import parse
-from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, completion
-from tests.paths import ROOT, WORLD, predigest
-
-REFERENCE = ROOT / "cassettes" / "world"
-
-
-def _answers() -> dict[str, Any]:
-    """document path → its reference extraction, read from the committed cassettes."""
-    out = {}
-    for f in REFERENCE.glob("*.json"):
-        c = read_cassette(f)
-        msg = c.exchange.response_body["choices"][0]["message"]
-        args = msg["tool_calls"][0]["function"]["arguments"] if msg.get("tool_calls") else msg["content"]
-        out[c.provenance.document] = json.loads(args)
-    return out
-
-
-def _responder(answers: dict[str, Any]):  # type: ignore[no-untyped-def]
-    def answer(body: Any) -> Reply:
-        user = body["messages"][-1]["content"]
-        doc = re.search(r'<document path="([^"]+)">', user)
-        if doc is None or doc.group(1) not in answers:
-            return Reply(status=400, body={"error": {"message": "unknown document"}})
-        return Reply(body=completion(body, answers[doc.group(1)], usage=(2000, 300)))
-
-    return answer
+from tests.fake_openai import FAKE_KEY, FakeOpenAI, world_answers, world_responder
+from tests.paths import WORLD, predigest
 
 
 def test_live_record_then_cached_rerun(tmp_path: Path) -> None:
-    answers = _answers()
+    answers = world_answers()
     replayed = predigest(
         "run",
         str(WORLD),
@@ -55,7 +29,7 @@ def test_live_record_then_cached_rerun(tmp_path: Path) -> None:
         env={**os.environ},
     )
     assert replayed.returncode == 0, replayed.stderr
-    with FakeOpenAI(default=_responder(answers)) as server:
+    with FakeOpenAI(default=world_responder(answers)) as server:
         env = {
             **os.environ,
             "OPENAI_API_KEY": FAKE_KEY,

@@ -21,12 +21,13 @@ from agent.llm.config import LLMConfig, resolve_backend
 
 if TYPE_CHECKING:
     from agent.llm.extractor import LLMExtractor
-    from agent.llm.reference import rekey_reference_cassettes, write_reference_cassette
+    from agent.llm.reference import cassettes_answer, rekey_reference_cassettes, write_reference_cassette
 
 # Imported on first use: openai and instructor take over a second to import, and settings,
 # `prompt show` or `--help` need neither.
 _LAZY = {
     "LLMExtractor": "agent.llm.extractor",
+    "cassettes_answer": "agent.llm.reference",
     "rekey_reference_cassettes": "agent.llm.reference",
     "write_reference_cassette": "agent.llm.reference",
 }
@@ -43,6 +44,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "LLMConfig",
     "LLMExtractor",
+    "cassettes_answer",
     "rekey_reference_cassettes",
     "resolve_backend",
     "write_reference_cassette",

@@ -9,7 +9,7 @@ prompt stamp from it for cassette provenance, and note in it every attempt and e
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -29,6 +29,9 @@ class CallLog:
     sources: list[ExchangeSource] = field(default_factory=list)  # one per answered exchange
     recorded_latency_s: float = 0.0  # sum over replayed exchanges of their recorded latency
     cassettes: list[str] = field(default_factory=list)  # cassette files that answered or were written
+    # cache writes held back until the extractor has validated the answer: an answer that never
+    # fit the schema must not be served again from the cache after the endpoint is fixed
+    deferred: list[Callable[[], None]] = field(default_factory=list)
 
     def note_attempt(self, usage: dict[str, Any]) -> None:
         """One HTTP attempt went out; a retried 429 counts as much as the final 200."""

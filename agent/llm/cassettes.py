@@ -209,6 +209,8 @@ def read_cassette(path: Path) -> Cassette:
     """Read a cassette; its key is recomputed from the request body, so what the file shows is
     exactly what replays (a hand edit of the body re-keys it)."""
     data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"a cassette is a JSON object, this file holds {type(data).__name__}")
     prov = data.get("provenance", {})
     body = data["request"]["body"]
     exchange = Exchange(
@@ -255,7 +257,7 @@ class CassetteIndex:
             for path in sorted(root.rglob("*.json")):
                 try:
                     cassette = read_cassette(path)
-                except (ValueError, KeyError, TypeError) as err:
+                except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
                     raise PredigestError(
                         f"cassette {path} is not readable: {err}",
                         hint="fix or delete the file, then re-record it",

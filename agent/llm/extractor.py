@@ -8,6 +8,7 @@ evening's run goes on and the briefing can report the document in section 五.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -30,6 +31,16 @@ from agent.llm.transport import build_transport
 from schemas.extraction import FileExtraction
 
 _E = TypeVar("_E", bound=BaseException)
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the calls, with how far the run got: validated answers are cached, so a
+    re-run resumes from there."""
+
+    def __init__(self, answered: int, total: int) -> None:
+        super().__init__(f"{answered} of {total} answers received")
+        self.answered = answered
+        self.total = total
 
 
 class LLMExtractor:
@@ -68,8 +79,17 @@ class LLMExtractor:
                 results[futures[future]] = result
                 if on_result is not None:
                     on_result(result)
+        except KeyboardInterrupt:
+            # Ctrl-C: drop the queued requests, stop retries and re-asks in the running ones
+            self.budget.stop()
+            pool.shutdown(wait=False, cancel_futures=True)
+            with contextlib.suppress(Exception):
+                self._transport.close()  # aborts requests in flight rather than waiting out their timeout
+            answered = sum(1 for r in results if r is not None and r.extraction is not None)
+            raise RunInterrupted(answered, len(requests)) from None
         except BaseException:
-            # Ctrl-C (or a failing callback): drop the queued requests instead of running them all
+            # a failing callback: drop the queued requests instead of running them all
+            self.budget.stop()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown()
@@ -86,6 +106,8 @@ class LLMExtractor:
                 answer = create_extraction(self._client, request, self.config)
                 # a fresh model: instructor hangs the raw completion on the one it returns
                 extraction = FileExtraction.model_validate(answer.model_dump())
+                for write in log.deferred:  # only a validated answer is worth keeping
+                    write()
             except Exception as exc:  # one document's failure must not stop the run
                 error = describe_failure(exc, log, self.config)
                 budget_hit = _find(exc, BudgetExceeded) is not None
@@ -172,6 +194,11 @@ def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
     ours = _find(exc, LLMError)
     if ours is not None:
         return str(ours)
+    if "No choices in OpenAI response" in str(exc):  # instructor's words for a 200 without a completion
+        return (
+            f"the endpoint answered without a completion (no choices) {attempts} — check that base_url points at"
+            " an OpenAI-compatible chat completions API and that the model name is right"
+        )
     invalid = _find(exc, ValidationError)
     if invalid is not None:
         first = str(invalid).splitlines()

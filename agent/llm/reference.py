@@ -12,16 +12,15 @@ request changed (keeping its answer); recorded cassettes cannot be re-derived an
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import logging
-import math
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
+from agent.chunking import estimate_tokens
 from agent.errors import PredigestError
 from agent.extract import ExtractionRequest
 from agent.llm.calllog import call_scope
@@ -41,13 +40,6 @@ from agent.llm.transport import RecordTransport, exchange_response
 from schemas.extraction import FileExtraction
 
 log = logging.getLogger(__name__)
-
-
-def estimate_tokens(text: str) -> int:
-    """A plausible token count for usage numbers: ~4 UTF-8 bytes a token (about right for
-    English; for Chinese, ~0.75 a character). Reference cassettes are labelled as such, so
-    this only has to be of the right size, not exact."""
-    return max(1, math.ceil(len(text.encode("utf-8")) / 4))
 
 
 def reference_completion(body: dict[str, Any], extraction: FileExtraction, model: str) -> dict[str, Any]:
@@ -129,7 +121,7 @@ class _CaptureTransport(httpx2.BaseTransport):
 
 def _offline(config: LLMConfig) -> LLMConfig:
     # the transports here never reach a network, so the client needs no real key
-    return dataclasses.replace(config, backend="replay", api_key="")
+    return config.with_(backend="replay", api_key="")
 
 
 def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
@@ -146,6 +138,19 @@ def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
                 link = link.__cause__ or link.__context__
             raise
     raise PredigestError("the client sent no request", hint="this is a bug in predigest")
+
+
+def cassettes_answer(requests: list[ExtractionRequest], config: LLMConfig) -> bool:
+    """Whether the cassette folder answers at least one of `requests` as they are asked today.
+
+    Only documents some cassette was made for are tried, so an evening the cassettes never saw
+    costs one directory read; the rest compare the exact request key a replay would look up."""
+    index = CassetteIndex.load(config.cassette_dir)
+    made_for = {c.provenance.document for c in index.all()}
+    for request in requests:
+        if request.doc_path in made_for and index.get(body_key(current_request_body(request, config))):
+            return True
+    return False
 
 
 def write_reference_cassette(
@@ -177,7 +182,7 @@ def rekey_reference_cassettes(
     Recorded cassettes are never touched: a model's answer to another prompt is not an answer
     to this one. Each stale one is logged as a warning naming what changed, to be re-recorded.
     """
-    config = dataclasses.replace(config, cassette_dir=cassette_dir)
+    config = config.with_(cassette_dir=cassette_dir)
     index = CassetteIndex.load(cassette_dir)
     written: list[Path] = []
     for doc, request in requests_by_doc.items():

@@ -12,6 +12,7 @@ import email.utils
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,7 +103,7 @@ class RetryPolicy:
         )
         return backoff(state)
 
-    def retrying(self) -> Retrying:
+    def retrying(self, sleep: Callable[[float], None] = time.sleep) -> Retrying:
         # stop_before_delay: give up rather than start a wait that would end past the bound
         # (a Retry-After longer than the time left fails now, not after sleeping).
         return Retrying(
@@ -111,6 +112,7 @@ class RetryPolicy:
             retry=retry_if_exception_type(RETRY_EXCEPTIONS) | retry_if_result(is_retryable_response),
             retry_error_callback=_last_outcome,
             reraise=True,
+            sleep=sleep,
         )
 
 
@@ -137,7 +139,7 @@ class RetryTransport(httpx2.BaseTransport):
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         raw = request.read()
-        response: httpx2.Response = self._policy.retrying()(self._attempt, request, raw)
+        response: httpx2.Response = self._policy.retrying(self._budget.sleep)(self._attempt, request, raw)
         current_call().note_live()
         return response
 

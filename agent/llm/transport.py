@@ -12,6 +12,9 @@ canonical request body; no layer ever reads, keys on or stores a header.
 from __future__ import annotations
 
 import json
+import logging
+import os
+import sqlite3
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from typing import Any
 import diskcache
 import httpx2
 
+from agent.errors import PredigestError
 from agent.llm.budget import Budget
 from agent.llm.calllog import current_call
 from agent.llm.cassettes import (
@@ -33,6 +37,8 @@ from agent.llm.cassettes import (
 )
 from agent.llm.config import LLMConfig, resolve_backend
 from agent.llm.retry import EXCHANGE_EXT, RetryPolicy, RetryTransport
+
+logger = logging.getLogger("predigest")
 
 _CACHE_NAMESPACE = "exchange/v1/"  # bump when the stored shape changes
 
@@ -66,7 +72,8 @@ class ReplayTransport(httpx2.BaseTransport):
 
 
 class CacheTransport(httpx2.BaseTransport):
-    """Answers a request seen before from the on-disk cache; stores every 2xx JSON answer."""
+    """Answers a request seen before from the on-disk cache. A 2xx JSON answer is stored only
+    once the extractor has validated it (the write is deferred onto the call's log)."""
 
     def __init__(self, inner: httpx2.BaseTransport, cache: diskcache.Cache) -> None:
         self._inner = inner
@@ -82,7 +89,8 @@ class CacheTransport(httpx2.BaseTransport):
         response = self._inner.handle_request(request)
         exchange = response.extensions.get(EXCHANGE_EXT)
         if isinstance(exchange, Exchange):
-            self._cache.set(key, exchange.to_dict())
+            stored = exchange.to_dict()
+            current_call().deferred.append(lambda: self._cache.set(key, stored))
         return response
 
     def close(self) -> None:
@@ -104,8 +112,11 @@ class RecordTransport(httpx2.BaseTransport):
         *,
         kind: ProvenanceKind = "recorded",
         note: str = "",
+        replace_reference: bool = False,
     ) -> None:
         self._inner = inner
+        self._replace_reference = replace_reference
+        self._kept: set[str] = set()
         self._index = index
         self._kind: ProvenanceKind = kind
         self._note = note
@@ -124,6 +135,13 @@ class RecordTransport(httpx2.BaseTransport):
                 and known.exchange.response_body == exchange.response_body
             ):  # already on disk (e.g. a cache hit): rewriting would only churn the date
                 log.cassettes.append(known.path.name)
+                return response
+            if known is not None and known.provenance.kind == "reference" and not self._replace_reference:
+                # a hand-written expected answer is a test fixture: a recording never replaces it silently
+                log.cassettes.append(known.path.name)
+                if known.path.name not in self._kept:
+                    self._kept.add(known.path.name)
+                    logger.warning("kept the reference cassette %s (pass --force to record over it)", known.path.name)
                 return response
             provenance = Provenance(
                 kind=self._kind,
@@ -155,7 +173,28 @@ def network_transport(base_url: str) -> httpx2.BaseTransport:
 
 
 def open_cache(cache_dir: Path | None) -> diskcache.Cache | None:
-    return None if cache_dir is None else diskcache.Cache(str(cache_dir))
+    """The response cache, or None. A folder that cannot be written is an error before any call
+    (a run that pays for answers it cannot keep would pay again tomorrow); a corrupt cache is
+    reported once and bypassed, so the evening still runs."""
+    if cache_dir is None:
+        return None
+    hint = "pass --cache-dir with a writable folder, or --no-cache"
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        why = e.strerror or e
+        raise PredigestError(f"cannot create the response cache folder {cache_dir}: {why}", hint=hint) from e
+    if not os.access(cache_dir, os.W_OK | os.X_OK):
+        raise PredigestError(f"the response cache folder {cache_dir} is not writable", hint=hint)
+    try:
+        return diskcache.Cache(str(cache_dir))
+    except sqlite3.DatabaseError as e:
+        logger.warning(
+            "the response cache in %s cannot be used (%s); running without it — delete that folder to start afresh",
+            cache_dir,
+            e,
+        )
+        return None
 
 
 def build_transport(
@@ -179,5 +218,5 @@ def build_transport(
     if cache is not None:
         chain = CacheTransport(chain, cache)
     if backend == "record":
-        chain = RecordTransport(chain, index)
+        chain = RecordTransport(chain, index, replace_reference=config.replace_reference)
     return chain

@@ -1,0 +1,72 @@
+"""The living document is today's: on an earlier evening, what it says it learned that evening or
+later is not yet known. Found re-running 2026-09-21 on the demo world, whose living document
+already holds that evening's increments (colibri, EPD, EOS Tokens…): without this, a re-run finds
+its own increments "already covered"."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from agent.anchors import build_registry
+from schemas.documents import SourceDoc
+
+LIVING = """# inference 活文档
+## §1.3 KV Cache
+- **LMCache**（arXiv 2510.09665）：生产级 KV Cache 缓存层。（9-16 inference e1prep）
+- **Internet for the KV Cache**（arXiv 2608.01526v1）：KV Cache CDN 范式。（9-21 inference e1prep）
+  - 数字补全：TTFT 降低 3.2×。（9-22 inference e1prep 补充）
+- **PD disaggregation 基础**：prefill 与 decode 分到不同实例。
+| 2510.09665 | LMCache | §1.3 | 9-16 |
+| 2608.01526v1 | Internet for the KV Cache | §1.3 | 9-21 |
+"""
+
+
+def _registry(date: dt.date):  # type: ignore[no-untyped-def]
+    living = SourceDoc(path="living/inference.md", kind="living", agent="", in_window=True, read=True, text=LIVING)
+    return build_registry([living], "inference", date)
+
+
+@pytest.mark.parametrize(
+    ("date", "key", "known"),
+    [
+        pytest.param(dt.date(2026, 9, 22), "2608.01526", True, id="anchored-the-evening-before"),
+        pytest.param(dt.date(2026, 9, 21), "2608.01526", False, id="anchored-by-this-evening"),
+        pytest.param(dt.date(2026, 9, 20), "2608.01526", False, id="anchored-after-this-evening"),
+        pytest.param(dt.date(2026, 9, 21), "2510.09665", True, id="older-anchor-stays"),
+    ],
+)
+def test_living_entries_dated_on_or_after_the_evening_are_not_anchors(date: dt.date, key: str, known: bool) -> None:
+    reg = _registry(date)
+    assert (reg.arxiv(key) is not None) is known  # neither from its line nor from the index table
+
+
+def test_a_later_supplement_line_does_not_leak_into_an_earlier_anchor() -> None:
+    anchor = _registry(dt.date(2026, 9, 22)).arxiv("2608.01526")
+    assert anchor is not None and anchor.first_date == dt.date(2026, 9, 21)
+    assert "3.2×" not in anchor.text
+
+
+def test_undated_living_entries_stay_anchors() -> None:
+    assert _registry(dt.date(2026, 9, 10)).subject("PD disaggregation 基础") is not None
+
+
+@pytest.mark.parametrize(
+    ("line", "date", "first"),
+    [
+        pytest.param(
+            "- **Albireo**：x。（12-30 inference e1prep）",
+            dt.date(2027, 1, 2),
+            dt.date(2026, 12, 30),
+            id="across-january",
+        ),
+        pytest.param(
+            "- **Albireo**：x。（9-18 inference e1prep）", dt.date(2026, 9, 22), dt.date(2026, 9, 18), id="same-year"
+        ),
+    ],
+)
+def test_a_short_date_is_the_nearest_such_day(line: str, date: dt.date, first: dt.date) -> None:
+    living = SourceDoc(path="living/x.md", kind="living", agent="", in_window=True, read=True, text=line)
+    anchor = build_registry([living], "inference", date).subject("Albireo")
+    assert anchor is not None and anchor.first_date == first

@@ -1,0 +1,302 @@
+"""The offline extractor on workspaces it has never seen, and the backend choice around it.
+
+Every workspace here is built in tmp_path: other agents, other heading styles, other topics with
+their own profiles, a flood of candidates, an evening with almost nothing. Whatever it finds, the
+briefing must keep every rule (checked by the eval's own `rule_compliance`), hold at most 8
+increments, never pad, and leave out every arXiv ID that cannot exist on the evening.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from agent.arxiv import find_ids, validate
+from agent.labels import ZH
+from agent.outline import parse_outline
+from agent.parse import parse
+from agent.pipeline import RunReport, Settings, run
+from eval.metrics import rule_compliance
+from eval.runner import rule_context
+from tests.paths import WORLD, predigest
+
+DATE = dt.date(2026, 3, 14)
+
+CONFIG = """
+[workspace]
+agent = "me"
+
+[topics.databases]
+living = "living/databases.md"
+profile = \"\"\"
+数据库与存储引擎：PostgreSQL、MySQL、SQLite 的版本与迁移；索引（B-tree、HNSW、IVF）与查询优化；
+复制、备份与高可用；向量检索与 pgvector。
+\"\"\"
+adjacent = \"\"\"
+GPU 推理引擎与模型服务、前端框架、Kubernetes 运维。
+\"\"\"
+
+[topics.bare]
+living = "living/bare.md"
+"""
+
+LIVING = """# databases 活文档
+
+## §2.1 索引
+- **HNSW 参数**：ef_search 默认 40。（3-10 databases e1prep）
+
+## §2.2 复制与高可用
+- **逻辑复制**：PostgreSQL 17 支持 failover slot。（3-11 databases e1prep）
+"""
+
+BARE_LIVING = """# bare 活文档
+
+## §1 编译器
+- **LLVM 20**：新的 pass manager 默认开启。
+- **GCC 15**：C23 默认。
+"""
+
+
+def workspace(tmp_path: Path, files: dict[str, str], config: str = CONFIG) -> Path:
+    root = tmp_path / "ws"
+    (root / "living").mkdir(parents=True)
+    (root / "predigest.toml").write_text(config, encoding="utf-8")
+    (root / "living" / "databases.md").write_text(LIVING, encoding="utf-8")
+    (root / "living" / "bare.md").write_text(BARE_LIVING, encoding="utf-8")
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return root
+
+
+def offline_run(root: Path, tmp_path: Path, topic: str = "databases", date: dt.date = DATE) -> RunReport:
+    s = Settings(workspace=root, topic=topic, date=date, out=tmp_path / "out", force=True, backend="offline")
+    return run(s)
+
+
+def assert_valid(report: RunReport, max_increments: int = 8) -> None:
+    """What every offline briefing must be, whatever the workspace: the rules kept, the count
+    bounded and said plainly when short, no impossible arXiv ID anywhere in the text."""
+    briefing = parse(report.markdown)
+    assert briefing.increments == report.composed.briefing.increments
+    compliance = rule_compliance(briefing, rule_context(report.evening, briefing))
+    assert compliance.value == 1.0, compliance.missed
+    assert len(briefing.increments) <= max_increments
+    if len(briefing.increments) < 3:
+        assert "低于 3 条" in briefing.summary.count_note
+    for m in find_ids(report.markdown):
+        assert validate(m.id, not_after=report.evening.window.date).ok, m.id
+    assert ZH.extractor_offline in briefing.footer
+    assert report.backend == "offline"
+
+
+REPORT_HASH = """
+# 数据库周报 · 2026-03-14
+
+> 过滤器：ann / db-filter
+
+| # | 条目 | 评级 |
+|---|---|---|
+| 1 | pgvector 0.9 迭代扫描 | ⭐⭐⭐⭐ |
+| 2 | vLLM 新版本 | ⭐⭐⭐⭐ |
+
+## Item 1: pgvector 0.9 iterative index scan
+
+- Source: https://github.com/pgvector/pgvector/releases (release notes)
+- Credibility: high (official release notes)
+
+- HNSW 索引加 WHERE 过滤后结果不足 k 条的问题由 iterative scan 解决
+  - 设置 `hnsw.iterative_scan = relaxed_order`
+  - 召回率在过滤比例 1% 时从 0.42 提升到 0.93
+- PostgreSQL 16 与 17 均支持
+
+## Item 2: vLLM 新版本
+
+- 来源：GPU 推理引擎社区快讯
+- 归类：GPU 推理引擎与模型服务，与数据库无关
+
+- 推理吞吐提升 12%
+"""
+
+REPORT_BOLD = """
+今日数据库要闻（bob）
+
+**SQLite 3.50 发布**
+- 评级：★★★★
+- 可信度：中高（官方 changelog）
+- 新增 JSONB 索引加速，查询优化器对复合索引的选择更稳
+- 备份 API 支持增量备份
+
+**前端框架 Svelte 6**
+- 评级：★★★
+- 与数据库无关，前端框架更新
+"""
+
+CARD = """
+---
+arxiv: "2603.01234"
+title: "RaBitQ-2: Faster Vector Index Quantization"
+category: databases
+---
+
+# RaBitQ-2: Faster Vector Index Quantization
+
+## 关键结论
+- IVF 索引在 recall 0.95 时 QPS 提升 2.1×
+- 向量检索内存占用降低 40%
+"""
+
+
+def test_other_agents_and_heading_styles(tmp_path: Path) -> None:
+    root = workspace(
+        tmp_path,
+        {
+            "inbox/ann/2026-03-14-0900-db-filter.md": REPORT_HASH,
+            "inbox/bob/2026-03-14-1200-db-news.md": REPORT_BOLD,
+            "paper_cards/2026-03-14/1000-2603-01234.md": CARD,
+        },
+    )
+    report = offline_run(root, tmp_path)
+    assert_valid(report)
+    titles = [i.title for i in report.composed.briefing.increments]
+    assert any("pgvector" in t for t in titles), titles
+    assert any("SQLite" in t for t in titles), titles
+    assert any("RaBitQ" in t for t in titles), titles  # a card of the topic's own category
+    assert not any("vLLM" in t or "Svelte" in t for t in titles), titles  # filed elsewhere by the writer
+    pg = next(i for i in report.composed.briefing.increments if "pgvector" in i.title)
+    assert pg.credibility.level == "高" and pg.sources[0].section == "§Item 1"
+    assert any("relaxed_order" in p.text for p in pg.all_points())  # nesting kept: a child bullet
+    assert report.composed.briefing.summary.new_arxiv == ["2603.01234"]
+
+
+def test_a_flood_of_candidates_gives_at_most_eight(tmp_path: Path) -> None:
+    entries = "\n".join(
+        f"## 条目 {i}：PostgreSQL 索引优化第 {i} 项\n\n- 评级：⭐⭐⭐⭐⭐\n- 可信度：高\n\n"
+        f"- B-tree 索引在第 {i} 类查询上提速 {i + 10}%\n- 复制延迟降低 {i * 3} ms\n"
+        for i in range(1, 41)
+    )
+    files = {f"inbox/flood/2026-03-14-{h:02d}00-flood.md": f"# 洪水 {h}\n\n{entries}" for h in (9, 10, 11)}
+    report = offline_run(workspace(tmp_path, files), tmp_path)
+    assert_valid(report)
+    assert len(report.composed.briefing.increments) == 8
+
+
+def test_an_evening_with_almost_nothing_is_short_and_says_so(tmp_path: Path) -> None:
+    files = {"inbox/cy/2026-03-14-quiet.md": "# 今日\n\n## 1. 前端框架 Svelte 6\n\n- 组件语法更新\n"}
+    report = offline_run(workspace(tmp_path, files), tmp_path)
+    assert_valid(report)
+    assert report.composed.briefing.increments == []
+
+
+def test_invalid_and_future_arxiv_ids_are_left_out(tmp_path: Path) -> None:
+    body = """
+    # 论文速递
+
+    ## 条目 1：向量索引量化新论文
+
+    - arXiv：arXiv:2602.04321v2
+    - 评级：⭐⭐⭐⭐
+    - HNSW 索引量化后内存降低 30%，PostgreSQL 扩展可用
+    - 对照实验见 arXiv:2613.01234（月份 13）与 arXiv:2701.00042（晚于简报日期）
+
+    ## 条目 2：索引调优综述
+
+    - 评级：⭐⭐⭐⭐
+    - 论文 arXiv:1501.1234 讨论 B-tree 与 HNSW 索引的查询优化
+    - 复制与高可用下的索引重建策略
+    """
+    report = offline_run(workspace(tmp_path, {"inbox/dee/2026-03-14-papers.md": body}), tmp_path)
+    assert_valid(report)
+    for bad in ("2613.01234", "2701.00042", "1501.1234"):
+        assert bad not in report.markdown
+    assert report.composed.briefing.summary.new_arxiv == ["2602.04321"]
+
+
+def test_a_topic_without_a_profile_reads_its_living_document(tmp_path: Path) -> None:
+    body = """
+    # 工具链
+
+    ## 1. LLVM 21 发布
+
+    - 评级：⭐⭐⭐⭐
+    - 新的 pass manager 成为唯一实现，旧接口删除
+    - 编译器后端 LLVM 21 对 RISC-V 向量扩展的代码生成提速 8%
+
+    ## 2. PostgreSQL 18 发布
+
+    - 评级：⭐⭐⭐⭐
+    - 异步 I/O 默认开启
+    """
+    report = offline_run(workspace(tmp_path, {"inbox/eve/2026-03-14-tools.md": body}), tmp_path, topic="bare")
+    assert_valid(report)
+    titles = [i.title for i in report.composed.briefing.increments]
+    assert titles == ["LLVM 21 发布"]
+
+
+def test_a_split_document_gives_the_same_briefing(tmp_path: Path) -> None:
+    entries = "\n".join(
+        f"## 条目 {i}：PostgreSQL 复制改进 {i}\n\n- 评级：⭐⭐⭐⭐\n\n"
+        + "".join(f"- 逻辑复制第 {i}.{j} 项：延迟降低 {i + j}%，索引重建更快\n" for j in range(30))
+        for i in range(1, 6)
+    )
+    files = {"inbox/fay/2026-03-14-long.md": f"# 长文\n\n{entries}"}
+    whole = offline_run(workspace(tmp_path / "a", files), tmp_path / "a")
+    split_config = CONFIG.replace('agent = "me"', 'agent = "me"\n\n[llm]\nchunk_tokens = 500')
+    split = offline_run(workspace(tmp_path / "b", files, split_config), tmp_path / "b")
+    assert max(r.chunk for r in split.records) > 0  # the document was really split
+    assert_valid(split)
+    assert split.composed.briefing.increments == whole.composed.briefing.increments
+
+
+def test_auto_without_key_or_cassettes_runs_offline_and_says_so_once(tmp_path: Path) -> None:
+    root = workspace(tmp_path, {"inbox/ann/2026-03-14-0900-db-filter.md": REPORT_HASH})
+    out = tmp_path / "out"
+    r = predigest("run", str(root), "--topic", "databases", "--date", "2026-03-14", "--out", str(out))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("extractor offline") == 1, r.stdout
+    assert "no OPENAI_API_KEY" in r.stdout and "backend offline" in r.stdout
+    briefing = (out / "2026-03-14-databases-e1prep.md").read_text(encoding="utf-8")
+    assert briefing.count(ZH.extractor_offline) == 1
+
+
+def test_auto_on_the_demo_still_replays_its_cassettes(tmp_path: Path) -> None:
+    report = run(Settings(workspace=WORLD, topic="inference", date=dt.date(2026, 9, 22), out=tmp_path, force=True))
+    assert report.backend == "replay" and not report.backend_note
+    assert ZH.extractor_offline not in report.markdown
+
+
+def test_every_claim_quotes_its_document_exactly(tmp_path: Path) -> None:
+    root = workspace(tmp_path, {"inbox/ann/2026-03-14-0900-db-filter.md": REPORT_HASH})
+    from agent.offline import OfflineExtractor
+    from agent.pipeline import plan
+
+    p = plan(Settings(workspace=root, topic="databases", date=DATE, backend="offline"))
+    ex = OfflineExtractor({d.path: d for d in p.docs if d.read}, p.registry, "databases", p.ws.topic("databases"))
+    results = ex.extract_all(p.requests)
+    docs = {d.path: d.text for d in p.docs}
+    claims = [(r.request.doc_path, c) for r in results if r.extraction for c in r.extraction.claims]
+    assert claims
+    for path, claim in claims:
+        assert claim.evidence and all(q in docs[path] for q in claim.evidence)
+    assert all(r.record.source == "offline" and r.record.cost_usd == 0 for r in results)
+
+
+@pytest.mark.parametrize(
+    ("text", "ref", "title", "rating"),
+    [
+        ("# T\n\n## 条目 3：甲乙丙\n\n- 评级：⭐⭐⭐\n- 点\n", "§条目 3", "甲乙丙", 3),
+        ("# T\n\n## 一、大类\n\n### 2. 子项标题\n\n- 评级：★★★★★ 很好\n- 点\n", "§一.2", "子项标题", 5),
+        ("# T\n\n## ① 大类\n\n### 1. 子项\n\n- 点\n", "§①.1", "子项", None),
+        ("# T\n\n## Item 4: Widget release\n\n- Rating: ★★\n- a point\n", "§Item 4", "Widget release", 2),
+        ("Title line\n\n**Bold entry**\n- Rating: ⭐⭐⭐⭐\n- a point\n", "§Bold entry", "Bold entry", 4),
+        ("# T\n\n| # | 条目 | 评级 |\n|---|---|---|\n| 7 | X | ⭐⭐ |\n\n## 7. X\n\n- 点\n", "§7", "X", 2),
+        ("just one paragraph, no structure at all\n", "§全文", "just one paragraph, no structure at all", None),
+    ],
+)
+def test_items_are_split_where_the_document_splits_them(text: str, ref: str, title: str, rating: int | None) -> None:
+    (item,) = parse_outline(text).items
+    assert (item.ref, item.title, item.rating) == (ref, title, rating)

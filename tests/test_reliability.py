@@ -1,0 +1,444 @@
+"""Bad input never crashes, never spends by mistake, never loses a file: one row per case.
+
+Each row builds a copy of the demo workspace (and, for live rows, starts an OpenAI-compatible
+server on 127.0.0.1 that answers every document with its reference answer), breaks one thing,
+runs the command as a user would, and checks the exit status, the one-line message, and which
+files must and must not exist afterwards. No row may print a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, world_answers, world_responder
+from tests.paths import ROOT, WORLD, predigest
+
+CASSETTES = ROOT / "cassettes" / "world"
+DAY = "2026-09-22"
+OWN = f"inbox/tom/{DAY}-inference-e1prep.md"
+REPORT = "inbox/jay/2026-09-22-1450-jay-engineering-filter.md"
+ADJACENT = "inbox/flyp/2026-09-22-risk-e1prep.md"
+
+Setup = Callable[[Path, Path], None]  # (workspace, scratch folder)
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    setup: Setup | None = None
+    args: tuple[str, ...] = ()  # after `run WS --topic inference --date DAY`, unless `command` is given
+    command: tuple[str, ...] = ()  # a whole command line; {ws} and {tmp} are filled in
+    live: bool = False  # against the loopback server, with a key
+    reply: Callable[[object], Reply] | None = None  # what the server answers (default: reference answers)
+    exit: int = 0
+    message: str = ""  # a substring of stdout + stderr
+    exists: tuple[str, ...] = ()  # paths relative to {tmp}
+    absent: tuple[str, ...] = ()
+    max_requests: int | None = None
+    same: tuple[str, ...] = field(default=())  # workspace files that must be byte-identical afterwards
+
+
+def _write(rel: str, text: str | bytes) -> Setup:
+    def setup(ws: Path, tmp: Path) -> None:
+        p = ws / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            p.write_bytes(text)
+        else:
+            p.write_text(text, encoding="utf-8")
+
+    return setup
+
+
+def _toml(old: str, new: str) -> Setup:
+    def setup(ws: Path, tmp: Path) -> None:
+        p = ws / "predigest.toml"
+        text = p.read_text(encoding="utf-8")
+        assert old in text
+        p.write_text(text.replace(old, new), encoding="utf-8")
+
+    return setup
+
+
+def _symlink(rel: str, target: Callable[[Path, Path], Path]) -> Setup:
+    def setup(ws: Path, tmp: Path) -> None:
+        (ws / rel).symlink_to(target(ws, tmp))
+
+    return setup
+
+
+def _replace_adjacent_block(old_header: str, body: str) -> Setup:
+    """Rewrite block 三 of the same-evening risk briefing the way other agents write an empty block."""
+
+    def setup(ws: Path, tmp: Path) -> None:
+        p = ws / ADJACENT
+        lines = p.read_text(encoding="utf-8").splitlines()
+        start = next(i for i, ln in enumerate(lines) if ln.lstrip("# ").startswith(old_header))
+        end = next(i for i in range(start + 1, len(lines)) if lines[i].lstrip("# ").startswith("四、"))
+        p.write_text("\n".join([*lines[: start + 1], body, *lines[end:]]) + "\n", encoding="utf-8")
+
+    return setup
+
+
+def _corrupt_cache(ws: Path, tmp: Path) -> None:
+    cache = tmp / "cache"
+    cache.mkdir()
+    (cache / "cache.db").write_bytes(b"this is not an sqlite database" * 40)
+
+
+def _reference_cassette_copy(ws: Path, tmp: Path) -> None:
+    shutil.copytree(CASSETTES, tmp / "cassettes")
+
+
+def _html(body: object) -> Reply:
+    return Reply(raw=b"<html><body>502 Bad Gateway</body></html>", headers={"content-type": "text/html"})
+
+
+def _no_choices(body: object) -> Reply:
+    return Reply(body={"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": []})
+
+
+ROWS = [
+    # --- settings: flags override config including 0; impossible values are usage errors ------------------
+    Row(
+        "max-calls-0-sends-nothing",
+        args=("--max-calls", "0"),
+        live=True,
+        exit=2,
+        message="budget reached",
+        max_requests=0,
+        absent=("out",),
+    ),
+    Row(
+        "max-cost-0-sends-nothing",
+        args=("--max-cost", "0"),
+        live=True,
+        exit=2,
+        message="budget reached",
+        max_requests=0,
+        absent=("out",),
+    ),
+    Row(
+        "max-calls-3-is-partial-and-stays-out-of-the-inbox",
+        args=("--max-calls", "3", "--concurrency", "1"),
+        live=True,
+        exit=3,
+        message="partial: 11 document(s) not read",
+        max_requests=3,
+    ),
+    Row(
+        "max-calls-3-written-to-out-says-partial",
+        args=("--max-calls", "3", "--out", "-"),
+        live=True,
+        exit=3,
+        message="partial: 11 document(s) not read",
+        max_requests=3,
+        exists=(f"out/{DAY}-inference-e1prep.md", f"out/{DAY}-inference-e1prep.json"),
+    ),
+    Row(
+        "config-max-calls-0",
+        setup=_toml("concurrency = 4", "concurrency = 4\nmax_calls = 0"),
+        live=True,
+        exit=2,
+        message="budget reached",
+        max_requests=0,
+    ),
+    Row("concurrency-0-is-a-usage-error", args=("--concurrency", "0"), exit=2, message="concurrency = 0"),
+    Row(
+        "window-end-25-99",
+        setup=_toml('window_end = "22:00"', 'window_end = "25:99"'),
+        exit=2,
+        message="workspace.window_end",
+    ),
+    Row(
+        "date-0001",
+        command=("run", "{ws}", "--topic", "inference", "--date", "0001-01-01"),
+        exit=2,
+        message="outside the evenings",
+    ),
+    # --- ingest never crashes; every file is read or listed with its reason ---------------------------
+    Row(
+        "symlink-out-of-the-workspace",
+        setup=_symlink("inbox/jay/2026-09-22-1600-out.md", lambda ws, tmp: tmp / "elsewhere.md"),
+        message="file(s) of the inbox were not read",
+    ),
+    Row("dangling-symlink", setup=_symlink("inbox/jay/2026-09-22-1601-gone.md", lambda ws, tmp: tmp / "nothing")),
+    Row(
+        "symlink-loop",
+        setup=_symlink("inbox/jay/2026-09-22-1602-loop.md", lambda ws, tmp: ws / "inbox/jay/2026-09-22-1602-loop.md"),
+    ),
+    Row(
+        "symlink-to-a-file-inside-counts-once",
+        setup=_symlink("inbox/jay/2026-09-22-1603-again.md", lambda ws, tmp: ws / REPORT),
+    ),
+    Row("folder-named-md", setup=lambda ws, tmp: (ws / "inbox/jay/2026-09-22-1604-folder.md").mkdir()),
+    Row("png-in-the-inbox", setup=_write("inbox/jay/2026-09-22-1605-chart.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 64)),
+    Row(
+        "empty-file-costs-no-call",
+        setup=_write("inbox/jay/2026-09-22-1606-empty.md", "\n  \n"),
+        live=True,
+        args=("--out", "-"),
+        max_requests=14,
+    ),
+    # the BOM is dropped, so the request is exactly the one the cassette answers
+    Row(
+        "bom-is-dropped",
+        setup=lambda ws, tmp: (ws / REPORT).write_bytes(b"\xef\xbb\xbf" + (ws / REPORT).read_bytes()),
+        args=("--out", "-"),
+    ),
+    # --- other agents' briefings are read leniently --------------------------------------------------
+    Row(
+        "adjacent-empty-block-written-（无）",
+        setup=_replace_adjacent_block("三、", "（无）"),
+        live=True,
+        args=("--out", "-"),
+    ),
+    Row(
+        "adjacent-empty-block-written-无", setup=_replace_adjacent_block("三、", "- 无"), live=True, args=("--out", "-")
+    ),
+    Row("adjacent-without-block-三", setup=_replace_adjacent_block("三、", ""), live=True, args=("--out", "-")),
+    Row(
+        "adjacent-not-a-briefing-at-all",
+        setup=_write(ADJACENT, "随手记的笔记，不是简报\n- 一些条目\n"),
+        live=True,
+        args=("--out", "-"),
+        message="read as plain text",
+    ),
+    # --- outputs never overwrite inputs; checked before the first call --------------------------------
+    Row(
+        "out-is-a-source-report",
+        args=("--out", "{ws}/" + REPORT, "--force"),
+        live=True,
+        exit=2,
+        message="is an input of the workspace",
+        max_requests=0,
+        same=(REPORT,),
+    ),
+    Row(
+        "out-is-the-living-document",
+        args=("--out", "{ws}/living/inference.md", "--force"),
+        live=True,
+        exit=2,
+        message="is an input of the workspace",
+        max_requests=0,
+        same=("living/inference.md",),
+    ),
+    Row(
+        "out-under-a-file",
+        args=("--out", "{ws}/predigest.toml/x/"),
+        live=True,
+        exit=2,
+        message="not a writable folder",
+        max_requests=0,
+    ),
+    Row(
+        "out-exists-and-is-not-a-briefing",
+        setup=lambda ws, tmp: (tmp / "notes.md").write_text("# my notes\n"),
+        args=("--out", "{tmp}/notes.md", "--force"),
+        exit=2,
+        message="is not a briefing",
+        exists=("notes.md",),
+    ),
+    # --- the cache: only validated answers; corrupt is bypassed; unusable is an error before any call ----
+    Row(
+        "corrupt-cache-is-bypassed",
+        setup=_corrupt_cache,
+        live=True,
+        args=("--out", "-", "--cache-dir", "{tmp}/cache"),
+        message="cannot be used",
+        max_requests=14,
+    ),
+    Row(
+        "cache-folder-under-a-file",
+        live=True,
+        args=("--cache-dir", "{ws}/predigest.toml/cache"),
+        exit=2,
+        message="response cache folder",
+        max_requests=0,
+    ),
+    # --- cassettes: a broken one is one line ----------------------------------------------------------
+    Row(
+        "cassette-is-a-json-list",
+        setup=lambda ws, tmp: (_reference_cassette_copy(ws, tmp), (tmp / "cassettes" / "broken.json").write_text("[]"))[
+            0
+        ],
+        args=("--cassettes", "{tmp}/cassettes"),
+        exit=2,
+        message="a cassette is a JSON object",
+    ),
+    Row(
+        "cassette-is-null",
+        setup=lambda ws, tmp: (
+            _reference_cassette_copy(ws, tmp),
+            (tmp / "cassettes" / "broken.json").write_text("null"),
+        )[0],
+        args=("--cassettes", "{tmp}/cassettes"),
+        exit=2,
+        message="a cassette is a JSON object",
+    ),
+    # --- the endpoint's odd replies say what happened, not instructor's internals -----------------------
+    Row("html-reply", live=True, reply=_html, args=("--out", "-"), exit=2, message="without a completion"),
+    Row("empty-choices", live=True, reply=_no_choices, args=("--out", "-"), exit=2, message="without a completion"),
+    # --- eval ---------------------------------------------------------------------------------------
+    Row("eval-baseline-missing", command=("eval", "--baseline", "{tmp}/nope.json"), exit=2, message="does not exist"),
+]
+
+
+def _fill(arg: str, ws: Path, tmp: Path) -> str:
+    if arg == "-":
+        return str(tmp / "out") + "/"
+    return arg.replace("{ws}", str(ws)).replace("{tmp}", str(tmp))
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Path:
+    ws = tmp_path / "world"
+    shutil.copytree(WORLD, ws, symlinks=True)
+    toml = ws / "predigest.toml"
+    toml.write_text(
+        toml.read_text(encoding="utf-8").replace('"../../cassettes/world"', f'"{CASSETTES}"'), encoding="utf-8"
+    )
+    return ws
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
+def test_row(row: Row, world: Path, tmp_path: Path) -> None:
+    if row.setup:
+        row.setup(world, tmp_path)
+    before = {rel: (world / rel).read_bytes() for rel in row.same}
+    inbox_before = sorted(p.name for p in (world / "inbox" / "tom").iterdir())
+    cmd = row.command or ("run", "{ws}", "--topic", "inference", "--date", DAY, *row.args)
+    args = [_fill(a, world, tmp_path) for a in cmd]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PREDIGEST_"))}
+    env["PREDIGEST_CACHE_DIR"] = str(tmp_path / "default-cache")
+    server: FakeOpenAI | None = None
+    if row.live:
+        server = FakeOpenAI(default=row.reply or world_responder(world_answers())).__enter__()
+        env |= {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
+        args += ["--backend", "live"] if "--backend" not in args else []
+    elif not row.command:
+        args += ["--backend", "replay"]
+    try:
+        r = predigest(*args, env=env)
+    finally:
+        if server is not None:
+            server.__exit__(None, None, None)
+    said = r.stdout + r.stderr
+    assert "Traceback" not in said and "unexpected" not in said, said
+    assert "InstructorRetryException" not in said and "<failed_attempts>" not in said, said  # library internals
+    assert r.returncode == row.exit, said
+    assert row.message in said, said
+    if row.exit == 2:
+        errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error: ")]
+        assert len(errors) == 1 and r.stderr.rstrip("\n").splitlines()[-1] == errors[0], r.stderr  # one line
+    if row.max_requests is not None:
+        assert server is not None and server.count <= row.max_requests, server.count
+    for rel in row.exists:
+        assert (tmp_path / rel).exists(), rel
+    for rel in row.absent:
+        assert not (tmp_path / rel).exists(), rel
+    for rel, data in before.items():
+        assert (world / rel).read_bytes() == data, f"{rel} was changed"
+    if row.exit != 0 and not row.command:
+        assert sorted(p.name for p in (world / "inbox" / "tom").iterdir()) == inbox_before, "wrote into inbox/tom/"
+    leftovers = [p for p in tmp_path.rglob(".*.md.*")]
+    assert not leftovers, leftovers
+
+
+def test_a_symlink_reaching_a_file_twice_is_read_once(world: Path, tmp_path: Path) -> None:
+    (world / "inbox/jay/2026-09-22-1603-again.md").symlink_to(world / REPORT)
+    r = predigest("inbox", str(world), "-t", "inference", "-d", DAY, "--json")
+    assert r.returncode == 0, r.stderr
+    import json
+
+    docs = {d["path"]: d for d in json.loads(r.stdout)}
+    again = docs["inbox/jay/2026-09-22-1603-again.md"]
+    assert not again["read"] and again["reason"].startswith("duplicate: the same file as " + REPORT)
+    assert docs[REPORT]["read"]
+
+
+def test_an_invalid_answer_is_not_cached(world: Path, tmp_path: Path) -> None:
+    """A schema-invalid 200 must not be served from the cache once the endpoint is fixed."""
+    env = {"OPENAI_API_KEY": FAKE_KEY, "PATH": os.environ.get("PATH", "")}
+    cache = tmp_path / "cache"
+    args = ["run", str(world), "-t", "inference", "-d", DAY, "--backend", "live", "--cache-dir", str(cache)]
+    bad = {"relevance": "very", "claims": "none"}
+    with FakeOpenAI(default=lambda body: Reply(body=_completion_of(body, bad))) as broken:
+        r = predigest(*args, "--out", str(tmp_path / "a") + "/", env={**env, "OPENAI_BASE_URL": broken.base_url})
+        assert r.returncode == 2 and "every extraction failed" in r.stderr, r.stderr
+    with FakeOpenAI(default=world_responder(world_answers())) as fixed:
+        r = predigest(*args, "--out", str(tmp_path / "b") + "/", env={**env, "OPENAI_BASE_URL": fixed.base_url})
+        assert r.returncode == 0, r.stderr
+        assert fixed.count == 14  # every document asked again: nothing invalid was cached
+    with FakeOpenAI(default=world_responder(world_answers())) as again:
+        r = predigest(*args, "--out", str(tmp_path / "c") + "/", env={**env, "OPENAI_BASE_URL": again.base_url})
+        assert r.returncode == 0 and again.count == 0  # the valid answers were
+
+
+def _completion_of(body: object, extraction: object) -> dict[str, object]:
+    from tests.fake_openai import completion
+
+    return completion(body, extraction)
+
+
+def test_nothing_is_written_until_the_set_is_complete(world: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A failing rename in the middle of the set puts the previous set back, whole."""
+    from agent import outputs
+
+    out = tmp_path / "out"
+    r = predigest("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{out}/")
+    assert r.returncode == 0, r.stderr
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real_replace = os.replace
+    calls = {"n": 0}
+
+    def flaky(src: str, dst: object) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(outputs.os, "replace", flaky)
+    r = predigest("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{out}/", "--force")
+    monkeypatch.undo()
+    assert r.returncode == 2 and "No space left" in r.stderr and "previous files are unchanged" in r.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary file stays either
+
+
+def test_record_does_not_overwrite_a_reference_cassette(world: Path, tmp_path: Path) -> None:
+    _reference_cassette_copy(world, tmp_path)
+    before = {p.name: p.read_bytes() for p in (tmp_path / "cassettes").iterdir()}
+    with FakeOpenAI(default=world_responder(world_answers())) as server:
+        env = {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
+        r = predigest(
+            "run",
+            str(world),
+            "-t",
+            "inference",
+            "-d",
+            DAY,
+            "--backend",
+            "record",
+            "--no-cache",
+            "--cassettes",
+            str(tmp_path / "cassettes"),
+            "--out",
+            str(tmp_path / "o") + "/",
+            env=env,
+        )
+    assert r.returncode == 0, r.stderr
+    assert {p.name: p.read_bytes() for p in (tmp_path / "cassettes").iterdir()} == before
+
+
+def test_a_corrupt_cache_sqlite_is_reported_once(tmp_path: Path) -> None:
+    """The fixture the corrupt-cache row relies on really is unreadable to sqlite."""
+    _corrupt_cache(tmp_path, tmp_path)
+    with pytest.raises(sqlite3.DatabaseError):
+        sqlite3.connect(tmp_path / "cache" / "cache.db").execute("select 1 from sqlite_master")
