@@ -202,6 +202,7 @@ def run_cmd(
     max_cost: Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))] = None,
     explain: Annotated[bool, typer.Option(help="Print every candidate's fate and the rule that decided it.")] = False,
     as_json: JsonOpt = False,
+    html: Annotated[bool, typer.Option("--html", help="Also write the briefing as a page (.html beside it).")] = False,
 ) -> None:
     """Write the evening's briefing for one topic (Markdown, JSON beside it, and a JSONL call record).
 
@@ -241,6 +242,12 @@ def run_cmd(
         _print_json(_run_json(report))
     else:
         _print_run(report, explain)
+    if html and report.written.json_path is not None:  # from the JSON just written, as `predigest view` would
+        from agent.page import view
+
+        page = view(report.written.json_path)
+        if not as_json:
+            _wrote(page)
     if report.exit_code:
         raise typer.Exit(report.exit_code)
 
@@ -341,6 +348,27 @@ def _print_run(report: RunReport, explain: bool) -> None:
             markup=False,
             highlight=False,
         )
+
+
+def _wrote(path: Path) -> None:
+    """`out` is the console here; inside `run_cmd` the name is taken by the --out option."""
+    out.print(f"wrote {path}", markup=False)
+
+
+@app.command("view")
+def view_cmd(
+    record: Annotated[Path, typer.Argument(help="The .json a run wrote beside its briefing.")],
+    dest: Annotated[
+        Path | None, typer.Option("--out", help="Where to write the page (default: .html beside the JSON).")
+    ] = None,
+) -> None:
+    """Build the page of a past run from its JSON alone: every line one click from its source.
+
+    Example: predigest view out/2026-09-22-inference-e1prep.json
+    """
+    from agent.page import view
+
+    _wrote(view(record, dest))
 
 
 prompt_app = typer.Typer(help="Inspect the extraction prompt.", no_args_is_help=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from agent.prompting import Template, build_requests, load_template, load_templa
 from agent.render import render
 from agent.rules import DocResult, Finding
 from agent.settings import LLMSettings, Settings, llm_overrides, resolve_llm
+from agent.trace import run_record
 from agent.workspace import Workspace, load_workspace
 from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction
@@ -152,6 +153,7 @@ class Outcome:
     markdown: str
     records: list[CallRecord]
     unread: list[tuple[str, str]]  # (document, why) for sources of the window that were not extracted
+    doc_results: list[DocResult] = field(default_factory=list)  # the answers the trace finds quotes in
 
     @property
     def partial(self) -> bool:
@@ -162,14 +164,18 @@ class Outcome:
         return self.composed.findings
 
     def payload(self) -> dict[str, Any]:
-        return {
-            "briefing": self.composed.briefing.model_dump(mode="json"),
-            "prompt": str(self.evening.template.stamp),
-            "model": self.evening.llm.model,
-            "partial": self.partial,
-            "unread": [{"doc": d, "why": w} for d, w in self.unread],
-            "findings": [asdict(f) for f in self.composed.findings],
-        }
+        """The run record (schemas/run.py): what `predigest view` rebuilds the page from."""
+        ev = self.evening
+        record = run_record(
+            self.composed,
+            self.doc_results,
+            ev.registry,
+            ev.docs,
+            prompt=str(ev.template.stamp),
+            model=ev.llm.model,
+            unread=self.unread,
+        )
+        return record.model_dump(mode="json")
 
 
 def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
@@ -198,7 +204,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
     )
     if unread:
         composed = _mark_partial(composed, len(unread))
-    return Outcome(ev, composed, render(composed.briefing), records, unread)
+    return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results)
 
 
 def _mark_partial(composed: Composed, n: int) -> Composed:

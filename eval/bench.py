@@ -21,6 +21,7 @@ from pathlib import Path
 from agent.anchors import build_registry
 from agent.ingest import scan, sources
 from agent.offline import _facts, context, extract_document
+from agent.page import load_record, render_page
 from agent.parse import parse
 from agent.pipeline import Settings, run
 from agent.render import render
@@ -46,6 +47,7 @@ TARGETS = {
     "demo run, replayed (cold process excluded)": 3000.0,
     "offline extraction, demo evening (14 documents)": 1000.0,
     "demo run, offline extractor": 3000.0,
+    "briefing page from the demo run's JSON": 500.0,
 }
 
 
@@ -155,6 +157,7 @@ def demo() -> None:
         "demo run, replayed (cold process excluded)": _time(lambda: run(settings), 3),
         "offline extraction, demo evening (14 documents)": _time(offline_extraction, 5),
         "demo run, offline extractor": _time(lambda: run(offline), 3),
+        "briefing page from the demo run's JSON": _time(lambda: render_page(load_record(out.with_suffix(".json"))), 5),
     }
     width = max(map(len, measured))
     print(f"{'what':<{width}}  {'median ms':>10}  {'target ms':>10}")

@@ -1,0 +1,170 @@
+"""The run record: one versioned, typed JSON per evening, from which the briefing's page is rebuilt.
+
+It carries the briefing, every rule decision, and what the reader needs to trust a line without
+rerunning anything: where each quote sits in its document (offsets into the document's text,
+which is embedded once), how faithfully it aligned, which quote a key point rests on, which
+to-verify items an increment raises, which figures disagree, what a supplement adds to its anchor,
+and where the claims the rules removed came from. A page built from an old record looks the same
+as the night it was written, whatever the workspace holds now.
+
+Offsets are Python string indices (code points) into `Document.text`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from schemas.briefing import Briefing
+
+RUN_SCHEMA_VERSION = 1
+
+MatchKind = Literal["exact", "folded", "fuzzy", "none"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Document(_Model):
+    """A document of the evening, embedded once; spans point into `text`."""
+
+    path: str = Field(description="Workspace-relative path, the key every span refers to.")
+    kind: str = Field(description="report / baseline / adjacent / paper_card / queue / living.")
+    text: str
+
+
+class Span(_Model):
+    """One evidence quote located in its document (agent.text.locate)."""
+
+    id: str = Field(description="Unique within the record, e.g. 's12'; the page's marks carry it.")
+    doc: str = Field(description="Path of the Document the offsets index.")
+    quote: str = Field(description="The quote as the model copied it.")
+    start: int = Field(description="-1 when the quote was not found.")
+    end: int
+    kind: MatchKind
+    score: float
+    role: Literal["quote", "fact", "figure"] = Field(
+        default="quote", description="An evidence quote, a fact a supplement adds, or a disputed figure."
+    )
+
+
+class FindingRecord(_Model):
+    """One rule decision, as agent.rules.Finding states it."""
+
+    rule: str
+    subject: str
+    doc: str
+    decision: str
+    detail: str = ""
+
+
+class ClaimTrace(_Model):
+    """One extracted claim behind an increment (a merged increment has several)."""
+
+    doc: str
+    section: str = ""
+    title: str
+    spans: list[str] = Field(default_factory=list, description="Span ids of the claim's evidence quotes.")
+
+
+class TextMark(_Model):
+    """A stretch of a key point's own text worth marking: a fact it adds, a disputed figure."""
+
+    start: int
+    end: int
+    role: Literal["fact", "figure"]
+    verify: int | None = Field(default=None, description="The to-verify item a disputed figure belongs to.")
+
+
+class PointTrace(_Model):
+    """The quotes one key point rests on: those carrying its figures, else all of its claim's."""
+
+    path: str = Field(description="Position in the increment's point tree, e.g. '2' or '2.1' (0-based).")
+    spans: list[str] = Field(default_factory=list)
+    by_figures: bool = Field(default=False, description="Tied by shared figures rather than by its claim.")
+    marks: list[TextMark] = Field(default_factory=list)
+
+
+class Supplement(_Model):
+    """An increment that supplements an anchor: which anchor, and the facts it adds."""
+
+    anchor: str = Field(description="The anchor's label.")
+    when: str = Field(description="'9-21' as briefings write it, or 'living'.")
+    source: str = Field(description="Path of the briefing or living document that anchored it.")
+    adds: list[str] = Field(default_factory=list, description="Facts (agent.text.facts) the anchor did not have.")
+    spans: list[str] = Field(default_factory=list, description="Where those facts are written in the lead's quotes.")
+
+
+class ConflictSide(_Model):
+    doc: str
+    values: list[str]
+    spans: list[str] = Field(default_factory=list, description="Where each value is written in the document.")
+
+
+class Conflict(_Model):
+    """Figures with one unit that two documents on the same subject state differently."""
+
+    verify: int = Field(description="Number of the to-verify item that reports it.")
+    unit: str
+    sides: list[ConflictSide]
+
+
+class IncrementTrace(_Model):
+    number: int
+    claims: list[ClaimTrace] = Field(default_factory=list)
+    points: list[PointTrace] = Field(default_factory=list)
+    supplement: Supplement | None = None
+    verify: list[int] = Field(default_factory=list, description="Numbers of the to-verify items it raises.")
+    conflicts: list[Conflict] = Field(default_factory=list)
+
+
+class VerifyTrace(_Model):
+    number: int
+    increments: list[int] = Field(default_factory=list, description="The increments it concerns.")
+    carried_from: str = Field(default="", description="'9-21' when carried over from an earlier briefing.")
+    source: str = Field(default="", description="The briefing it was carried from.")
+
+
+class SourceLink(_Model):
+    """A row of 一 and the documents it names."""
+
+    row: int
+    docs: list[str] = Field(default_factory=list)
+
+
+class Removed(_Model):
+    """A claim the rules dropped or demoted, with the finding that says why and its quotes."""
+
+    finding: int = Field(description="Index into RunRecord.findings.")
+    spans: list[str] = Field(default_factory=list)
+
+
+class Trace(_Model):
+    increments: list[IncrementTrace] = Field(default_factory=list)
+    verify: list[VerifyTrace] = Field(default_factory=list)
+    sources: list[SourceLink] = Field(default_factory=list)
+    removed: list[Removed] = Field(default_factory=list)
+
+
+class Unread(_Model):
+    """A source of the window that was not extracted: the briefing is partial without it."""
+
+    doc: str
+    why: str
+
+
+class RunRecord(_Model):
+    """What `predigest run` writes beside the briefing, and what `predigest view` reads."""
+
+    schema_version: Literal[1] = RUN_SCHEMA_VERSION
+    briefing: Briefing
+    prompt: str
+    model: str
+    partial: bool = Field(default=False, description="Some sources of the window were not extracted.")
+    unread: list[Unread] = Field(default_factory=list)
+    findings: list[FindingRecord] = Field(default_factory=list)
+    documents: list[Document] = Field(default_factory=list)
+    spans: list[Span] = Field(default_factory=list)
+    trace: Trace = Field(default_factory=Trace)

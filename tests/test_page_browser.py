@@ -1,0 +1,295 @@
+"""The demo evening's page in a real browser (Debian's headless Chromium).
+
+The page is loaded once, with two small scripts added to a copy of it: one at the top of <head>
+that records every error and console.error into the DOM, and one after the page's own script that
+clicks every link to a source, the way a reader would, and writes down what the panel then shows.
+`--dump-dom` hands back the DOM after both ran. All traffic goes through a proxy on loopback that
+answers nothing and records every request: the page must make none.
+
+Without Chromium the test skips, saying so; with PREDIGEST_REQUIRE_BROWSER=1 it fails instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html as htmlmod
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.page import load_record, view
+from agent.pipeline import Settings, run
+from schemas.run import RunRecord
+from tests.paths import ROOT, WORLD
+
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--enable-logging=stderr",
+    "--v=0",
+]
+
+RECORD_ERRORS = """<script>
+window.__errors = [];
+window.addEventListener("error", function (e) { window.__errors.push("error: " + e.message); });
+document.addEventListener("securitypolicyviolation", function (e) {
+  window.__errors.push("blocked request: " + e.blockedURI + " (" + e.violatedDirective + ")");
+});
+(function () {
+  var original = console.error;
+  console.error = function () {
+    window.__errors.push("console.error: " + Array.prototype.join.call(arguments, " "));
+    return original.apply(console, arguments);
+  };
+})();
+</script>"""
+
+# Clicks every trace link and records: which document the panel shows, whether the panel is on
+# screen, and the text of the highlighted marks for each span id the link names.
+PROBE = """<script>
+(function () {
+  var out = {links: [], verify: [], errors: null, keyboard: []};
+  var panel = document.getElementById("panel");
+  document.querySelectorAll("details").forEach(function (d) { d.open = true; });  // as a reader unfolds them
+  document.querySelectorAll("a.trace[data-doc]").forEach(function (a, i) {
+    a.click();
+    var shown = panel.querySelectorAll(".doc.shown");
+    var spans = {};
+    (a.getAttribute("data-spans") || "").split(" ").forEach(function (id) {
+      if (!id) return;
+      var marks = shown.length ? shown[0].querySelectorAll('mark.on[data-s~="' + id + '"]') : [];
+      spans[id] = Array.prototype.map.call(marks, function (m) { return m.textContent; }).join("");
+    });
+    var article = a.closest("article");
+    out.links.push({
+      i: i,
+      where: article ? article.id : (a.closest("section,details") || {}).id || "",
+      cls: a.className,
+      doc: a.getAttribute("data-doc"),
+      shown: Array.prototype.map.call(shown, function (d) { return d.id; }),
+      visible: getComputedStyle(panel).display !== "none" && panel.getBoundingClientRect().width > 0,
+      spans: spans,
+      label: document.getElementById("panel-kinds").textContent
+    });
+    document.dispatchEvent(new KeyboardEvent("keydown", {key: "Escape"}));
+    if (document.body.classList.contains("panel-open")) out.keyboard.push(i + ": Escape left the panel open");
+    if (document.activeElement !== a) out.keyboard.push(i + ": focus not returned");
+  });
+  document.querySelectorAll("article.verify").forEach(function (v) {
+    out.verify.push({
+      id: v.id,
+      incs: Array.prototype.map.call(v.querySelectorAll('a[href^="#inc-"]'), function (a) {
+        var target = document.querySelector(a.getAttribute("href"));
+        return {href: a.getAttribute("href"), back: !!(target && target.querySelector('a[href="#' + v.id + '"]'))};
+      }),
+      carried: !!v.querySelector(".carried")
+    });
+  });
+  out.errors = window.__errors;
+  var pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"""
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path:
+        return path
+    if os.environ.get("PREDIGEST_REQUIRE_BROWSER") == "1":
+        pytest.fail("PREDIGEST_REQUIRE_BROWSER=1 but no chromium on PATH (apt-get install chromium)")
+    pytest.skip("no chromium on PATH: the browser checks of the page need Debian's chromium (apt-get install chromium)")
+
+
+class RefusingProxy:
+    """An HTTP proxy on 127.0.0.1 that records the first line of every request and refuses it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.requests: list[str] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> RefusingProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    first = conn.recv(4096).split(b"\r\n", 1)[0].decode("latin-1")
+                except OSError:
+                    first = "(no request line)"
+                self.requests.append(first)
+                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunRecord, Path]:
+    tmp = tmp_path_factory.mktemp("browser")
+    s = Settings(
+        workspace=WORLD,
+        topic="inference",
+        date=dt.date(2026, 9, 22),
+        out=tmp / "b.md",
+        backend="replay",
+        no_cache=True,
+        cassette_dir=ROOT / "cassettes",
+    )
+    report = run(s)
+    json_path = report.written.json_path
+    assert json_path is not None
+    return load_record(json_path), view(json_path)
+
+
+# Chromium's own services (component updates, network time, sign-in), which it calls on an empty
+# page too, whatever the flags: not the page's requests. Anything else reaching the proxy is.
+BROWSER_SERVICES = re.compile(
+    r"^(?:CONNECT |[A-Z]+ https?://)[\w.-]*\b(?:google\.com|googleapis\.com|gstatic\.com)[:/]"
+)
+
+CONTROL = """<!doctype html><html><head>{csp}{record}
+<link rel="stylesheet" href="https://fonts.example.invalid/cjk.css"></head>
+<body><img src="https://images.example.invalid/x.png" alt="">
+<script>
+window.addEventListener("load", function () {{
+  var pre = document.createElement("pre");
+  pre.id = "probe";
+  pre.textContent = JSON.stringify({{errors: window.__errors}});
+  document.body.appendChild(pre);
+}});
+</script>
+</body></html>"""
+
+
+def _browse(chromium: str, page: Path, profile: Path) -> tuple[dict, str, list[str]]:
+    """Load `page` once; return what its probe wrote, Chromium's log and the requests that left it."""
+    with RefusingProxy() as proxy:
+        r = subprocess.run(
+            [
+                chromium,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                f"--proxy-server=http://127.0.0.1:{proxy.port}",
+                "--proxy-bypass-list=<-loopback>",
+                "--window-size=1400,1000",
+                "--virtual-time-budget=2000",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    m = re.search(r'<pre id="probe">(.*?)</pre>', r.stdout, re.S)
+    assert m, f"chromium exited {r.returncode}; the probe did not run: {r.stderr[-2000:]}"
+    return json.loads(htmlmod.unescape(m.group(1))), r.stderr, proxy.requests
+
+
+@pytest.fixture(scope="module")
+def browsed(demo: tuple[RunRecord, Path], tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    chromium = _chromium()
+    _, page = demo
+    tmp = tmp_path_factory.mktemp("chromium")
+    text = page.read_text(encoding="utf-8")
+    probed = text.replace("<head>", "<head>" + RECORD_ERRORS, 1).replace("</body>", PROBE + "</body>", 1)
+    copy = tmp / page.name
+    copy.write_text(probed, encoding="utf-8")
+    probe, stderr, requests = _browse(chromium, copy, tmp / "profile")
+    yield {"probe": probe, "stderr": stderr, "requests": requests}
+
+
+def test_every_increments_quotes_are_highlighted_in_its_source_panel(
+    demo: tuple[RunRecord, Path], browsed: dict
+) -> None:
+    rec, _ = demo
+    spans = {s.id: s for s in rec.spans}
+    texts = {d.path: d.text for d in rec.documents}
+    doc_ids = {d.path: f"doc-{i}" for i, d in enumerate(rec.documents)}
+    links = browsed["probe"]["links"]
+    assert all(link["visible"] and link["shown"] == [link["doc"]] for link in links)
+    for it in rec.trace.increments:
+        claim_links = [x for x in links if x["where"] == f"inc-{it.number}" and "claim" in x["cls"].split()]
+        assert len(claim_links) == len(it.claims), it.number
+        for link, claim in zip(claim_links, it.claims, strict=True):
+            assert link["doc"] == doc_ids[claim.doc]
+            assert set(link["spans"]) == set(claim.spans)
+            for sid, shown in link["spans"].items():
+                s = spans[sid]
+                assert shown == texts[s.doc][s.start : s.end], (it.number, s.quote)
+            assert link["label"].startswith(("exact", "folded", "fuzzy"))
+        # each key point's link lands on at least one highlighted quote of the same increment
+        points = [x for x in links if x["where"] == f"inc-{it.number}" and "pt" in x["cls"].split()]
+        assert len(points) == len(it.points)
+        assert all(p["spans"] and all(p["spans"].values()) for p in points)
+
+
+def test_every_source_link_opens_its_document(demo: tuple[RunRecord, Path], browsed: dict) -> None:
+    rec, _ = demo
+    links = browsed["probe"]["links"]
+    from_block_one = [x for x in links if x["where"] == "sources"]
+    assert len(from_block_one) >= len(rec.briefing.sources)
+    assert all(x["shown"] == [x["doc"]] for x in from_block_one)
+    removed = [x for x in links if x["where"] == "removed"]
+    assert len(removed) == len(rec.trace.removed)
+    assert all(all(v for v in x["spans"].values()) for x in removed)
+
+
+def test_every_to_verify_item_links_to_an_increment_or_says_carried(
+    demo: tuple[RunRecord, Path], browsed: dict
+) -> None:
+    rec, _ = demo
+    items = browsed["probe"]["verify"]
+    assert len(items) == len(rec.briefing.to_verify)
+    for v in items:
+        assert v["incs"] or v["carried"], v["id"]
+        assert all(i["back"] for i in v["incs"]), v  # and the increment links back to the item
+
+
+def test_no_request_and_no_console_error(browsed: dict) -> None:
+    assert [r for r in browsed["requests"] if not BROWSER_SERVICES.match(r)] == []
+    assert browsed["probe"]["errors"] == []  # no error, no console.error, no request the page's policy refused
+    assert browsed["probe"]["keyboard"] == []  # Escape closes the panel and focus returns to the link
+    console = [ln for ln in browsed["stderr"].splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
+    assert console == []
+
+
+def test_the_checks_see_a_page_that_would_load_something(demo: tuple[RunRecord, Path], tmp_path: Path) -> None:
+    """The same head (its content policy) with a stylesheet and an image from the network: the
+    probe reports both as refused, and neither reaches the network."""
+    chromium = _chromium()
+    _, page = demo
+    csp = re.search(r'<meta http-equiv="Content-Security-Policy"[^>]*>', page.read_text(encoding="utf-8"))
+    assert csp, "the page declares that it loads nothing"
+    control = tmp_path / "control.html"
+    control.write_text(CONTROL.format(csp=csp.group(), record=RECORD_ERRORS), encoding="utf-8")
+    probe, _, requests = _browse(chromium, control, tmp_path / "profile")
+    blocked = " ".join(probe["errors"])
+    assert "https://images.example.invalid/x.png" in blocked and "https://fonts.example.invalid/cjk.css" in blocked
+    assert not [r for r in requests if "example.invalid" in r]
