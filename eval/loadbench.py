@@ -51,8 +51,9 @@ TARGETS: dict[str, tuple[float, str, bool]] = {
 
 
 def run_row(spec: dict[str, Any]) -> dict[str, Any]:
-    """One evening, live against `spec['base_url']`: wall time of `run()` and what it used."""
-    from agent.pipeline import Settings, run
+    """One evening, live against `spec['base_url']`: the run's stages timed one by one (what
+    `agent.pipeline.run` does), and what the process used."""
+    from agent.pipeline import Settings, brief, extract, plan, write
 
     started_cpu = time.process_time()
     settings = Settings(
@@ -69,21 +70,30 @@ def run_row(spec: dict[str, Any]) -> dict[str, Any]:
         cache_dir=Path(spec["cache_dir"]) if spec.get("cache_dir") else None,
         no_cache=not spec.get("cache_dir"),
     )
+    stages: dict[str, float] = {}
     t = time.perf_counter()
-    report = run(settings)
+    ev = plan(settings)
+    stages["plan_s"] = time.perf_counter() - t
+    results = extract(ev)
+    stages["extract_s"] = time.perf_counter() - t - stages["plan_s"]
+    outcome = brief(ev, results)
+    stages["brief_s"] = time.perf_counter() - t - stages["plan_s"] - stages["extract_s"]
+    write(outcome, force=True)
     wall = time.perf_counter() - t
-    records = report.records
+    stages["write_s"] = wall - sum(stages.values())
+    records = outcome.records
     return {
         "wall_s": wall,
+        **stages,
         "cpu_s": time.process_time() - started_cpu,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "documents": report.documents,
+        "documents": len(ev.sources),
         "calls": len(records),
         "sources": {s: sum(r.source == s for r in records) for s in {r.source for r in records}},
         "errors": sum(bool(r.error) for r in records),
         "input_tokens": sum(r.input_tokens for r in records),
         "output_tokens": sum(r.output_tokens for r in records),
-        "increments": len(report.composed.briefing.increments),
+        "increments": len(outcome.composed.briefing.increments),
     }
 
 
@@ -239,7 +249,9 @@ def processes(repeat: int = 5) -> dict[str, float]:
     }
 
 
-def measure(docs: int, c1_docs: int, latency_ms: float, history: int, living_anchors: int) -> dict[str, Any]:
+def measure(
+    docs: int, c1_docs: int, latency_ms: float, history: int, living_anchors: int, repeat: int = 5
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="predigest-load-") as tmp:
         base = Path(tmp)
         today = write_evening(base / "today", docs)
@@ -260,7 +272,7 @@ def measure(docs: int, c1_docs: int, latency_ms: float, history: int, living_anc
             grown_row = Row("grown", f"c=16, 0 ms, {history} evenings before", grown, 16, 0)
             rows.append(live_row(grown_row, url, base / "out"))
         grow = growth(today, grown)
-    procs = processes()
+    procs = processes(repeat)
     return {
         "machine": machine(),
         "documents": docs,
@@ -314,6 +326,10 @@ def print_report(result: dict[str, Any]) -> None:
             f"{r['prompt_tokens_per_doc']:>10.0f} {r['completion_tokens_per_doc']:>9.0f} "
             f"{r['prefix_share_mean']:>6.1%} {r['max_in_flight']:>4}"
         )
+    print("where the wall time goes, s (plan / extract / brief / write):")
+    for r in result["rows"]:
+        stages = " / ".join(f"{r[k]:.2f}" for k in ("plan_s", "extract_s", "brief_s", "write_s"))
+        print(f"  {r['name']:<34} {stages}")
     g = result["growth"]
     for label in ("today", "grown"):
         x = g[label]
@@ -322,7 +338,7 @@ def print_report(result: dict[str, Any]) -> None:
             f"{x['anchors_load_ms']:.0f} ms · rules {x['rules_ms']:.0f} ms · anchors listed per prompt ≤ "
             f"{x['listed_anchors_max']} (bound {g['listed_anchors_bound']})"
         )
-    print("whole processes (median of 5): " + " · ".join(f"{k} {v:.0f} ms" for k, v in result["processes_ms"].items()))
+    print("whole processes (median): " + " · ".join(f"{k} {v:.0f} ms" for k, v in result["processes_ms"].items()))
     print(f"{'target':<45} {'measured':>9} {'target':>8}")
     for name, value in result["summary"].items():
         target, unit, lower = TARGETS[name]
