@@ -34,6 +34,7 @@ from agent.chunking import estimate_tokens
 _DOCUMENT = re.compile(r'<document path="([^"]*)">\n(.*)\n</document>', re.S)
 _HEADING = re.compile(r"^#{2,3}\s+(.+?)\s*$", re.M)
 _SENTENCE = re.compile(r"[^。！？\n]{12,80}[。！？]")
+_NUMBERING = re.compile(r"^(?:条目\s*\d+\s*[：:]\s*|\d+\s*[.、]\s*)")
 _ARXIV = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(v\d+)?(?![\d])")
 
 
@@ -109,7 +110,7 @@ def extraction_for(document: str, max_claims: int = 3) -> dict[str, Any]:
             continue
         sentence = quote.group().strip()
         ids = list(dict.fromkeys(m.group(1) + (m.group(2) or "") for m in _ARXIV.finditer(section)))[:2]
-        title = heading.group(1).strip().lstrip("#").strip()[:38] or f"条目 {i + 1}"
+        title = _NUMBERING.sub("", heading.group(1).strip())[:38] or f"条目 {i + 1}"
         claims.append(
             {
                 "title": title,

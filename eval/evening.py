@@ -92,13 +92,47 @@ def _sentence(rng: random.Random, date: dt.date) -> str:
     return rng.choice(_FILLER) + "。"
 
 
+# What an entry is about: a project's made-up name and version, and what about it (24 × 24), so
+# that two reports share a subject about as rarely as real ones do (the hot subjects aside).
+_SUBJECT_A = [
+    "分层", "异步", "弹性", "零拷贝", "自适应", "混合精度", "稀疏", "流水线", "多租户", "跨节点", "边缘", "动态",
+    "分页", "无锁", "批量", "增量", "预测式", "共享", "持久化", "轻量", "分布式", "确定性", "抢占式", "层级",
+]  # fmt: skip
+_SUBJECT_B = [
+    "调度器", "缓存池", "路由层", "内核", "编译器", "量化器", "采样器", "预取器", "分配器", "监控", "回放工具",
+    "压测框架", "网关", "控制面", "存储层", "执行器", "注意力实现", "通信库", "检查点", "日志管线", "插件",
+    "配置中心", "故障注入", "限流器",
+]  # fmt: skip
+_SYLLABLES = ["ka", "lo", "vex", "zor", "mi", "tu", "ran", "pel", "qui", "dor", "sen", "fa", "ny", "gro", "bel", "tis"]
+HOT_SUBJECTS = 8  # subjects several reports of one evening cover, as a release or a paper does
+HOT_SHARE = 0.1  # share of entries about one of them
+
+
+def _hot_entry(k: int, date: dt.date) -> tuple[str, str]:
+    """The heading and text of hot subject `k`: the same in every report that covers it (the
+    reports agree on it, so the rules merge them without a contradiction)."""
+    rng = random.Random(f"hot-{k}")
+    heading = f"{_ENGINES[k % len(_ENGINES)]} {_FEATURES[k % len(_FEATURES)]}：本周热点 {k + 1}"
+    return heading, "".join(_sentence(rng, date) for _ in range(3))
+
+
 def report(rng: random.Random, size_bytes: int, date: dt.date = DATE) -> str:
-    """One upstream report of about `size_bytes` UTF-8 bytes: a title, then numbered entries."""
+    """One upstream report of about `size_bytes` UTF-8 bytes: a title, then numbered entries.
+
+    Most entries are about a subject of their own;
+    about one in ten covers one of a few hot subjects that other reports of the evening also
+    cover, so merging has work to do at the rate a real evening gives it."""
     lines = [f"# {rng.choice(_AGENTS)} 推理工程筛选（{date.month}-{date.day}）", ""]
     entry = 0
     while len("\n".join(lines).encode()) < size_bytes:
         entry += 1
-        lines += [f"## 条目 {entry}：{rng.choice(_ENGINES)} {rng.choice(_FEATURES)}", ""]
+        if rng.random() < HOT_SHARE:
+            heading, text = _hot_entry(rng.randrange(HOT_SUBJECTS), date)
+            lines += [f"## {entry}. {heading}", "", text, ""]
+            continue
+        name = "".join(rng.choice(_SYLLABLES) for _ in range(3)).capitalize()  # a project of its own
+        subject = f"{name} {rng.randint(0, 9)}.{rng.randint(0, 30)}：{rng.choice(_SUBJECT_A)}{rng.choice(_SUBJECT_B)}"
+        lines += [f"## {entry}. {subject}", ""]
         lines += ["".join(_sentence(rng, date) for _ in range(rng.randint(2, 5))) for _ in range(rng.randint(1, 3))]
         lines.append("")
     return "\n".join(lines)
