@@ -18,7 +18,7 @@ from typing import Literal
 from agent.arxiv import find_ids
 from agent.errors import ParseError, WorkspaceError
 from agent.parse import parse
-from agent.text import _bigrams, similarity  # _bigrams: the memoised grams `similarity` compares
+from agent.text import bigrams, similarity
 from schemas.briefing import Briefing, VerifyItem
 from schemas.documents import SourceDoc
 
@@ -93,8 +93,8 @@ class AnchorRegistry:
         Only subjects sharing a bigram with `title` can score above 0, so only those are
         compared (in anchor order, so ties go to the same anchor as a full scan): months of
         history mean thousands of subjects, and every claim of the evening asks."""
-        grams, n = _bigrams(title)
-        if threshold > 0 and n:
+        grams = bigrams(title)
+        if threshold > 0 and grams:
             index = self._subject_grams
             near = sorted(set().union(*(index.get(g, ()) for g in grams)))
             pool: Iterable[Anchor] = (self.anchors[i] for i in near)
@@ -109,7 +109,7 @@ class AnchorRegistry:
         index: dict[str, list[int]] = {}
         for i, a in enumerate(self.anchors):
             if a.kind == "subject":
-                for g in _bigrams(a.key)[0]:
+                for g in bigrams(a.key):
                     index.setdefault(g, []).append(i)
         return index
 

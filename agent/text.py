@@ -351,6 +351,12 @@ def _bigrams(s: str) -> tuple[Counter[str], int]:
     return grams, sum(grams.values())
 
 
+def bigrams(s: str) -> frozenset[str]:
+    """The bigrams `similarity` compares for `s` (two texts sharing none score 0, unless both
+    have none)."""
+    return frozenset(_bigrams(s)[0])
+
+
 def similarity(a: str, b: str) -> float:
     """Character-bigram Dice coefficient of the folded, lowercased texts, in [0, 1].
 
