@@ -9,6 +9,7 @@ topics, which are kept apart as adjacent references — never as anchors.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -88,11 +89,13 @@ class AnchorRegistry:
         return self._get("url", normalise_url(url))
 
     def subject(self, title: str, threshold: float = 0.5) -> Anchor | None:
-        """The anchored subject most like `title`, if any is alike enough.
+        """The anchored subject most like `title` (named as the prompt lists it or bare), if any
+        is alike enough.
 
         Only subjects sharing a bigram with `title` can score above 0, so only those are
         compared (in anchor order, so ties go to the same anchor as a full scan): months of
         history mean thousands of subjects, and every claim of the evening asks."""
+        title = bare_name(title)
         grams = bigrams(title)
         if threshold > 0 and grams:
             index = self._subject_grams
@@ -100,16 +103,16 @@ class AnchorRegistry:
             pool: Iterable[Anchor] = (self.anchors[i] for i in near)
         else:
             pool = (a for a in self.anchors if a.kind == "subject")
-        best = max(((similarity(title, a.key), a) for a in pool), default=(0.0, None), key=lambda p: p[0])
+        best = max(((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=lambda p: p[0])
         return best[1] if best[0] >= threshold else None
 
     @cached_property
     def _subject_grams(self) -> dict[str, list[int]]:
-        """bigram -> indices of the subject anchors whose key has it (the keys `similarity` compares)."""
+        """bigram -> indices of the subject anchors whose bare name has it (what `subject` compares)."""
         index: dict[str, list[int]] = {}
         for i, a in enumerate(self.anchors):
             if a.kind == "subject":
-                for g in bigrams(a.key):
+                for g in bigrams(bare_name(a.key)):
                     index.setdefault(g, []).append(i)
         return index
 
@@ -316,6 +319,22 @@ def _dated(ref: dt.date, month: int, day: int) -> dt.date:
 
 def _md(d: dt.date) -> str:
     return f"{d.month}-{d.day}"
+
+
+_KIND_TAG = re.compile(r"^\s*\[(?:subject|arxiv|url)\]\s*", re.I)
+_ITEM_TAG = re.compile(r"^\s*(?:矛盾/)?待核实\s*[\u2460-\u2473\d]*\s*[：:]\s*")
+_DATE_TAIL = re.compile(r"\s*(?:[·•]\s*\d{1,2}-\d{1,2}|[（(][^（()）]*\d{1,2}-\d{1,2}[^（()）]*[）)])\s*$")
+
+
+@functools.lru_cache(maxsize=4096)
+def bare_name(name: str) -> str:
+    """An anchor or open item as named, without the marks the prompt or a briefing adds around it:
+    '[subject] X · 9-20', 'X（since 9-22）', 'X（9-21 起，低风险）', '待核实 ①：X' all mean X. A model
+    copies the name with or without them."""
+    out = _ITEM_TAG.sub("", _KIND_TAG.sub("", name))
+    while (shorter := _DATE_TAIL.sub("", out)) != out:
+        out = shorter
+    return out.strip() or name.strip()
 
 
 def normalise_url(url: str) -> str:

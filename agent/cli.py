@@ -6,7 +6,7 @@ import datetime as dt
 import json
 import logging
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -67,6 +67,11 @@ def _date(s: str) -> dt.date:
     return evening_date(s)
 
 
+def _clip(text: str, n: int) -> str:
+    """A label shortened for a table says so with an ellipsis."""
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def _print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
@@ -125,7 +130,7 @@ def inbox_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json: 
         return
     t = Table(title=f"{topic} · window {evening_window(ws, _date(date))}", show_lines=False)
     for col in ("read", "kind", "agent", "time", "path", "why"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")  # a path is never cut, only folded
     for d in sorted(docs, key=lambda d: (not d.read, d.kind, d.path)):
         when = "" if d.timestamp is None else d.timestamp.strftime("%m-%d" if d.date_only else "%m-%d %H:%M")
         t.add_row("✓" if d.read else "·", d.kind, d.agent, when, d.path, d.reason)
@@ -161,9 +166,9 @@ def anchors_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json
         return
     t = Table(title=f"{topic} anchors before {day}")
     for col in ("kind", "key", "first anchored", "source", "label"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")
     for a in reg.anchors:
-        t.add_row(a.kind, a.display_id or a.key, a.when, a.source, a.label[:60])
+        t.add_row(a.kind, a.display_id or a.key, a.when, a.source, _clip(a.label, 60))
     out.print(t)
     out.print(f"living sections: {' · '.join(reg.sections) or 'none'}")
     for o in reg.open_items:
@@ -178,31 +183,71 @@ def _llm_help(name: str) -> str:
     return LLMSettings.model_fields[name].description or ""
 
 
+ModelOpt = Annotated[str | None, typer.Option(help=_llm_help("model"))]
+ModeOpt = Annotated[str | None, typer.Option(help=_llm_help("mode"))]
+BackendOpt = Annotated[str | None, typer.Option(help=_llm_help("backend"))]
+CassettesOpt = Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")]
+CacheDirOpt = Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
+ConcurrencyOpt = Annotated[int | None, typer.Option(help=_llm_help("concurrency"))]
+MaxCallsOpt = Annotated[int | None, typer.Option(help=_llm_help("max_calls"))]
+MaxCostOpt = Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))]
+PromptOpt = Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")]
+OutOpt = Annotated[Path | None, typer.Option(help="File or folder for the briefing (default: the workspace's inbox).")]
+ForceOpt = Annotated[bool, typer.Option(help="Replace an existing briefing (and, with record, reference cassettes).")]
+AllowPartialOpt = Annotated[
+    bool, typer.Option("--allow-partial", help="Write a partial briefing into the workspace inbox anyway.")
+]
+ExplainOpt = Annotated[bool, typer.Option(help="Print every candidate's fate and the rule that decided it.")]
+HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the briefing as a page (.html beside it).")]
+
+
+_LLM_FLAGS = {
+    "prompt": "prompt_file",
+    "model": "model",
+    "mode": "mode",
+    "backend": "backend",
+    "cassettes": "cassette_dir",
+    "cache_dir": "cache_dir",
+    "no_cache": "no_cache",
+    "concurrency": "concurrency",
+    "max_calls": "max_calls",
+    "max_cost": "max_cost_usd",
+    "replace_reference": "replace_reference",
+}
+
+
+def _llm_flags(given: Mapping[str, object]) -> dict[str, object]:
+    """The options given, under their settings names; paths made absolute here, since they are
+    relative to where the user typed them. An option left out (None, or a False switch) is not given."""
+    return {
+        name: (v.absolute() if isinstance(v, Path) else v)
+        for option, name in _LLM_FLAGS.items()
+        if (v := given.get(option)) is not None and v is not False
+    }
+
+
 @app.command("run")
 def run_cmd(
     workspace: WorkspaceArg,
     topic: TopicOpt,
     date: DateOpt,
-    out: Annotated[
-        Path | None, typer.Option(help="File or folder for the briefing (default: the workspace's own inbox).")
-    ] = None,
-    force: Annotated[bool, typer.Option(help="Replace an existing briefing.")] = False,
-    allow_partial: Annotated[
-        bool, typer.Option("--allow-partial", help="Write a partial briefing into the workspace inbox anyway.")
-    ] = False,
-    prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
-    model: Annotated[str | None, typer.Option(help=_llm_help("model"))] = None,
-    mode: Annotated[str | None, typer.Option(help=_llm_help("mode"))] = None,
-    backend: Annotated[str | None, typer.Option(help=_llm_help("backend"))] = None,
-    cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
-    concurrency: Annotated[int | None, typer.Option(help=_llm_help("concurrency"))] = None,
-    max_calls: Annotated[int | None, typer.Option(help=_llm_help("max_calls"))] = None,
-    max_cost: Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))] = None,
-    explain: Annotated[bool, typer.Option(help="Print every candidate's fate and the rule that decided it.")] = False,
+    out: OutOpt = None,
+    force: ForceOpt = False,
+    allow_partial: AllowPartialOpt = False,
+    prompt: PromptOpt = None,
+    model: ModelOpt = None,
+    mode: ModeOpt = None,
+    backend: BackendOpt = None,
+    cassettes: CassettesOpt = None,
+    cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
+    concurrency: ConcurrencyOpt = None,
+    max_calls: MaxCallsOpt = None,
+    max_cost: MaxCostOpt = None,
+    explain: ExplainOpt = False,
     as_json: JsonOpt = False,
-    html: Annotated[bool, typer.Option("--html", help="Also write the briefing as a page (.html beside it).")] = False,
+    html: HtmlOpt = False,
 ) -> None:
     """Write the evening's briefing for one topic (Markdown, JSON beside it, and a JSONL call record).
 
@@ -212,30 +257,14 @@ def run_cmd(
 
     Example: predigest run examples/world --topic inference --date 2026-09-22 --out out/
     """
+    given = dict(locals())  # every option as typed; the settings model decides what each means
     import os
 
     from agent.pipeline import run, settings_from
 
-    flags = {
-        "workspace": workspace,
-        "topic": topic,
-        "date": _date(date),
-        "out": out,
-        "force": force,
-        "allow_partial": allow_partial,
-        "prompt_file": prompt.absolute() if prompt else None,
-        "model": model,
-        "mode": mode,
-        "backend": backend,
-        "cassette_dir": cassettes.absolute() if cassettes else None,
-        "cache_dir": cache_dir.absolute() if cache_dir else None,
-        "no_cache": no_cache,
-        "concurrency": concurrency,
-        "max_calls": max_calls,
-        "max_cost_usd": max_cost,
-        "replace_reference": force or None,  # --force also lets `record` replace reference cassettes
-    }
-    settings = settings_from(flags, os.environ)
+    given["replace_reference"] = force  # --force also lets `record` replace reference cassettes
+    run_flags = {"workspace": workspace, "topic": topic, "out": out, "force": force, "allow_partial": allow_partial}
+    settings = settings_from({**run_flags, **_llm_flags(given), "date": _date(date)}, os.environ)
     with _progress() as (on_plan, on_result):
         report = run(settings, on_plan=on_plan, on_result=on_result)
     if as_json:
@@ -381,15 +410,31 @@ def prompt_show(
     topic: TopicOpt,
     date: DateOpt,
     doc: Annotated[str, typer.Option(help="Workspace-relative path of the document.")],
+    as_json: JsonOpt = False,
 ) -> None:
-    """Print the exact messages one document would be sent.
+    """Print the exact messages one document would be sent (--json: with the response schema sent).
 
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
     """
     from agent.pipeline import Settings, plan, requests_for
 
-    for r in requests_for(plan(Settings(workspace=workspace, topic=topic, date=_date(date)), for_writing=False), doc):
+    requests = requests_for(plan(Settings(workspace=workspace, topic=topic, date=_date(date)), for_writing=False), doc)
+    if as_json:
+        from schemas.extraction import FileExtraction
+
+        parts = [
+            {"doc": r.doc_path, "part": r.chunk + 1, "of": r.chunks, "messages": list(r.messages)} for r in requests
+        ]
+        _print_json(
+            {
+                "prompt": str(requests[0].prompt),
+                "requests": parts,
+                "response_schema": FileExtraction.model_json_schema(),
+            }
+        )
+        return
+    for r in requests:
         out.print(f"# prompt {r.prompt} · {r.doc_path} · part {r.chunk + 1}/{r.chunks}", markup=False)
         for m in r.messages:
             out.print(f"--- {m['role']} ---", markup=False)
@@ -440,6 +485,30 @@ def cassettes_rekey(
     out.print(f"re-keyed {len(paths)} reference cassette(s)")
     for path in paths:
         out.print(f"  {path}", markup=False)
+
+
+@cassettes_app.command("relay")
+def cassettes_relay(
+    workspace: WorkspaceArg,
+    topic: TopicOpt,
+    date: DateOpt,
+    answers: Annotated[Path, typer.Option(help="Folder with answers/<doc>.json and prompts/<doc>.txt.")],
+    cassettes: Annotated[Path, typer.Option(help="Folder to write the relayed cassettes into.")],
+    model: Annotated[str, typer.Option(help="The model that answered, as its provider described it.")],
+    obtained: Annotated[str, typer.Option(help="The date the answers were obtained, YYYY-MM-DD.")],
+    note: Annotated[str, typer.Option(help="How the answers were obtained, stamped on each cassette.")] = "",
+) -> None:
+    """Store a real model's answers, obtained elsewhere, as relayed cassettes (real HTTP on loopback).
+
+    Example: predigest cassettes relay examples/world -t inference -d 2026-09-22 --answers saved/
+    --cassettes cassettes/world-relayed --model "a capable LLM" --obtained 2026-11-30
+    """
+    from agent.pipeline import Settings
+    from eval.relay import relay_folder
+
+    settings = Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=cassettes)
+    paths = relay_folder(settings, answers, model=model, obtained=_date(obtained).isoformat(), note=note)
+    out.print(f"wrote {len(paths)} relayed cassette(s) into {cassettes}", markup=False)
 
 
 @app.command("eval")

@@ -9,7 +9,7 @@ import datetime as dt
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent.anchors import AnchorRegistry
 from agent.arxiv import find_ids, key_of
@@ -27,6 +27,8 @@ from agent.rules import (
     ground,
     merge,
     number_conflicts,
+    reconcile_sections,
+    relevance,
     resolve,
     select,
 )
@@ -45,6 +47,7 @@ from schemas.briefing import (
     VerifyItem,
 )
 from schemas.documents import SourceDoc
+from schemas.extraction import VerifyNote
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class Limits:
     max_increments: int = 8
     min_stars: int = 4
     secondary_min_stars: int = 3
+    max_to_verify: int = 6  # items block 三 may hold
+    carry_evenings: int = 3  # evenings an open item is carried before it is dropped unverified
 
 
 @dataclass(frozen=True)
@@ -94,11 +99,21 @@ def compose(
             ]
     cands, f = ground(sources)
     findings += f
+    on_topic: dict[str, int] = {}
+    for c in cands:
+        on_topic[c.doc.path] = on_topic.get(c.doc.path, 0) + 1
+    labels_of: dict[str, str] = {}
+    for r in results:
+        if r.extraction is not None:
+            labels_of[r.doc.path], finding = relevance(r.doc, r.extraction, on_topic.get(r.doc.path, 0))
+            findings += [finding] if finding else []
     cands, f = check_arxiv(cands, date)
     findings += f
     kept, covered, f = dedupe(cands, registry)
     findings += f
     groups, f = merge(kept)
+    findings += f
+    groups, f = reconcile_sections(groups, registry.sections)
     findings += f
     sel = select(
         groups,
@@ -111,7 +126,7 @@ def compose(
     increments = [_increment(i, g, topic) for i, g in enumerate(sel.increments, 1)]
     resolved, f = resolve(sources, registry)
     findings += f
-    verify, f = _to_verify(sel, registry, {x.title for x in resolved})
+    verify, dropped_notes, f = _to_verify(sel, registry, {x.title for x in resolved}, limits, date, labels)
     findings += f
     rows, new_keys = _arxiv_rows(sel, registry, results, labels)
     n = len(increments)
@@ -131,12 +146,12 @@ def compose(
             new_arxiv=new_keys,
             continued_arxiv=str(continued),
         ),
-        sources=_source_rows(results, baselines, registry, sel, topic, date),
+        sources=_source_rows(results, baselines, registry, sel, topic, date, labels_of),
         increments=increments,
         to_verify=verify,
         arxiv_rows=rows,
         no_increment_intro=labels.no_increment_intro.format(topic=topic),
-        no_increment=_no_increment(results, sel, covered, resolved, topic),
+        no_increment=[*_no_increment(results, sel, covered, resolved, topic), *dropped_notes],
         priorities=_priorities(sel, labels),
         footer=footer,
     )
@@ -194,39 +209,147 @@ def _unique_refs(refs: list[SourceRef]) -> list[SourceRef]:
     return out
 
 
-def _to_verify(sel: Selection, reg: AnchorRegistry, resolved: set[str]) -> tuple[list[VerifyItem], list[Finding]]:
-    """New doubts of tonight's increments, figures that disagree between documents, then the
-    open items of the last briefing that tonight did not resolve, carried over. A new note on
-    the subject of a carried item does not duplicate it."""
-    items: list[VerifyItem] = []
-    findings: list[Finding] = []
+RISK_RANK = {"高": 2, "中": 1, "低": 0}
 
-    def add(title: str, risk: str, problem: str, suggestion: str, carried: str = "") -> None:
-        items.append(
-            VerifyItem(
-                number=len(items) + 1,
-                title=title,
-                risk=risk,
-                carried_from=carried,
-                problem=problem,
-                suggestion=suggestion,
-            )
+
+@dataclass(frozen=True)
+class _Doubt:
+    """A candidate for block 三: the notes about one subject, or one carried item."""
+
+    subject: str
+    notes: tuple[VerifyNote | VerifyItem, ...]
+    stars: int  # of its increment; 0 for a carried item, whose increment was another evening's
+    position: int  # its increment's place in 二 (carried items come after)
+    doc: str
+    carried: str = ""  # 'M-D' it was first raised, for a carried item
+
+    @property
+    def risk(self) -> str:
+        return max((n.risk for n in self.notes), key=lambda r: RISK_RANK.get(r, -1))
+
+    def rank(self) -> tuple[int, int, int, int]:
+        return (-RISK_RANK.get(self.risk, -1), -self.stars, 1 if self.carried else 0, self.position)
+
+    def item(self, number: int, labels: Labels) -> VerifyItem:
+        """One item an editor can act on: the subject named once, then each question."""
+        if self.carried or (len(self.notes) == 1 and names_subject(self.notes[0].title, self.subject)):
+            title, problem, suggestion = self.notes[0].title, self.notes[0].problem, self.notes[0].suggestion
+        else:
+            title = self.subject + labels.subject_sep + labels.list_sep.join(n.title for n in self.notes)
+            if len(self.notes) == 1:
+                problem, suggestion = self.notes[0].problem, self.notes[0].suggestion
+            else:
+                problem = labels.list_sep.join(
+                    f"{n.title}{labels.subject_sep}{n.problem.rstrip('。')}" for n in self.notes
+                )
+                suggestion = labels.list_sep.join(n.suggestion.rstrip("。") for n in self.notes)
+        return VerifyItem(
+            number=number,
+            title=title,
+            risk=self.risk,
+            carried_from=self.carried,
+            problem=problem,
+            suggestion=suggestion,
         )
 
-    carried = [o for o in reg.open_items if o.item.title not in resolved]
-    for g in sel.increments:
-        for v in (v for c in g.members for v in c.claim.to_verify):
-            if not any(
-                similarity(v.title, t) >= 0.5 for t in [*(o.item.title for o in carried), *(i.title for i in items)]
-            ):
-                add(v.title, v.risk, v.problem, v.suggestion)
-        for conflict in number_conflicts(g):
-            add(f"{g.lead.claim.title} 数字不一致", "中", conflict, "读两份原文，确认以哪个数字为准再写入活文档")
-            findings.append(Finding("contradiction", g.lead.claim.title, g.lead.doc.path, "to verify", conflict))
-    for o in carried:
-        add(o.item.title, o.item.risk, o.item.problem, o.item.suggestion, o.origin)
+
+def names_subject(title: str, subject: str) -> bool:
+    """Whether a note's title already says what it is about (shares a name with the subject, or
+    reads much like it), so that prefixing the subject would only repeat it."""
+    names = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9.+-]*", subject) if len(w) > 1}
+    mine = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9.+-]*", title) if len(w) > 1}
+    return bool(names & mine) or similarity(title, subject) >= 0.5
+
+
+def evenings_since(origin: str, date: dt.date) -> int | None:
+    """Evenings from 'M-D' (the briefing that first raised an item) to `date`; None if unreadable."""
+    m = re.fullmatch(r"\s*(\d{1,2})-(\d{1,2})\s*", origin)
+    if not m:
+        return None
+    try:
+        first = dt.date(date.year, int(m[1]), int(m[2]))
+    except ValueError:
+        return None
+    if first > date:  # raised in December, read in January
+        first = first.replace(year=date.year - 1)
+    return (date - first).days
+
+
+def _to_verify(
+    sel: Selection, reg: AnchorRegistry, resolved: set[str], limits: Limits, date: dt.date, labels: Labels
+) -> tuple[list[VerifyItem], list[NoIncrementNote], list[Finding]]:
+    """Block 三 as an editor can act on it: at most `limits.max_to_verify` items.
+
+    Candidates are the model's notes, figures that disagree between documents, and the open
+    items of the last briefing that tonight did not settle. Notes about one increment become
+    one item; notes about a claim that is not an increment tonight are dropped (nothing in 二
+    to act on); carried items older than `limits.carry_evenings` evenings are dropped
+    unverified, and 五 says so. The rest are ranked by risk, then by their increment's stars,
+    and what does not fit the budget is dropped — a finding for each, and a 五 note for a
+    carried item, since leaving 三 ends its carrying."""
+    findings: list[Finding] = []
+    notes: list[NoIncrementNote] = []
+    open_items = [o for o in reg.open_items if o.item.title not in resolved]
+    carried: list[_Doubt] = []
+    for o in open_items:
+        age = evenings_since(o.origin, date)
+        if age is not None and age > limits.carry_evenings:
+            findings.append(
+                Finding(
+                    "to-verify", o.item.title, o.source, "dropped unverified", f"open since {o.origin}, {age} evenings"
+                )
+            )
+            notes.append(
+                NoIncrementNote(
+                    source=o.source, note=labels.aged_out.format(title=o.item.title, since=o.origin, evenings=age)
+                )
+            )
+            continue
         findings.append(Finding("carry", o.item.title, o.source, "carried over", f"open since {o.origin}"))
-    return items, findings
+        carried.append(_Doubt(o.item.title, (o.item,), 0, 0, o.source, o.origin))
+    open_titles = [d.subject for d in carried]
+
+    doubts: list[_Doubt] = []
+    for pos, g in enumerate([*sel.increments, *sel.secondary]):
+        subject, doc = _short(g.lead.claim.title), g.lead.doc.path
+        mine: list[VerifyNote | VerifyItem] = []
+        for c in g.members:
+            for v in c.claim.to_verify:
+                same = next(
+                    (t for t in [*open_titles, *(n.title for n in mine)] if similarity(v.title, t) >= 0.5), None
+                )
+                if same is not None:
+                    findings.append(Finding("to-verify", v.title, c.doc.path, "merged", f"same question as {same!r}"))
+                else:
+                    mine.append(v)
+        for conflict in number_conflicts(g):
+            findings.append(Finding("contradiction", g.lead.claim.title, doc, "to verify", conflict))
+            title = labels.conflict_title.format(subject=subject)
+            mine.append(VerifyNote(title=title, risk="中", problem=conflict, suggestion=labels.conflict_suggestion))
+        if not mine:
+            continue
+        if pos >= len(sel.increments):
+            for v in mine:
+                findings.append(
+                    Finding(
+                        "to-verify", v.title, doc, "dropped", f"about {subject!r}, which is not an increment tonight"
+                    )
+                )
+            continue
+        if len(mine) > 1:
+            findings.append(Finding("to-verify", subject, doc, "merged", f"{len(mine)} notes about one increment"))
+        doubts.append(_Doubt(subject, tuple(mine), g.stars, pos, doc))
+
+    ranked = sorted([*doubts, *(replace(d, position=len(doubts) + i) for i, d in enumerate(carried))], key=_Doubt.rank)
+    kept, over = ranked[: limits.max_to_verify], ranked[limits.max_to_verify :]
+    for k, d in enumerate(over, limits.max_to_verify + 1):
+        why = f"ranked {k} ({d.risk} risk, {d.stars}★) past the budget of {limits.max_to_verify}"
+        findings.append(Finding("to-verify", d.subject, d.doc, "dropped by budget", why))
+        if d.carried:
+            note = labels.over_budget.format(title=d.subject, since=d.carried, budget=limits.max_to_verify)
+            notes.append(NoIncrementNote(source=d.doc, note=note))
+    shown = sorted(kept, key=lambda d: (1 if d.carried else 0, d.position))
+    return [d.item(i, labels) for i, d in enumerate(shown, 1)], notes, findings
 
 
 def _arxiv_rows(
@@ -271,19 +394,21 @@ def _source_rows(
     sel: Selection,
     topic: str,
     date: dt.date,
+    labels_of: dict[str, str],
 ) -> list[SourceRow]:
     """Grouped as the seed groups them: tonight's reports, the baselines (newest first), the
     adjacent briefings, one row for the paper cards, one for the queue."""
-    rows = [_doc_row(r) for r in results if r.doc.kind == "report"]
+    rows = [_doc_row(r, labels_of) for r in results if r.doc.kind == "report"]
     for b in sorted(baselines, key=lambda d: d.path, reverse=True):
         subjects = [_short(a.label) for a in reg.anchors if a.kind == "subject" and a.source == b.path]
         when = b.timestamp.date() if b.timestamp else date
         label = "昨夜基线" if when == date - dt.timedelta(days=1) else f"{when.month}-{when.day} 基线"
         held = f"{label}；{len(subjects)}条锚定：{' · '.join(subjects)}"
         rows.append(SourceRow(directory=b.directory, key_file=b.name.removesuffix(".md"), held=held, relevance="基线"))
-    rows += [_doc_row(r) for r in results if r.doc.kind == "adjacent"]
+    rows += [_doc_row(r, labels_of) for r in results if r.doc.kind == "adjacent"]
     cards = [r for r in results if r.doc.kind == "paper_card"]
     if cards:
+        # cards the model found related are named in the cell, as the seed names its adjacent cards
         listed = [r for r in cards if r.extraction and r.extraction.relevance != "参考"]
         cells = [f"{r.doc.name.removesuffix('.md')}（{r.extraction.held}）" for r in listed if r.extraction]
         if rest := len(cards) - len(listed):
@@ -299,18 +424,18 @@ def _source_rows(
         rows.append(SourceRow(directory=f"paper_cards {_span(cards)}", key_file="；".join(cells), relevance=rel))
     for r in results:
         if r.doc.kind == "queue" and r.doc.timestamp:
-            row = _doc_row(r)
+            row = _doc_row(r, labels_of)
             rows.append(row.model_copy(update={"directory": f"{r.doc.directory} {r.doc.timestamp:%-m-%-d %H:%M}"}))
     return rows
 
 
-def _doc_row(r: DocResult) -> SourceRow:
+def _doc_row(r: DocResult, labels_of: dict[str, str]) -> SourceRow:
     ex = r.extraction
     if ex is None:
         return SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=r.error, relevance="参考")
-    held, rel = ex.held, ex.relevance
-    if r.doc.kind == "adjacent":  # another topic's briefing is a reference, whatever the model said
-        held, rel = (f"{ex.held}；{ex.relevance_reason}" if ex.relevance_reason else ex.held), "邻接"
+    held, rel = ex.held, labels_of.get(r.doc.path, ex.relevance)
+    if r.doc.kind == "adjacent" and ex.relevance_reason:  # another topic's briefing: say why it matters here
+        held = f"{ex.held}；{ex.relevance_reason}"
     return SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=held, relevance=rel)
 
 

@@ -53,6 +53,11 @@ class Labels:
     level_low: str = "🟢 低"
     star: str = "⭐"
     list_sep: str = "；"
+    subject_sep: str = "："  # between a to-verify item's subject and its questions
+    aged_out: str = "未核实即停止延续：{title}（{since} 起已延续 {evenings} 晚，仍无文档核实；如仍关心请手动跟进）"
+    over_budget: str = "未核实即停止延续：{title}（{since} 起；今晚三的待核实上限 {budget} 条已满，排序在后）"
+    conflict_title: str = "{subject} 数字不一致"
+    conflict_suggestion: str = "读两份原文，确认以哪个数字为准再写入活文档"
     none_marker: str = "无"
     extractor_offline: str = "extractor offline（未调用模型：按文档自身结构与主题画像抽取）"
     footer_offline: str = "本报告由 predigest 自动生成 · {date} · {extractor} · {sources} 份来源 · {calls} 次调用"
@@ -62,6 +67,7 @@ class Labels:
     partial_note: str = "部分运行：{n} 份来源未读取（见五），本简报不完整"
     partial_intro: str = "以下来源已检查（标“未读取”者除外），但无 {topic} 主轴净增量，或已被活文档覆盖："
     unread_note: str = "未读取：{why}"
+    injection_note: str = "疑似注入：证据所在段落在向读者或模型下指令（“{passage}”），已剔除"
 
     def circled(self, n: int) -> str:
         return CIRCLED[n - 1] if 1 <= n <= len(CIRCLED) else f"({n})"

@@ -172,6 +172,24 @@ def parse_outline(text: str, *, whole: bool = False) -> Outline:
     if heads and heads[0][1][0] == 1 and sum(1 for _, h in heads if h[0] == 1) == 1:
         doc_title = doc_title or clean(heads[0][1][1])
         heads = heads[1:]
+    items, index_rows = _items_at_headings(text, lines, heads)
+    first_item = heads[0][0] if heads else len(lines)
+    index_rows += _rows(lines[:first_item])
+    if whole:
+        items = [_whole(text, offset, doc_title, lines)]
+    elif not items:
+        items = _list_items(lines, text) or [_whole(text, offset, doc_title, lines)]
+    items = [sub for it in items for sub in _lift_rows(it)]
+    for it in items:
+        _rate_from_index(it, index_rows)
+    return Outline(meta, doc_title, items, index_rows)
+
+
+def _items_at_headings(
+    text: str, lines: list[_Line], heads: list[tuple[int, tuple[int, str]]]
+) -> tuple[list[Item], list[Row]]:
+    """One item per entry heading (with everything below it up to the next heading of its level);
+    a heading with only deeper headings under it is a group, an index heading gives ratings."""
     items: list[Item] = []
     index_rows: list[Row] = []
     groups: list[tuple[int, str]] = []  # (level, number) of enclosing group headings
@@ -213,16 +231,7 @@ def parse_outline(text: str, *, whole: bool = False) -> Outline:
         items.append(item)
         covered_until = end_line - 1
         k = end_k
-    first_item = heads[0][0] if heads else len(lines)
-    index_rows += _rows(lines[:first_item])
-    if whole:
-        items = [_whole(text, offset, doc_title, lines)]
-    elif not items:
-        items = _list_items(lines, text) or [_whole(text, offset, doc_title, lines)]
-    items = [sub for it in items for sub in _lift_rows(it)]
-    for it in items:
-        _rate_from_index(it, index_rows)
-    return Outline(meta, doc_title, items, index_rows)
+    return items, index_rows
 
 
 def _ref(label: str, number: str, rest: str, parents: list[str]) -> str:
@@ -248,90 +257,109 @@ def _rows(lines: list[_Line]) -> list[Row]:
 
 def _fill(item: Item, span: list[_Line], text: str) -> None:
     """Fields, bullets (nesting kept), sub-headings as parent points, table rows as points."""
-    top: list[Point] = []
-    sub_parent: tuple[str, str] | None = None
-    sub_children: list[Point] = []
-    table: list[_Line] = []
+    builder = _Points(item)
+    for ln in span:
+        if not ln.code:
+            builder.feed(ln)
+    item.points = builder.finish()
 
-    def flush_table() -> None:
-        rows = [ln for ln in table if not _TABLE_RULE.match(ln.text)]
+
+class _Points:
+    """The points of one item, built line by line: the current list, table and sub-heading are
+    held open until a line of another kind closes them."""
+
+    def __init__(self, item: Item) -> None:
+        self.item = item
+        self.top: list[Point] = []
+        self.sub_parent: tuple[str, str] | None = None
+        self.sub_children: list[Point] = []
+        self.table: list[_Line] = []
+        self.flat: list[tuple[int, str, str, bool]] = []  # bullets of the current list: (indent, text, raw, numbered)
+        self.target = self.top
+
+    def feed(self, ln: _Line) -> None:
+        h = _heading(ln)
+        if h is not None:
+            self.flush_list()
+            self.flush_table()
+            self.close_sub()
+            _, _, rest = split_number(h[1])
+            self.sub_parent = (_title(rest), h[1].strip())
+            self.target = self.sub_children
+        elif _TABLE_ROW.match(ln.text):
+            self.flush_list()
+            self.table.append(ln)
+        else:
+            if self.table:
+                self.flush_table()
+            m = _LIST.match(ln.text)
+            if m:
+                self.bullet(m)
+            else:
+                self.flush_list()
+                self.paragraph(ln.text.strip())
+
+    def bullet(self, m: re.Match[str]) -> None:
+        indent = len(m[1].expandtabs(4))
+        body = m[3].strip()
+        f = _FIELD.match(body)
+        kind = FIELD_KINDS.get(f[1].strip().lower()) if f else None
+        target = self.target
+        lead_open = bool(target) and target[-1].raw.endswith(("：", ":")) and not target[-1].children
+        metadata = not target or kind in ("rating", "credibility", "category")
+        if f and kind and indent == 0 and self.sub_parent is None and kind != "points" and metadata and not lead_open:
+            self.field(kind, f[2], body)
+            return
+        if kind == "points" and f and not f[2].strip():
+            return
+        self.flat.append((indent, clean(f[2] if kind == "points" and f else body), body, m[2][0].isdigit()))
+
+    def paragraph(self, para: str) -> None:
+        if not para or para.startswith(">") or re.fullmatch(r"[-*_=]{3,}", para):
+            return
+        f = _FIELD.match(para)
+        kind = FIELD_KINDS.get(f[1].strip().lower()) if f else None
+        if f and kind and kind != "points" and self.sub_parent is None:
+            self.field(kind, f[2], para)
+        elif not (f and kind == "points" and not f[2].strip()):
+            self.target.append(Point(clean(para), para))
+
+    def field(self, kind: str, value: str, raw: str) -> None:
+        self.item.fields.setdefault(kind, (value.strip(), raw))
+        if kind == "rating":
+            self.item.rating = stars_in(value) or self.item.rating
+
+    def flush_table(self) -> None:
+        rows = [ln for ln in self.table if not _TABLE_RULE.match(ln.text)]
         for ln in rows[1:]:  # the first row names the columns
             cells = [c for c in _cells(ln.text) if c and c not in ("—", "-")]
             if cells:
-                target.append(Point(" · ".join(cells), ln.text.strip()))
-        table.clear()
+                self.target.append(Point(" · ".join(cells), ln.text.strip()))
+        self.table.clear()
 
-    def close_sub() -> None:
-        nonlocal sub_parent
-        if sub_parent is not None:
-            top.append(Point(sub_parent[0], sub_parent[1], children=tuple(sub_children)))
-            sub_children.clear()
-            sub_parent = None
+    def close_sub(self) -> None:
+        if self.sub_parent is not None:
+            self.top.append(Point(self.sub_parent[0], self.sub_parent[1], children=tuple(self.sub_children)))
+            self.sub_children.clear()
+            self.sub_parent = None
 
-    target = top
-    flat: list[tuple[int, str, str, bool]] = []  # bullets of the current list: (indent, text, raw, numbered)
-
-    def flush_list() -> None:
-        tree = _tree(flat)
-        flat.clear()
+    def flush_list(self) -> None:
+        tree = _tree(self.flat)
+        self.flat.clear()
         if not tree:
             return
+        target = self.target
         lead = target[-1] if target else None
         if lead is not None and not lead.children and not lead.raw.startswith("|") and lead.raw.endswith(("：", ":")):
             target[-1] = Point(lead.text, lead.raw, lead.numbered, tuple(tree))  # "关于 X：" and its bullets
         else:
             target.extend(tree)
 
-    for ln in span:
-        if ln.code:
-            continue
-        h = _heading(ln)
-        if h is not None:
-            flush_list()
-            flush_table()
-            close_sub()
-            _, _, rest = split_number(h[1])
-            sub_parent = (_title(rest), h[1].strip())
-            target = sub_children
-            continue
-        if _TABLE_ROW.match(ln.text):
-            flush_list()
-            table.append(ln)
-            continue
-        if table:
-            flush_table()
-        m = _LIST.match(ln.text)
-        if m:
-            indent = len(m[1].expandtabs(4))
-            body = m[3].strip()
-            f = _FIELD.match(body)
-            kind = FIELD_KINDS.get(f[1].strip().lower()) if f else None
-            lead_open = bool(target) and target[-1].raw.endswith(("：", ":")) and not target[-1].children
-            metadata = not target or kind in ("rating", "credibility", "category")
-            if kind and indent == 0 and sub_parent is None and kind != "points" and metadata and not lead_open:
-                item.fields.setdefault(kind, (f[2].strip(), body))
-                if kind == "rating":
-                    item.rating = stars_in(f[2]) or item.rating
-                continue
-            if kind == "points" and f and not f[2].strip():
-                continue
-            flat.append((indent, clean(f[2] if kind == "points" and f else body), body, m[2][0].isdigit()))
-            continue
-        flush_list()
-        para = ln.text.strip()
-        if para and not para.startswith(">") and not re.fullmatch(r"[-*_=]{3,}", para):
-            f = _FIELD.match(para)
-            kind = FIELD_KINDS.get(f[1].strip().lower()) if f else None
-            if kind and kind != "points" and sub_parent is None:
-                item.fields.setdefault(kind, (f[2].strip(), para))
-                if kind == "rating":
-                    item.rating = stars_in(f[2]) or item.rating
-            elif not (kind == "points" and not f[2].strip()):
-                target.append(Point(clean(para), para))
-    flush_list()
-    flush_table()
-    close_sub()
-    item.points = top
+    def finish(self) -> list[Point]:
+        self.flush_list()
+        self.flush_table()
+        self.close_sub()
+        return self.top
 
 
 def _tree(flat: list[tuple[int, str, str, bool]]) -> list[Point]:

@@ -26,6 +26,7 @@ from agent.compose import Composed, Limits, compose
 from agent.errors import LLMError, PredigestError, WorkspaceError
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.ingest import Window, evening_window, scan, sources, unreadable
+from agent.injection import screen
 from agent.labels import ZH
 from agent.outputs import check_out, out_path_for, write_set
 from agent.prompting import Template, build_requests, load_template, load_template_file
@@ -181,6 +182,7 @@ class Outcome:
 def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
     """Rules and layout over the evening's answers. Pure: the same inputs give the same briefing."""
     doc_results, unread = _doc_results(ev, results)
+    doc_results, screened = screen(doc_results)
     records = [r.record for r in results]
     s = ev.settings
     footer = (ZH.footer_offline if offline(records) else ZH.footer).format(
@@ -202,6 +204,8 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
         limits=Limits(**ev.ws.config.limits.model_dump()),
         footer=footer,
     )
+    if screened:
+        composed = Composed(composed.briefing, [*screened, *composed.findings])
     if unread:
         composed = _mark_partial(composed, len(unread))
     return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results)

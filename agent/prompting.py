@@ -95,6 +95,16 @@ def load_template_file(path: Path, name: str = "") -> Template:
 # --- requests for documents ---------------------------------------------------------------------
 
 
+_FENCE = re.compile(r"<(\s*/?\s*)(document)", re.I)
+
+
+def contain(text: str) -> str:
+    """The document cannot open or close the prompt's `<document>` fence from inside: a zero-width
+    joiner goes into any such tag it contains. Deterministic, and a document without one is sent
+    unchanged, so cassette keys stay stable."""
+    return _FENCE.sub(lambda m: f"<\u200d{m.group(1)}{m.group(2)}", text)
+
+
 def format_anchors(anchors: list[Anchor]) -> str:
     if not anchors:
         return "(none that match this document)"
@@ -138,7 +148,7 @@ def build_requests(
                 "doc_kind": doc.kind,
                 "chunk_note": f", part {i + 1} of {len(chunks)}" if len(chunks) > 1 else "",
                 "anchors": format_anchors(registry.relevant_to(chunk)),
-                "document": chunk.strip(),
+                "document": contain(chunk.strip()),
             }
             system, user = template.render(values)
             requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks)))

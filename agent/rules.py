@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from agent.anchors import Anchor, AnchorRegistry
+from agent.anchors import Anchor, AnchorRegistry, bare_name, normalise_url
 from agent.arxiv import find_ids, key_of, validate
 from agent.text import facts, locate, similarity
 from schemas.briefing import KeyPoint
@@ -111,9 +111,14 @@ class Selection:
 
 
 def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]]:
-    """Keep a claim only if every evidence quote occurs in its document (by characters, after
-    whitespace folding) and every arXiv ID it cites is written there. Key points whose figures
-    the document does not contain are dropped from the claim, and said so."""
+    """Keep a claim only if its evidence is in its document (by characters, after folding; a
+    quote elided in the middle counts when its parts occur in order, close together) and every
+    arXiv ID it cites is written there.
+
+    A quote that cannot be found is dropped on its own: the claim stays when its other quotes
+    ground it and every figure of its key points is in the document (a model roughens one
+    quote far more often than it invents a claim). Otherwise key points whose figures the
+    document does not contain are dropped from the claim, and said so."""
     kept: list[Candidate] = []
     findings: list[Finding] = []
     order = 0
@@ -124,33 +129,58 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
         doc_facts = facts(r.doc.text)
         for claim in r.extraction.claims:
             order += 1
-            missing = [q for q in claim.evidence if locate(q, r.doc.text).kind == "none"]
+            found = {q: locate(q, r.doc.text) for q in claim.evidence}
+            missing = [q for q, a in found.items() if a.kind == "none"]
             bad_ids = [a.arxiv_id for a in claim.arxiv if key_of(a.arxiv_id) not in doc_ids]
-            if not claim.evidence or missing or bad_ids:
+            stray = [p for p in claim.key_points if not _point_facts(p) <= doc_facts]
+            if not claim.evidence or bad_ids or len(missing) == len(claim.evidence) or (missing and stray):
                 why = (
                     "no evidence quote"
                     if not claim.evidence
-                    else f"quote not in the document: {missing[0][:40]!r}"
-                    if missing
                     else f"arXiv {bad_ids[0]} is not in the document"
+                    if bad_ids
+                    else f"quote not in the document: {missing[0][:40]!r}"
+                    + ("" if len(missing) == len(claim.evidence) else ", and a key point's figures are not either")
                 )
                 findings.append(Finding("grounding", claim.title, r.doc.path, "dropped", why))
                 continue
-            points = [p for p in claim.key_points if _point_facts(p) <= doc_facts]
-            for p in claim.key_points:
-                if p not in points:
-                    stray = sorted(_point_facts(p) - doc_facts)
+            for q in missing:
+                findings.append(
+                    Finding(
+                        "grounding",
+                        claim.title,
+                        r.doc.path,
+                        "quote dropped",
+                        f"not in the document: {q[:40]!r}; the claim stands on its other quotes",
+                    )
+                )
+            for q, a in found.items():
+                if a.kind == "elided":
                     findings.append(
                         Finding(
-                            "grounding",
-                            claim.title,
-                            r.doc.path,
-                            "key point dropped",
-                            f"{', '.join(stray[:3])} not in the document: {p.text[:40]!r}",
+                            "grounding", claim.title, r.doc.path, "quote elided", f"parts found in order: {q[:40]!r}"
                         )
                     )
+            evidence = [q for q in claim.evidence if q not in missing]
+            points = [p for p in claim.key_points if p not in stray]
+            for p in stray:
+                gone = sorted(_point_facts(p) - doc_facts)
+                findings.append(
+                    Finding(
+                        "grounding",
+                        claim.title,
+                        r.doc.path,
+                        "key point dropped",
+                        f"{', '.join(gone[:3])} not in the document: {p.text[:40]!r}",
+                    )
+                )
             kept.append(
-                Candidate(claim.model_copy(update={"key_points": points}), r.doc, order, r.extraction.relevance)
+                Candidate(
+                    claim.model_copy(update={"key_points": points, "evidence": evidence}),
+                    r.doc,
+                    order,
+                    r.extraction.relevance,
+                )
             )
     return kept, findings
 
@@ -269,12 +299,117 @@ def merge(cands: list[Candidate]) -> tuple[list[Group], list[Finding]]:
 
 def _same_subject(a: Candidate, b: Candidate) -> bool:
     if a.doc.path == b.doc.path:
-        return False  # one document's claims are distinct by construction
+        return one_release(a, b)
     if a.arxiv_keys & b.arxiv_keys:
         return True
-    if {u.rstrip("/") for u in a.claim.urls} & {u.rstrip("/") for u in b.claim.urls}:
+    if {normalise_url(u) for u in a.claim.urls} & {normalise_url(u) for u in b.claim.urls}:
         return True
     return similarity(a.claim.title, b.claim.title) >= MERGE_SIMILARITY
+
+
+_TOP_SECTION = re.compile(r"§\s*([^\d§；;，,]*?)\s*(\d+)|§\s*([^\s.．/§；;，,]+)")
+
+
+def top_sections(section_ref: str) -> set[str]:
+    """The top-level § labels a reference names: '§条目 1.1；§条目 1.5' -> {'条目1'},
+    '§一.1' -> {'一'}, '§条目 1.2–1.4；§条目 3' -> {'条目1', '条目3'}."""
+    out = set()
+    for m in _TOP_SECTION.finditer(section_ref):
+        out.add(f"{m[1].strip()}{m[2]}" if m[2] else m[3])
+    return out
+
+
+def one_release(a: Candidate, b: Candidate) -> bool:
+    """Two claims of one document are one subject when they come from the same top-level § and
+    relate to the same anchor — a model often splits a release from one of its features. Claims
+    about different anchors stay apart; unanchored ones must also name a like subject (one §
+    of a digest can hold several unrelated items)."""
+    if not top_sections(a.claim.section_ref) & top_sections(b.claim.section_ref):
+        return False
+    if a.anchor is not None or b.anchor is not None:
+        return a.anchor is not None and b.anchor is not None and a.anchor.key == b.anchor.key
+    return similarity(subject_head(a.claim.title), subject_head(b.claim.title)) >= MERGE_SIMILARITY
+
+
+def subject_head(title: str) -> str:
+    """The subject of a title: what comes before its dash, colon or parenthesis."""
+    return re.split(r"\s+[—–-]+\s+|——|：|:|（|\(", title, maxsplit=1)[0].strip()
+
+
+# --- sections of the living document -------------------------------------------------------------
+
+_SECTION_REF = re.compile(r"^\s*§\s*(\d+(?:\.\d+)*)\s*(.*)$", re.S)
+SECTION_ALIKE = 0.6
+
+
+def _split_section(section: str) -> tuple[str, str, str] | None:
+    """'§1.4 推理可观测性（新增）' -> ('1.4', '推理可观测性', '（新增）'); None without a number."""
+    m = _SECTION_REF.match(section)
+    if not m:
+        return None
+    rest = m[2].strip()
+    name = re.split(r"[（(]", rest, maxsplit=1)[0].strip()
+    return m[1], name, rest[len(name) :].strip()
+
+
+def reconcile_sections(groups: list[Group], living: Sequence[str]) -> tuple[list[Group], list[Finding]]:
+    """One number per block name, one name per block. Each document's call proposes its own
+    "§1.5 …" for what the living document lacks, so two documents can propose two different
+    blocks under one number, or one block under two names. A living section keeps its number;
+    a proposed block like one already seen (by name) joins it; a new block keeps its number when
+    it is free and otherwise takes the next free one. Strongest groups first: they keep theirs."""
+    numbers: dict[str, str] = {}  # block name -> number
+    for sec in living:
+        if parts := _split_section(sec):
+            numbers.setdefault(parts[1], parts[0])
+    taken = set(numbers.values())
+    findings: list[Finding] = []
+    renamed: dict[int, str] = {}
+    for gi, g in sorted(enumerate(groups), key=lambda p: p[1].rank()):
+        parts = _split_section(g.lead.claim.suggested_section)
+        if parts is None:
+            continue
+        num, name, tail = parts
+        same = max(numbers, key=lambda n: similarity(n, name), default="")
+        if same and (same == name or similarity(same, name) >= SECTION_ALIKE):
+            block, number = same, numbers[same]
+        else:
+            block, number = name, num if num not in taken else _next_free(num, taken)
+            numbers[block] = number
+            taken.add(number)
+        if (number, block) != (num, name):
+            findings.append(
+                Finding(
+                    "sections",
+                    g.lead.claim.title,
+                    g.lead.doc.path,
+                    "renumbered" if block == name else "renamed",
+                    f"§{num} {name} -> §{number} {block}",
+                )
+            )
+        renamed[gi] = f"§{number} {block}{tail}"
+    out = []
+    for gi, g in enumerate(groups):
+        if gi not in renamed:
+            out.append(g)
+            continue
+        members = tuple(
+            replace(c, claim=c.claim.model_copy(update={"suggested_section": renamed[gi]})) if k == 0 else c
+            for k, c in enumerate(g.members)
+        )
+        out.append(Group(members))
+    return out, findings
+
+
+def _next_free(number: str, taken: set[str]) -> str:
+    """The next number under the same parent: 1.5 taken -> 1.6 (or the first free after it)."""
+    head, _, last = number.rpartition(".")
+    n = int(last)
+    while True:
+        n += 1
+        candidate = f"{head}.{n}" if head else str(n)
+        if candidate not in taken:
+            return candidate
 
 
 # --- 5. selection ---------------------------------------------------------------------------------
@@ -347,6 +482,29 @@ def number_conflicts(g: Group) -> list[str]:
     return out
 
 
+# --- relevance of a source, as the briefing means it ----------------------------------------------
+
+
+def relevance(doc: SourceDoc, extraction: FileExtraction, on_topic: int) -> tuple[str, Finding | None]:
+    """The 一 label of a source, derived from what it carried rather than how much else it held:
+    a same-evening briefing of another topic is 邻接; a report with at least one grounded claim
+    on the topic is 高, however much else it holds; a card or a queue with none is 参考. Any
+    other source keeps the model's label. A label that differs from the model's is a finding."""
+    if doc.kind == "adjacent":
+        label, why = "邻接", "a same-evening briefing of another topic"
+    elif doc.kind == "report" and on_topic:
+        label, why = "高", f"a report with {on_topic} grounded claim(s) on the topic"
+    elif doc.kind in ("paper_card", "queue") and not on_topic:
+        label, why = "参考", f"a {doc.kind.replace('_', ' ')} with no grounded claim on the topic"
+    else:
+        return extraction.relevance, None
+    if label == extraction.relevance:
+        return label, None
+    return label, Finding(
+        "relevance", doc.name, doc.path, "relabelled", f"{label}: {why}; the model said {extraction.relevance}"
+    )
+
+
 # --- 7. resolution of carried to-verify items -----------------------------------------------------
 
 
@@ -366,8 +524,9 @@ def resolve(results: Sequence[DocResult], reg: AnchorRegistry) -> tuple[list[Res
         if r.extraction is None or r.doc.kind == "adjacent":
             continue
         for res in r.extraction.resolved:
-            item = max(reg.open_items, key=lambda o: similarity(res.item, o.item.title), default=None)
-            if item is None or similarity(res.item, item.item.title) < 0.6:
+            named = bare_name(res.item)
+            item = max(reg.open_items, key=lambda o: similarity(named, bare_name(o.item.title)), default=None)
+            if item is None or similarity(named, bare_name(item.item.title)) < 0.6:
                 findings.append(Finding("resolve", res.item, r.doc.path, "ignored", "not an open to-verify item"))
             elif locate(res.evidence, r.doc.text).kind == "none":
                 findings.append(

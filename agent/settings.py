@@ -159,6 +159,10 @@ class LimitsSection(_Frozen):
     max_increments: int = Field(default=8, ge=1)
     min_stars: int = Field(default=4, ge=1, le=5, description="Stars a claim needs to be an increment.")
     secondary_min_stars: int = Field(default=3, ge=1, le=5, description="Stars for a secondary anchor.")
+    max_to_verify: int = Field(default=6, ge=0, description="Items block 三 may hold; the rest are findings.")
+    carry_evenings: int = Field(
+        default=3, ge=1, description="Evenings an open to-verify item is carried before it is dropped unverified."
+    )
 
 
 class TopicSection(_Frozen):
@@ -187,7 +191,7 @@ FIRST_DATE = dt.date(1970, 1, 1)
 LAST_DATE = dt.date(9998, 12, 31)
 
 
-def evening_date(value: str, flag: str = "--date") -> dt.date:
+def evening_date(value: str | dt.date, flag: str = "--date") -> dt.date:
     """The one date parser for evenings given by a user (flags, case files)."""
     try:
         day = value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))

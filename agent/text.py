@@ -235,13 +235,14 @@ def fold(s: str) -> str:
 class Alignment:
     """Where a quote was found in its source and how faithfully.
 
-    `kind` is the first tier that found it: "exact" (verbatim), "folded" (equal after `fold`),
-    "fuzzy" (a window of the folded text is at least `threshold` similar) or "none". For
-    "none", `start` and `end` are -1 and `score` is the best fuzzy score seen, to show how
-    near a miss was.
+    `kind` is the first tier that found it: "exact" (verbatim), "folded" (equal after `fold`,
+    or after it with every space removed), "fuzzy" (a window of the folded text is at least
+    `threshold` similar), "elided" (a quote whose middle a model cut with "……" or "...", whose
+    parts occur in order, close together) or "none". For "none", `start` and `end` are -1 and
+    `score` is the best fuzzy score seen, to show how near a miss was.
     """
 
-    kind: Literal["exact", "folded", "fuzzy", "none"]
+    kind: Literal["exact", "folded", "fuzzy", "elided", "none"]
     start: int
     end: int
     score: float
@@ -333,12 +334,72 @@ def locate(quote: str, text: str, *, threshold: float = 0.9, min_fuzzy_len: int 
     k = doc.text.find(q)
     if k >= 0:
         return Alignment("folded", doc.starts[k], doc.ends[k + len(q) - 1], 1.0)
+    bare, where = _spaceless(doc.text)
+    qs = q.replace(" ", "")
+    k = bare.find(qs) if qs else -1
+    if k >= 0:  # "vLLM FP8" quoted as "vLLMFP8": spacing is a matter of taste, in English too
+        return Alignment("folded", doc.starts[where[k]], doc.ends[where[k + len(qs) - 1]], 1.0)
+    if _ELISION.search(quote):
+        return _elided(quote, doc, threshold, min_fuzzy_len)
     if len(q) < min_fuzzy_len:
         return Alignment("none", -1, -1, 0.0)
     score, start, end = _fuzzy(q, doc.text)
     if start >= 0 and score >= threshold:
         return Alignment("fuzzy", doc.starts[start], doc.ends[end - 1], score)
     return Alignment("none", -1, -1, score)
+
+
+_ELISION = re.compile(r"\s*(?:…+|\.{3,}|。{3,}|⋯+)\s*")
+ELIDED_PART = 4  # folded characters a part needs to say where it is; shorter parts match anywhere
+ELIDED_GAP = 240  # folded characters allowed between two parts: "close together", one passage
+
+
+@lru_cache(maxsize=16)
+def _spaceless(folded: str) -> tuple[str, tuple[int, ...]]:
+    """`folded` without spaces, and for each of its characters the index in `folded`."""
+    keep = [i for i, c in enumerate(folded) if c != " "]
+    return "".join(folded[i] for i in keep), tuple(keep)
+
+
+def _elided(quote: str, doc: _Folded, threshold: float, min_fuzzy_len: int) -> Alignment:
+    """A quote cut in the middle ("A……B"): every part must occur, in order, each within
+    `ELIDED_GAP` of the one before. A part is found folded (spaces ignored), or approximately
+    when it is long enough to fuzzy-match on its own. Each occurrence of the first part is
+    tried, since a phrase can recur in a document."""
+    parts = [p for p in (fold(x).replace(" ", "") for x in _ELISION.split(quote)) if p]
+    if len(parts) < 2 or any(len(p) < ELIDED_PART for p in parts):
+        return Alignment("none", -1, -1, 0.0)
+    bare, where = _spaceless(doc.text)
+    k = bare.find(parts[0])
+    for _ in range(20):
+        if k < 0:
+            break
+        found = _rest_in_order(parts[1:], bare, k + len(parts[0]), threshold, min_fuzzy_len)
+        if found is not None:
+            end, score = found
+            return Alignment("elided", doc.starts[where[k]], doc.ends[where[end - 1]], score)
+        k = bare.find(parts[0], k + 1)
+    return Alignment("none", -1, -1, 0.0)
+
+
+def _rest_in_order(
+    parts: list[str], bare: str, pos: int, threshold: float, min_fuzzy_len: int
+) -> tuple[int, float] | None:
+    """(end, score) of `parts` found one after another from `pos`, each close to the last."""
+    score = 1.0
+    for part in parts:
+        limit = min(len(bare), pos + ELIDED_GAP + len(part))
+        k = bare.find(part, pos, limit)
+        if k >= 0:
+            pos = k + len(part)
+        elif len(part) >= min_fuzzy_len:
+            s, a, b = _fuzzy(part, bare[pos:limit])
+            if a < 0 or s < threshold:
+                return None
+            pos, score = pos + b, min(score, s)
+        else:
+            return None
+    return pos, score
 
 
 @lru_cache(maxsize=8192)

@@ -47,7 +47,25 @@ from schemas.run import (
 # Decisions that keep a claim (or say nothing about removing one); every other decision a rule
 # reports removed or demoted something, and goes to the page's last block. A denylist on purpose:
 # a rule added later shows up there without a change here.
-_KEPT = frozenset({"new", "supplement", "merged", "increment", "to verify", "carried over", "resolved"})
+_KEPT = frozenset(
+    {
+        "new",
+        "supplement",
+        "merged",
+        "increment",
+        "to verify",
+        "carried over",
+        "resolved",
+        # the claim stays: one of its quotes was dropped or matched elided, its § renumbered, its source relabelled
+        "quote dropped",
+        "quote elided",
+        "renumbered",
+        "renamed",
+        "relabelled",
+    }
+)
+# Rules about to-verify notes, not claims: 三 and 五 say what became of them (and --explain why).
+_NOT_CLAIMS = frozenset({"to-verify", "carry"})
 # How agent.rules.number_conflicts words a disagreement: "<doc> 称 <v / v> <unit>，<doc> 称 <v> <unit>".
 _CONFLICT = re.compile(r"^(?P<a>\S+) 称 (?P<va>.+?) (?P<u>\S+)，(?P<b>\S+) 称 (?P<vb>.+?) (?P=u)$")
 _VERIFY_SIMILAR = 0.5
@@ -120,7 +138,7 @@ def run_record(
     removed = [
         Removed(finding=i, spans=_claim_spans(claims, f.doc, f.subject, spans))
         for i, f in enumerate(findings)
-        if f.decision not in _KEPT
+        if f.decision not in _KEPT and f.rule not in _NOT_CLAIMS
     ]
     linked = spans.used | {d for s in sources for d in s.docs} | {v.source for v in verify if v.source}
     linked |= {i.supplement.source for i in incs if i.supplement}

@@ -8,6 +8,7 @@ Modules, one concept each:
 - metrics.py  pure scores of a briefing against its gold, each with matched / missed / extra items
 - runner.py   run a case offline, parse the output back, score, compare with eval/baseline.json
 - report.py   the terminal table, the JSON for machines, the side-by-side HTML page
+- relay.py    a folder of a real model's saved answers -> relayed cassettes (`predigest cassettes relay`)
 
 `run_eval` is the `predigest eval` command as a function; the CLI only prints what it returns.
 """

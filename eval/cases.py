@@ -5,6 +5,10 @@ eval/cases/<date>-<topic>/case.toml   workspace, topic, date, [cassettes], descr
 eval/cases/<date>-<topic>/gold.md     the gold briefing, in the seed's format
 ```
 
+`cassettes` is one folder or a list of them. Each set is its own row of the eval, scored and
+baselined on its own: the first under the case's name, each further one as `<case>@<folder>`
+(the demo case replays its reference answers and, as `@world-relayed`, a real model's).
+
 Paths in `case.toml` are relative to the repository root (the nearest folder above the case with
 a `pyproject.toml`), so a case names `examples/world` the way the README does, and a case folder
 can be read from any working directory.
@@ -12,6 +16,7 @@ can be read from any working directory.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import tomllib
 from dataclasses import dataclass
@@ -19,6 +24,7 @@ from pathlib import Path
 
 from agent.errors import PredigestError
 from agent.parse import parse
+from agent.settings import evening_date
 from schemas.briefing import Briefing
 
 CASE_FILE = "case.toml"
@@ -41,13 +47,23 @@ class CaseError(PredigestError):
 class Case:
     """One gold case, with every path resolved (absolute) so a runner never guesses."""
 
-    name: str  # the folder name, e.g. "2026-09-22-inference"
+    name: str  # the row name: the folder name, e.g. "2026-09-22-inference", or "<folder>@<set>"
     folder: Path
     workspace: Path
     topic: str
     date: dt.date
     cassettes: Path | None  # None: the workspace's own [llm] cassettes
     description: str
+    more_cassettes: tuple[Path, ...] = ()  # further sets, each its own row (see `rows`)
+
+    def rows(self) -> list[Case]:
+        """One case per cassette set: the first keeps the case's name, each further one is
+        named `<case>@<set folder>` so that it has its own line in the baseline."""
+        first = dataclasses.replace(self, more_cassettes=())
+        return [first] + [
+            dataclasses.replace(first, name=f"{self.folder.name}@{path.name}", cassettes=path)
+            for path in self.more_cassettes
+        ]
 
     @property
     def gold_path(self) -> Path:
@@ -91,21 +107,31 @@ def load_case(folder: Path, root: Path | None = None) -> Case:
     workspace = root / str(data["workspace"])
     if not workspace.is_dir():
         raise CaseError(f"workspace {workspace} does not exist", path=toml_path, hint="paths are relative to the repo")
-    cassettes = root / str(data["cassettes"]) if data.get("cassettes") else None
+    sets = data.get("cassettes") or []
+    sets = [sets] if isinstance(sets, str) else sets
+    if not isinstance(sets, list) or not all(isinstance(x, str) and x for x in sets):
+        raise CaseError("cassettes must be a folder or a list of folders", path=toml_path)
+    paths = [root / x for x in sets]
+    names = [p.name for p in paths]
+    if len(set(names)) != len(names):
+        raise CaseError("two cassette sets share a folder name", path=toml_path, hint="each set names its own row")
     return Case(
         name=folder.name,
         folder=folder,
         workspace=workspace,
         topic=str(data["topic"]),
         date=_date(data["date"], toml_path),
-        cassettes=cassettes,
+        cassettes=paths[0] if paths else None,
         description=str(data.get("description", "")).strip(),
+        more_cassettes=tuple(paths[1:]),
     )
 
 
 def load_cases(cases_dir: Path, only: str | None = None, root: Path | None = None) -> list[Case]:
-    """Every case under `cases_dir` in name order (= date order), or just the one named `only`."""
+    """Every case under `cases_dir` in name order (= date order), or just the one named `only`
+    (a row name `<case>@<set>` picks the case; `load_rows` then keeps only that row)."""
     cases_dir = Path(cases_dir)
+    only = only.split("@", 1)[0] if only else only
     if not cases_dir.is_dir():
         raise CaseError("the cases folder does not exist", path=cases_dir, hint="pass --cases eval/cases")
     folders = sorted(p for p in cases_dir.iterdir() if p.is_dir() and (p / CASE_FILE).is_file())
@@ -120,12 +146,23 @@ def load_cases(cases_dir: Path, only: str | None = None, root: Path | None = Non
     return [load_case(p, root) for p in folders]
 
 
+def load_rows(cases_dir: Path, only: str | None = None, root: Path | None = None) -> list[Case]:
+    """Every row (case × cassette set) to run; `only` names a case (all its rows) or one row."""
+    rows = [row for case in load_cases(cases_dir, only, root) for row in case.rows()]
+    if only and "@" in only:
+        picked = [r for r in rows if r.name == only]
+        if not picked:
+            names = ", ".join(r.name for r in rows)
+            raise CaseError(f"no row named {only!r}", path=Path(cases_dir), hint=f"pick one of: {names}")
+        return picked
+    return rows
+
+
 def _date(value: object, path: Path) -> dt.date:
+    """TOML gives a date (or a datetime); anything else goes through the one date parser."""
     if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
+        value = value.date()
     try:
-        return dt.date.fromisoformat(str(value))
-    except ValueError:
-        raise CaseError(f"date {value!r} is not a date", path=path, hint="write date = 2026-09-22") from None
+        return evening_date(value if isinstance(value, dt.date) else str(value), flag="date")
+    except PredigestError as e:
+        raise CaseError(e.message, path=path, hint="write date = 2026-09-22") from None

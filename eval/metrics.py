@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from agent.arxiv import find_ids, normalise, validate
 from agent.text import facts, similarity
-from schemas.briefing import Briefing, Increment
+from schemas.briefing import Briefing, Increment, VerifyItem
 
 TITLE_THRESHOLD = 0.5  # unrelated seed titles stay below 0.15; a paraphrase of one title scores ≥ 0.5
 PRIORITY_LINK = 0.3  # a priority row "is about" the increment whose title is most like it, if this alike
@@ -35,11 +35,13 @@ METRICS: dict[str, str] = {
     "increment_f1": "harmonic mean of increment precision and recall",
     "new_arxiv_f1": "set F1 of the summary's new arXiv IDs (versionless)",
     "continued_arxiv_f1": "set F1 of continued arXiv rows as ID→anchoring date (N-N锚定)",
-    "key_fact_recall": "numbers, versions, flags and names of matched gold key points found in the output",
+    "key_fact_recall": "numbers, versions, flags and names of the gold key points found in the matched output increment"
+    " (an unmatched gold increment's facts count as missed)",
     "sources_recall": "gold source-table rows the output lists (by key file)",
-    "relevance_agreement": "matched source rows with the same relevance label",
-    "to_verify_recall": "gold to-verify items the output raises (title similarity)",
-    "priority_agreement": "order (pairwise concordance) and level agreement of matched priority rows",
+    "relevance_agreement": "gold source rows the output lists with the same relevance label",
+    "to_verify_recall": "gold to-verify items the output raises (same subject and question, or alike titles)",
+    "to_verify_precision": "output to-verify items that raise a gold item",
+    "priority_agreement": "order (pairwise concordance) of paired rows, and gold rows met at the same level",
     "rule_compliance": "3–8 increments, no anchored arXiv presented as new, valid arXiv IDs, grounded increments",
 }
 
@@ -103,7 +105,7 @@ def score(gold: Briefing, out: Briefing, ctx: RuleContext, *, threshold: float =
         continued_arxiv_f1(gold, out),
         key_fact_recall(gold, out, m),
         *source_scores(gold, out),
-        to_verify_recall(gold, out, threshold),
+        *to_verify_scores(gold, out, m, threshold),
         priority_agreement(gold, out, m, threshold),
         rule_compliance(out, ctx),
     ]
@@ -259,25 +261,26 @@ def _facts_of(texts: Iterable[str]) -> set[str]:
 
 
 def key_fact_recall(gold: Briefing, out: Briefing, m: Matching) -> Score:
-    """Micro-averaged over matched increments: an unmatched increment already costs recall."""
+    """Micro-averaged over every gold increment: a fact of an unmatched gold increment is missed,
+    so a briefing that finds half the increments cannot read 1.000 here."""
     matched: list[str] = []
     missed: list[str] = []
-    for p in m.pairs:
-        g, o = gold.increments[p.gold], out.increments[p.out]
+    paired = {p.gold: p.out for p in m.pairs}
+    for gi, g in enumerate(gold.increments):
         want = _facts_of(k.text for k in g.all_points())
-        have = _facts_of([o.title, o.arxiv_line, *(k.text for k in o.all_points())])
+        have: set[str] = set()
+        if gi in paired:
+            o = out.increments[paired[gi]]
+            have = _facts_of([o.title, o.arxiv_line, *(k.text for k in o.all_points())])
         matched += [f"增量 {g.number} · {f}" for f in sorted(want & have)]
-        missed += [f"增量 {g.number} · {f}" for f in sorted(want - have)]
+        missed += [f"增量 {g.number} · {f}" + ("" if gi in paired else "（增量未匹配）") for f in sorted(want - have)]
     total = len(matched) + len(missed)
-    # With no increment matched there is nothing to measure, but a vacuous 1.0 would read as
-    # perfect next to a recall of 0: say 0.
-    value = 0.0 if not m.pairs and gold.increments else _ratio(len(matched), total)
     return Score(
         "key_fact_recall",
-        value,
+        _ratio(len(matched), total),
         tuple(matched),
         tuple(missed),
-        note=f"{len(matched)}/{total} facts of {len(m.pairs)} matched increments",
+        note=f"{len(matched)}/{total} facts; {len(m.pairs)}/{len(gold.increments)} gold increments matched",
     )
 
 
@@ -313,10 +316,11 @@ def source_scores(gold: Briefing, out: Briefing) -> list[Score]:
     same = [k for k in both if _label(g[k]) == _label(o[k])]
     agree = Score(
         "relevance_agreement",
-        _ratio(len(same), len(both)),
+        _ratio(len(same), len(g)),
         tuple(f"{k} {g[k]}" for k in same),
-        tuple(f"{k} gold {g[k]} / output {o[k]}" for k in both if k not in same),
-        note=f"{len(same)}/{len(both)} matched rows agree",
+        tuple(f"{k} gold {g[k]} / output {o[k]}" for k in both if k not in same)
+        + tuple(f"{k} gold {g[k]} / not listed" for k in g if k not in o),
+        note=f"{len(same)}/{len(g)} gold rows agree ({len(both)} listed)",
     )
     return [recall, agree]
 
@@ -324,21 +328,80 @@ def source_scores(gold: Briefing, out: Briefing) -> list[Score]:
 # --- to-verify ------------------------------------------------------------------------------------
 
 
-def to_verify_recall(gold: Briefing, out: Briefing, threshold: float = TITLE_THRESHOLD) -> Score:
-    cands = [
-        Pair(gi, oi, sim, (f"title {sim:.2f}",))
-        for gi, g in enumerate(gold.to_verify)
-        for oi, o in enumerate(out.to_verify)
-        if (sim := similarity(g.title, o.title)) >= threshold
+QUESTION_LIKE = 0.28  # same subject and this alike: the same question (seen: same 0.30–0.42, other 0.21–0.26)
+
+
+def _names(text: str) -> set[str]:
+    """Latin names, lowercased, and their hyphen parts ('KV-Cache' -> kv-cache, kv, cache)."""
+    out: set[str] = set()
+    for w in re.findall(r"[A-Za-z][A-Za-z0-9.+-]*[A-Za-z0-9]", text):
+        w = w.lower()
+        out |= {w, *(p for p in w.split("-") if len(p) > 1)}
+    return out
+
+
+def verify_subject(v: VerifyItem, b: Briefing) -> int | None:
+    """The increment (index) a to-verify item concerns: one whose arXiv ID it cites; else the one
+    whose title shares a name with the item's title and, with its key points, a second name with
+    the item; else one whose title reads much like it. None for an item about something else (an
+    anchor of an earlier evening, a carried item)."""
+    best: tuple[tuple[int, int, int, float], int] | None = None
+    mine, asked = _names(v.title), _names(f"{v.title} {v.problem}")
+    for i, inc in enumerate(b.increments):
+        ids = _keys([v.title, v.problem]) & increment_arxiv(inc)
+        head = _names(f"{inc.title} {inc.arxiv_line}")
+        body = head | _names(" ".join(k.text for k in inc.all_points()))
+        in_title, in_all = len(mine & head), len(asked & body)
+        sim = similarity(v.title, inc.title)
+        key = (len(ids), in_title, in_all, sim)
+        if (ids or (in_title and in_all >= 2) or sim >= 0.4) and (best is None or key > best[0]):
+            best = (key, i)
+    return None if best is None else best[1]
+
+
+def _questions(v: VerifyItem) -> list[str]:
+    """What an item asks, piece by piece: an item that merges several notes about one subject
+    lists them after its subject ('主题：问题一；问题二') and in its problem, one per '；'."""
+    _, _, asked = v.title.partition("：")
+    return [
+        f"{v.title} {v.problem}",
+        v.title,
+        *(q for q in asked.split("；") if q),
+        *(p for p in v.problem.split("；") if p),
     ]
-    m = _greedy(cands, len(gold.to_verify), len(out.to_verify))
-    return Score(
-        "to_verify_recall",
-        _ratio(len(m.pairs), len(gold.to_verify)),
-        tuple(f"{gold.to_verify[p.gold].title} ↔ {out.to_verify[p.out].title}" for p in m.pairs),
-        tuple(gold.to_verify[i].title for i in m.missed),
-        tuple(out.to_verify[i].title for i in m.extra),
+
+
+def question_likeness(g: VerifyItem, o: VerifyItem) -> float:
+    """How alike the gold item's question is to the closest question the output item asks."""
+    return max(similarity(f"{g.title} {g.problem}", q) for q in _questions(o))
+
+
+def to_verify_scores(gold: Briefing, out: Briefing, m: Matching, threshold: float = TITLE_THRESHOLD) -> list[Score]:
+    """Recall and precision of block 三. An output item raises a gold item when both concern
+    increments the matching paired and ask the same question (the figure, flag or version in
+    doubt, `QUESTION_LIKE`), or when their titles are alike (a carried item keeps its title)."""
+    paired = {(p.gold, p.out) for p in m.pairs}
+    gs = [verify_subject(v, gold) for v in gold.to_verify]
+    os_ = [verify_subject(v, out) for v in out.to_verify]
+    cands: list[Pair] = []
+    for gi, g in enumerate(gold.to_verify):
+        for oi, o in enumerate(out.to_verify):
+            title = similarity(g.title, o.title)
+            if gs[gi] is not None and (gs[gi], os_[oi]) in paired and (q := question_likeness(g, o)) >= QUESTION_LIKE:
+                cands.append(Pair(gi, oi, 1.0 + q, (f"same increment, question {q:.2f}",)))
+            elif title >= threshold:
+                cands.append(Pair(gi, oi, title, (f"title {title:.2f}",)))
+    vm = _greedy(cands, len(gold.to_verify), len(out.to_verify))
+    matched = tuple(
+        f"{gold.to_verify[p.gold].title} ↔ {out.to_verify[p.out].title} ({', '.join(p.reasons)})" for p in vm.pairs
     )
+    missed = tuple(gold.to_verify[i].title for i in vm.missed)
+    extra = tuple(out.to_verify[i].title for i in vm.extra)
+    note = f"{len(vm.pairs)} raised of {len(gold.to_verify)} gold / {len(out.to_verify)} output items"
+    return [
+        Score("to_verify_recall", _ratio(len(vm.pairs), len(gold.to_verify)), matched, missed, extra, note),
+        Score("to_verify_precision", _ratio(len(vm.pairs), len(out.to_verify)), matched, missed, extra, note),
+    ]
 
 
 # --- priorities -----------------------------------------------------------------------------------
@@ -360,8 +423,8 @@ def _links(b: Briefing) -> list[int | None]:
 def priority_agreement(gold: Briefing, out: Briefing, m: Matching, threshold: float = TITLE_THRESHOLD) -> Score:
     """Rows pair by shared arXiv ID, by being about increments the matching paired (a row's
     increment is the one whose title is most like it), or by similar content. The value is the
-    mean of the pairwise order concordance (Kendall-like) and the share of paired rows at the
-    same level; unpaired rows are listed, not scored (the increment scores already count them)."""
+    mean of the pairwise order concordance (Kendall-like) of the paired rows and the share of
+    gold rows met at the same level, so an unpaired gold row costs the score."""
     gl, ol = _links(gold), _links(out)
     paired_inc = {(p.gold, p.out) for p in m.pairs}
     cands: list[Pair] = []
@@ -390,7 +453,8 @@ def priority_agreement(gold: Briefing, out: Briefing, m: Matching, threshold: fl
     concordant = sum(1 for i in range(n) for j in range(i + 1, n) if pairs[i].out < pairs[j].out)
     order = _ratio(concordant, total) if n else 0.0
     same = [p for p in pairs if _label(gold.priorities[p.gold].level) == _label(out.priorities[p.out].level)]
-    level = len(same) / n if n else 0.0
+    # over every gold row: a row the output never pairs is a level it did not meet
+    level = _ratio(len(same), len(gold.priorities)) if gold.priorities else (1.0 if not out.priorities else 0.0)
 
     def row(i: int, b: Briefing) -> str:
         r = b.priorities[i]
@@ -403,7 +467,8 @@ def priority_agreement(gold: Briefing, out: Briefing, m: Matching, threshold: fl
         tuple(f"{row(p.gold, gold)} ↔ output {out.priorities[p.out].level}" for p in pairs if p not in same)
         + tuple(f"{row(i, gold)} (no output row)" for i in pm.missed),
         tuple(row(i, out) for i in pm.extra),
-        note=f"order {concordant}/{total} pairs concordant · level {len(same)}/{n} · {n}/{len(gold.priorities)} paired",
+        note=f"order {concordant}/{total} pairs concordant · level {len(same)}/{len(gold.priorities)} gold rows"
+        f" · {n}/{len(gold.priorities)} paired",
     )
 
 

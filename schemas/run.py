@@ -20,7 +20,7 @@ from schemas.briefing import Briefing
 
 RUN_SCHEMA_VERSION = 1
 
-MatchKind = Literal["exact", "folded", "fuzzy", "none"]
+MatchKind = Literal["exact", "folded", "fuzzy", "elided", "none"]
 
 
 class _Model(BaseModel):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.anchors import _URL, Anchor, AnchorRegistry, build_registry, normalise_url
+from agent.anchors import _URL, Anchor, AnchorRegistry, bare_name, build_registry, normalise_url
 from agent.arxiv import find_ids
 from agent.ingest import scan, sources
 from agent.text import similarity
@@ -25,7 +25,8 @@ DATE = dt.date(2026, 9, 22)
 
 
 def subject_by_scan(reg: AnchorRegistry, title: str, threshold: float) -> Anchor | None:
-    scored = ((similarity(title, a.key), a) for a in reg.anchors if a.kind == "subject")
+    title = bare_name(title)
+    scored = ((similarity(title, bare_name(a.key)), a) for a in reg.anchors if a.kind == "subject")
     best = max(scored, default=(0.0, None), key=lambda p: p[0])
     return best[1] if best[0] >= threshold else None
 
@@ -64,7 +65,7 @@ def test_subject_lookup_is_the_full_scan(registries: list[tuple[AnchorRegistry, 
     for reg, texts in registries:
         titles = [a.key for a in reg.anchors if a.kind == "subject"][::7]
         titles += [line[:40] for text in texts for line in text.splitlines() if line.startswith("#")]
-        titles += ["", "x", "完全无关的标题", "vLLM"]
+        titles += ["", "x", "完全无关的标题", "vLLM", "[subject] vLLM · 9-20", "待核实 ①：x"]
         for title in titles:
             for threshold in (0.45, 0.5, 0.6, 0.0):
                 assert reg.subject(title, threshold) == subject_by_scan(reg, title, threshold), (title, threshold)

@@ -117,3 +117,44 @@ def test_the_installed_console_script_runs() -> None:
         check=False,
     )
     assert bad.returncode == 2 and bad.stderr.startswith("error: topic 'nope'") and "Traceback" not in bad.stderr
+
+
+def test_prompt_show_json_has_the_messages_and_the_schema_and_takes_a_path_with_the_workspace() -> None:
+    doc = "work-queue/2026-09-22-2200.md"
+    r = predigest(
+        "prompt",
+        "show",
+        "examples/world",
+        "-t",
+        "inference",
+        "-d",
+        "2026-09-22",
+        "--doc",
+        f"examples/world/{doc}",
+        "--json",
+    )
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    (part,) = data["requests"]
+    assert part["doc"] == doc and [m["role"] for m in part["messages"]] == ["system", "user"]
+    assert data["prompt"].startswith("extract@") and "claims" in data["response_schema"]["properties"]
+
+
+def test_run_json_lists_the_files_written(tmp_path: Path) -> None:
+    r = predigest(
+        "run",
+        "examples/world",
+        "-t",
+        "inference",
+        "-d",
+        "2026-09-22",
+        "--backend",
+        "replay",
+        "--out",
+        f"{tmp_path}/",
+        "--json",
+    )
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["exit_code"] == 0 and not data["partial"] and len(data["written"]) == 3
+    assert all(Path(p).is_file() for p in data["written"]) and data["findings"]

@@ -34,8 +34,11 @@ def test_every_case_meets_the_baseline(demo: tuple[subprocess.CompletedProcess[s
     committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))["cases"]
     names = [case["case"] for case in report["cases"]]
     assert CASE in names and set(names) == set(committed)  # every case is baselined, every baseline has a case
-    # each case's cassette row, then the offline floor beside it
-    assert {n for n in names if not n.endswith(OFFLINE_ROW)} == {n.removesuffix(OFFLINE_ROW) for n in names}
+    # each case's cassette row, then the offline floor beside it; further cassette sets as `<case>@<set>`
+    assert {n for n in names if not n.endswith(OFFLINE_ROW) and "@" not in n} == {
+        n.removesuffix(OFFLINE_ROW) for n in names if "@" not in n
+    }
+    assert f"{CASE}@world-relayed" in names  # the demo case's second set: a real model's relayed answers
     for case in report["cases"]:
         name = case["case"]
         assert case["ok"] and case["errors"] == [], name
@@ -63,9 +66,10 @@ def test_html_shows_output_and_gold_side_by_side(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stdout + r.stderr
     text = page.read_text(encoding="utf-8")
     case = load_case(ROOT / "eval" / "cases" / CASE)
-    runs = [run_case(case), run_case(offline_row(case), backend="offline")]  # in-process: the rows' own titles
+    # in-process: the rows' own titles (one per cassette set, then the offline floor)
+    runs = [*(run_case(row) for row in case.rows()), run_case(offline_row(case), backend="offline")]
     cards = [r.card for r in runs if r.card is not None]
-    assert len(cards) == len(runs) == 2
+    assert len(cards) == len(runs) == 3
     for run in runs:
         assert run.output is not None and run.gold is not None
         for inc in [*run.gold.increments, *run.output.increments]:

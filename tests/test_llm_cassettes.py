@@ -203,3 +203,14 @@ def test_the_answer_is_stored_readable_and_replayed_byte_for_byte() -> None:
         assert wire_answer(stored) == wire
     not_json = {"choices": [{"message": {"content": "{broken"}}]}
     assert wire_answer(readable_answer(not_json)) == not_json
+
+
+def test_two_sets_answering_one_request_differently_are_refused() -> None:
+    """cassettes/world (reference) and cassettes/world-relayed (a real model) answer the same
+    requests: loading their parent folder would pick one answer per request silently."""
+    from agent.errors import PredigestError
+    from agent.llm.cassettes import CassetteIndex
+    from tests.paths import ROOT
+
+    with pytest.raises(PredigestError, match="answer the same request differently"):
+        CassetteIndex.load(ROOT / "cassettes")

@@ -120,3 +120,28 @@ def test_malformed_body_is_a_clean_error(tmp_path: Path) -> None:
     assert result.extraction is None
     assert "not JSON" in result.record.error and "<html>" in result.record.error
     assert not list(config.cassette_dir.glob("*.json"))
+
+
+def test_ctrl_c_stops_retries_and_new_requests_within_two_seconds(server: FakeOpenAI, tmp_path: Path) -> None:
+    """A server that keeps saying 'come back in 30 s': Ctrl-C must not wait that out, nor send
+    the queued documents, and it says how far the run got."""
+    import os
+    import signal
+    import threading
+
+    from agent.llm.extractor import RunInterrupted
+
+    server.default = lambda body: Reply(status=429, body=ERROR_BODY, headers={"Retry-After": "30"})
+    config = make_config(tmp_path, server.base_url, concurrency=2, max_attempts=10, max_total_s=300.0)
+    requests = [make_request(f"inbox/jay/2026-09-22-{i:04d}-doc.md") for i in range(8)]
+    timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))  # a real Ctrl-C
+    with pytest.raises(RunInterrupted) as stopped, LLMExtractor(config) as extractor:
+        started = time.monotonic()
+        timer.start()  # Ctrl-C half a second into the calls
+        extractor.extract_all(requests)
+    assert time.monotonic() - started < 2.5
+    sent = server.count
+    assert sent <= 2  # the two in flight; none of the six queued documents was sent
+    time.sleep(0.5)
+    assert server.count == sent  # and no retry went out after the stop
+    assert (stopped.value.answered, stopped.value.total) == (0, 8)

@@ -43,7 +43,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunRecord, Path]:
         out=tmp / "b.md",
         backend="replay",
         no_cache=True,
-        cassette_dir=ROOT / "cassettes",
+        cassette_dir=ROOT / "cassettes" / "world",
     )
     report = run(s)
     json_path = report.written.json_path

@@ -19,6 +19,7 @@ from agent.rules import (
     resolve,
     select,
 )
+from agent.text import locate
 from schemas.briefing import KeyPoint, VerifyItem
 from schemas.documents import SourceDoc
 from schemas.extraction import ArxivRef, Claim, FileExtraction, Resolution
@@ -48,13 +49,14 @@ def claim(
     anchor: str = "",
     section: str = "§1.1 框架格局",
     cred: str = "高",
+    ref: str = "§条目 1",
 ) -> Claim:
     return Claim(
         title=title,
         stars=stars,
         key_points=[KeyPoint(text=p) for p in points],
         evidence=list(evidence),
-        section_ref="§条目 1",
+        section_ref=ref,
         arxiv=[ArxivRef(arxiv_id=a, title="paper") for a in arxiv],
         urls=[],
         credibility=cred,
@@ -90,6 +92,42 @@ def test_grounding(c: Claim, kept: bool, reason: str) -> None:
     assert bool(cands) is kept
     if not kept:
         assert findings and reason in findings[0].detail and findings[0].decision == "dropped"
+
+
+@pytest.mark.parametrize(
+    ("evidence", "points", "kept", "decisions"),
+    [
+        pytest.param(
+            ("DeepSeek-V4 throughput 提升 >10%", "HookPoint 平均 overhead 1.2%"),
+            ("DeepSeek-V4 throughput 提升 >10%",),
+            True,
+            ["quote dropped"],
+            id="one-bad-quote-dropped-alone",
+        ),
+        pytest.param(
+            ("DeepSeek-V4 throughput 提升 >10%", "HookPoint 平均 overhead 1.2%"),
+            ("DeepSeek-V4 throughput 提升 >10%", "延迟降低 37%"),
+            False,
+            ["dropped"],
+            id="bad-quote-and-stray-figure-drop-the-claim",
+        ),
+        pytest.param(
+            ("两处 flag rename……throughput 提升 >10%",),
+            ("DeepSeek-V4 throughput 提升 >10%",),
+            True,
+            ["quote elided"],
+            id="elided-quote-marked",
+        ),
+    ],
+)
+def test_grounding_quote_by_quote(
+    evidence: tuple[str, ...], points: tuple[str, ...], kept: bool, decisions: list[str]
+) -> None:
+    cands, findings = ground([result(claim(evidence=evidence, points=points))])
+    assert bool(cands) is kept
+    assert [f.decision for f in findings if f.rule == "grounding"] == decisions
+    if kept:
+        assert all(locate(q, DOC_TEXT).found for q in cands[0].claim.evidence)
 
 
 def test_grounding_drops_a_key_point_with_an_invented_figure() -> None:
@@ -190,13 +228,61 @@ def test_dedupe(c: Claim, anchors: tuple[Anchor, ...], fate: str, detail: str) -
         assert any(detail in f.detail for f in findings)
 
 
-def test_merge_same_arxiv_across_documents_and_never_within_one() -> None:
+def test_merge_same_arxiv_across_documents_and_not_across_sections_of_one() -> None:
     a = Candidate(claim(title="HookPoint 可观测性", arxiv=("2605.11093v1",)), doc("inbox/jay/a.md"), 1, "高")
     b = Candidate(claim(title="模型内部观测", arxiv=("2605.11093",)), doc("inbox/jay/b.md"), 2, "高")
-    c = Candidate(claim(title="HookPoint 可观测性 v2"), doc("inbox/jay/a.md"), 3, "高")
+    c = Candidate(claim(title="HookPoint 可观测性 v2", ref="§条目 4"), doc("inbox/jay/a.md"), 3, "高")
     groups, findings = merge([a, b, c])
     assert [len(g.members) for g in groups] == [2, 1]
     assert findings[0].decision == "merged"
+
+
+TGI = Anchor("subject", "TGI 已死", "TGI 已死", dt.date(2026, 9, 21), "inbox/tom/2026-09-21-inference-e1prep.md")
+
+
+# The two SGLang claims are the relayed answer for inbox/jay/2026-09-22-inference-engineering-filter.md
+# (cassettes/world-relayed): the model split the v0.5.19 release from its DSV4 / CUDA Graph features.
+@pytest.mark.parametrize(
+    ("second", "anchors", "one"),
+    [
+        pytest.param(
+            ("SGLang v0.5.19：DSV4 优化、CUDA Graph 与修复", "§条目 1.2–1.4；§条目 3"),
+            (SGLANG, SGLANG),
+            True,
+            id="release-and-feature-same-anchor",
+        ),
+        pytest.param(
+            ("SGLang v0.5.19：DSV4 优化、CUDA Graph 与修复", "§条目 1.2–1.4；§条目 3"),
+            (SGLANG, TGI),
+            False,
+            id="different-anchors",
+        ),
+        pytest.param(
+            ("SGLang v0.5.19：DSV4 优化、CUDA Graph 与修复", "§条目 3"), (SGLANG, SGLANG), False, id="other-section"
+        ),
+        pytest.param(("SGLang v0.5.19：DSV4 优化", "§条目 1.2"), (None, None), True, id="unanchored-like-subject"),
+        pytest.param(("端侧多 agent：Q4 KV Cache 持久化", "§条目 1.4"), (None, None), False, id="unanchored-unlike"),
+    ],
+)
+def test_one_release_split_into_two_claims_is_one_increment(
+    second: tuple[str, str], anchors: tuple[Anchor | None, Anchor | None], one: bool
+) -> None:
+    d = doc("inbox/jay/2026-09-22-inference-engineering-filter.md")
+    a = Candidate(
+        claim(title="SGLang v0.5.19 破坏性 flag 改名（无别名）", ref="§条目 1.1；§条目 1.5"),
+        d,
+        1,
+        "高",
+        anchor=anchors[0],
+    )
+    b = Candidate(claim(title=second[0], ref=second[1], stars=3), d, 2, "高", anchor=anchors[1])
+    groups, _ = merge([a, b])
+    assert len(groups) == (1 if one else 2)
+    if one:
+        assert groups[0].lead is a and [c.claim.section_ref for c in groups[0].members] == [
+            "§条目 1.1；§条目 1.5",
+            second[1],
+        ]
 
 
 def _group(title: str, stars: int, order: int, section: str = "§1.1 x", cred: str = "高") -> Group:
@@ -318,3 +404,33 @@ def test_a_resolved_item_leaves_section_three_and_is_said_in_five() -> None:
     b = compose([DocResult(d, ex)], reg, [], topic="inference", date=DATE, window="w", limits=Limits()).briefing
     assert b.to_verify == []
     assert any("已核实：colibri GLM-5.2 支持范围和实测性能（支持矩阵已公开）" in n.note for n in b.no_increment)
+
+
+# The model labels are the relayed answers' (cassettes/world-relayed): a real model said 中 for four
+# mixed reports that carry on-topic claims, 邻接 for a card with nothing on-topic, 中 for the risk
+# briefing of the same evening.
+@pytest.mark.parametrize(
+    ("path", "kind", "model", "on_topic", "label"),
+    [
+        ("inbox/jay/2026-09-22-database-backend-cloudnative-inference.md", "report", "中", 3, "高"),
+        ("inbox/jay/2026-09-22-1505-jay-five-category-evening-briefing.md", "report", "中", 1, "高"),
+        ("inbox/jay/2026-09-22-inference-engineering-filter.md", "report", "高", 4, "高"),
+        ("inbox/jay/2026-09-22-x.md", "report", "中", 0, "中"),  # nothing grounded: the model's word stands
+        ("inbox/flyp/2026-09-22-risk-e1prep.md", "adjacent", "中", 2, "邻接"),
+        ("paper_cards/2026-09-22/1432-2609-19499.md", "paper_card", "邻接", 0, "参考"),
+        ("paper_cards/2026-09-22/1432-2609-19499.md", "paper_card", "中", 1, "中"),
+        ("work-queue/2026-09-22-2200.md", "queue", "参考", 0, "参考"),
+    ],
+)
+def test_relevance_is_derived_from_what_a_source_carried(
+    path: str, kind: str, model: str, on_topic: int, label: str
+) -> None:
+    from agent.rules import relevance
+
+    d = SourceDoc(path=path, kind=kind, agent="jay", in_window=True, read=True, text="x")
+    got, finding = relevance(d, FileExtraction(relevance=model, relevance_reason="r", held="h"), on_topic)
+    assert got == label
+    assert (finding is not None) is (label != model)
+    if finding is not None:
+        assert finding.decision == "relabelled" and finding.detail.startswith(label)
+        assert f"the model said {model}" in finding.detail

@@ -32,7 +32,7 @@ def settings(tmp_path: Path, **kw: object) -> Settings:
         "out": tmp_path / "out" / "b.md",
         "backend": "replay",
         "cache_dir": tmp_path / "cache",
-        "cassette_dir": ROOT / "cassettes",
+        "cassette_dir": ROOT / "cassettes" / "world",
     }
     base.update(kw)
     return Settings(**base)  # type: ignore[arg-type]

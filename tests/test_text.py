@@ -261,3 +261,28 @@ def test_similarity(a: str, b: str, low: float, high: float) -> None:
     score = similarity(a, b)
     assert low <= score <= high
     assert similarity(b, a) == score
+
+
+# From the relayed answer for inbox/jay/2026-09-22-inference-engineering-filter.md: the release
+# notes' sentence, and the cuts a model makes in it.
+RELEASE = (
+    "v0.5.19 有两处 CLI flag 重命名，且没有保留废弃别名（no deprecation alias is provided），"
+    "旧参数名启动时直接报错 `unrecognized arguments`。" + "填充" * 200 + "另见 sglang.kernels 命名空间重组。"
+)
+
+
+@pytest.mark.parametrize(
+    ("quote", "kind"),
+    [
+        ("两处 CLI flag 重命名……旧参数名启动时直接报错", "elided"),
+        ("两处 CLI flag 重命名...直接报错 unrecognized arguments", "elided"),
+        ("两处CLI flag重命名", "folded"),  # spaces dropped around and between words
+        ("两处CLIflag重命名，且没有保留废弃别名", "folded"),
+        ("旧参数名启动时直接报错……两处 CLI flag 重命名", "none"),  # parts out of order
+        ("两处 CLI flag 重命名……sglang.kernels 命名空间重组", "none"),  # parts too far apart
+        ("两处……直接报错", "none"),  # a part too short to say where it is
+        ("两处 CLI flag 重命名……从未说过的话", "none"),
+    ],
+)
+def test_elided_and_spaceless_quotes(quote: str, kind: str) -> None:
+    assert locate(quote, RELEASE).kind == kind

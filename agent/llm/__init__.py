@@ -11,6 +11,7 @@ Modules:
 - calllog.py    what the transport learns about one request, via a contextvar
 - extractor.py  LLMExtractor, the `agent.extract.Extractor` over all of the above
 - reference.py  hand-written expected answers as replayable cassettes, and their re-keying
+- relay.py      a real model's answers obtained elsewhere, recorded over loopback HTTP as `relayed`
 """
 
 from __future__ import annotations

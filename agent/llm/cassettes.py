@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from agent.errors import CassetteMiss, PredigestError
 
-ProvenanceKind = Literal["recorded", "reference"]
+ProvenanceKind = Literal["recorded", "relayed", "reference"]
 
 _SCHEMA_KEYS = frozenset({"tools", "tool_choice", "response_format", "functions", "function_call"})
 
@@ -262,6 +262,14 @@ class CassetteIndex:
                         f"cassette {path} is not readable: {err}",
                         hint="fix or delete the file, then re-record it",
                     ) from err
+                known = index._by_key.get(cassette.exchange.key)
+                if known is not None and known.exchange.response_body != cassette.exchange.response_body:
+                    raise PredigestError(
+                        f"two cassettes under {root} answer the same request differently: "
+                        f"{known.path.relative_to(root)} ({known.provenance.kind}) and "
+                        f"{path.relative_to(root)} ({cassette.provenance.kind})",
+                        hint="point the cassette folder at one set (e.g. cassettes/world, not cassettes/)",
+                    )
                 index._by_key[cassette.exchange.key] = cassette
         return index
 

@@ -210,11 +210,10 @@ def rekey_reference_cassettes(
             rekeyable = []
         for cassette, why in stale:
             if (cassette, why) not in rekeyable:
-                todo = (
-                    "re-record it with backend 'record'"
-                    if cassette.provenance.kind == "recorded"
-                    else "write it again with write_reference_cassette"
-                )
+                todo = {
+                    "recorded": "re-record it with backend 'record'",
+                    "relayed": "a relayed answer is never re-keyed: it replays as stale until new answers are relayed",
+                }.get(cassette.provenance.kind, "write it again with write_reference_cassette")
                 log.warning("%s is stale (%s): %s", cassette.path.name, why, todo)
                 continue
             extraction = extraction_from_completion(cassette.exchange.response_body)

@@ -112,6 +112,7 @@ class RecordTransport(httpx2.BaseTransport):
         *,
         kind: ProvenanceKind = "recorded",
         note: str = "",
+        date: str = "",
         replace_reference: bool = False,
     ) -> None:
         self._inner = inner
@@ -120,6 +121,7 @@ class RecordTransport(httpx2.BaseTransport):
         self._index = index
         self._kind: ProvenanceKind = kind
         self._note = note
+        self._date = date  # when the answer was obtained, if not now (a relayed answer)
         self._versions = library_versions()
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -146,7 +148,7 @@ class RecordTransport(httpx2.BaseTransport):
             provenance = Provenance(
                 kind=self._kind,
                 model=exchange.model,
-                date=exchange.date,
+                date=self._date or exchange.date,
                 prompt=log.prompt,
                 instructor=self._versions[0],
                 openai=self._versions[1],

@@ -1,0 +1,54 @@
+"""`predigest cassettes relay`: a folder of a real model's saved answers -> relayed cassettes.
+
+The folder is laid out by document path, as the answers were collected:
+
+```
+FOLDER/answers/<document path>.json   the bare FileExtraction the model returned, unedited
+FOLDER/prompts/<document path>.txt    the messages it was shown (`predigest prompt show` output)
+```
+
+Every source of the evening needs an answer, and when `prompts/` is there every request must
+equal what the model was shown; the cassettes then carry the answers into the repository, so
+nothing later reads the folder again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent.errors import PredigestError
+from agent.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
+from agent.pipeline import Settings, plan
+
+
+def read_answers(folder: Path) -> list[RelayedAnswer]:
+    """The saved answers of a folder, each with the printout it answered when there is one."""
+    answers_dir, prompts_dir = folder / "answers", folder / "prompts"
+    if not answers_dir.is_dir():
+        raise PredigestError(f"{folder} has no answers/ folder", hint="lay it out as answers/<document path>.json")
+    out = []
+    for path in sorted(answers_dir.rglob("*.json")):
+        doc = path.relative_to(answers_dir).as_posix().removesuffix(".json")
+        shown_path = prompts_dir / f"{doc}.txt"
+        if prompts_dir.is_dir() and not shown_path.is_file():
+            raise PredigestError(f"no printed prompt {shown_path} for {path}", hint="add it, or drop prompts/")
+        shown = read_printed_prompt(shown_path.read_text(encoding="utf-8")) if shown_path.is_file() else None
+        out.append(RelayedAnswer(doc, path.read_text(encoding="utf-8"), shown))
+    return out
+
+
+def relay_folder(s: Settings, folder: Path, *, model: str, obtained: str, note: str = "") -> list[Path]:
+    """Write the relayed cassettes of one evening into `s.cassette_dir` (or the workspace's)."""
+    p = plan(s, for_writing=False)
+    answers = read_answers(folder)
+    answered = {a.doc_path for a in answers}
+    missing = [d.path for d in p.sources if d.path not in answered]
+    if missing:
+        raise PredigestError(
+            f"no saved answer for {len(missing)} source(s) of the evening: {', '.join(missing)}",
+            hint="a relayed set covers the whole evening, or its briefing would read as a quieter one",
+        )
+    split = sorted({r.doc_path for r in p.requests if r.chunks > 1} & answered)
+    if split:
+        raise PredigestError(f"split into parts, so one answer cannot stand for them: {', '.join(split)}", hint="")
+    return relay_answers(p.requests, answers, p.llm, model=model, date=obtained, note=note)

@@ -1,0 +1,154 @@
+"""Relayed cassettes: a real model's saved answers, replayed over real HTTP through the real client.
+
+The committed set (`cassettes/world-relayed`) must be exactly what `predigest cassettes relay`
+makes of its answers, each request must be the one the model was shown, and a request that
+differs from the printout must be refused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.errors import PredigestError
+from agent.llm.cassettes import Cassette, CassetteIndex, read_cassette
+from agent.llm.reference import extraction_from_completion
+from agent.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
+from agent.pipeline import Settings, plan
+from eval.relay import relay_folder
+from tests.paths import ROOT, WORLD, predigest
+
+RELAYED = ROOT / "cassettes" / "world-relayed"
+DATE = "2026-09-22"
+
+
+@pytest.fixture(scope="module")
+def committed() -> list[Cassette]:
+    return sorted((read_cassette(p) for p in RELAYED.glob("*.json")), key=lambda c: c.provenance.document)
+
+
+def _settings(cassettes: Path) -> Settings:
+    return Settings(workspace=WORLD, topic="inference", date=dt.date.fromisoformat(DATE), cassette_dir=cassettes)
+
+
+def _saved_answer(cassette: Cassette) -> str:
+    """The answer text as a cassette stores it (readable JSON, re-serialised for the wire)."""
+    message = cassette.exchange.response_body["choices"][0]["message"]
+    return message["tool_calls"][0]["function"]["arguments"]
+
+
+def _folder(tmp_path: Path, committed: list[Cassette], printouts: dict[str, str]) -> Path:
+    """A folder laid out as answers are handed over: answers/<doc>.json, prompts/<doc>.txt."""
+    folder = tmp_path / "answers-folder"
+    for c in committed:
+        doc = c.provenance.document
+        answer = folder / "answers" / f"{doc}.json"
+        answer.parent.mkdir(parents=True, exist_ok=True)
+        answer.write_text(_saved_answer(c), encoding="utf-8")
+        prompt = folder / "prompts" / f"{doc}.txt"
+        prompt.parent.mkdir(parents=True, exist_ok=True)
+        prompt.write_text(printouts[doc], encoding="utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def printouts() -> dict[str, str]:
+    """`predigest prompt show` for every source of the evening, as the model was shown it."""
+    out = {}
+    for r in plan(_settings(RELAYED), for_writing=False).requests:
+        shown = predigest("prompt", "show", str(WORLD), "-t", "inference", "-d", DATE, "--doc", r.doc_path)
+        assert shown.returncode == 0, shown.stderr
+        out[r.doc_path] = shown.stdout
+    return out
+
+
+def test_the_committed_set_covers_the_evening_and_says_where_it_came_from(committed: list[Cassette]) -> None:
+    requests = plan(_settings(RELAYED), for_writing=False).requests
+    assert sorted(c.provenance.document for c in committed) == sorted(r.doc_path for r in requests)
+    for c in committed:
+        p = c.provenance
+        assert p.kind == "relayed" and p.model
+        assert p.prompt == str(requests[0].prompt) and p.date == "2026-11-30" and "unedited" in p.note
+        assert c.exchange.request_body["tools"], "relayed in the demo's mode (tools)"
+        assert extraction_from_completion(c.exchange.response_body).claims is not None
+
+
+def test_a_printout_reads_back_as_the_request_messages(printouts: dict[str, str]) -> None:
+    for r in plan(_settings(RELAYED), for_writing=False).requests:
+        assert read_printed_prompt(printouts[r.doc_path]) == list(r.messages)
+
+
+def test_relaying_the_answers_again_gives_the_committed_cassettes(
+    tmp_path: Path, committed: list[Cassette], printouts: dict[str, str]
+) -> None:
+    folder = _folder(tmp_path, committed, printouts)
+    out = tmp_path / "relayed"
+    paths = relay_folder(_settings(out), folder, model=committed[0].provenance.model, obtained="2026-11-30")
+    assert sorted(p.name for p in paths) == sorted(c.path.name for c in committed)
+    again = {c.path.name: c for c in CassetteIndex.load(out).all()}
+    for c in committed:
+        mine = again[c.path.name]
+        assert mine.exchange.request_body == c.exchange.request_body  # the same request, so the same key
+        assert json.loads(_saved_answer(mine)) == json.loads(_saved_answer(c))
+        assert mine.provenance.kind == "relayed"
+
+
+def test_a_request_the_model_was_not_shown_is_refused(
+    tmp_path: Path, committed: list[Cassette], printouts: dict[str, str]
+) -> None:
+    doc = committed[0].provenance.document
+    edited = {**printouts, doc: printouts[doc].replace("Evening: 2026-09-22", "Evening: 2026-09-23")}
+    folder = _folder(tmp_path, committed, edited)
+    out = tmp_path / "relayed"
+    with pytest.raises(PredigestError, match=f"{doc}: the user message differs at char"):
+        relay_folder(_settings(out), folder, model="m", obtained="2026-11-30")
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ('{"relevance": "高"}', "not a FileExtraction"),
+        ("not json", "not a FileExtraction"),
+    ],
+)
+def test_an_answer_that_is_not_an_extraction_is_refused(tmp_path: Path, answer: str, message: str) -> None:
+    p = plan(_settings(tmp_path), for_writing=False)
+    request = p.requests[0]
+    with pytest.raises(PredigestError, match=message):
+        relay_answers(
+            p.requests,
+            [RelayedAnswer(request.doc_path, answer)],
+            p.llm,
+            model="m",
+            date="2026-11-30",
+        )
+
+
+def test_an_evening_with_an_unanswered_source_is_refused(
+    tmp_path: Path, committed: list[Cassette], printouts: dict[str, str]
+) -> None:
+    folder = _folder(tmp_path, committed[1:], printouts)
+    with pytest.raises(PredigestError, match=f"no saved answer for 1 source.*{committed[0].provenance.document}"):
+        relay_folder(_settings(tmp_path / "out"), folder, model="m", obtained="2026-11-30")
+
+
+@pytest.mark.parametrize(
+    ("answers", "obtained", "message"),
+    [
+        ("no-such-folder", "2026-11-30", "has no answers/ folder"),
+        ("eval", "30.11.2026", "is not a date"),
+    ],
+)
+def test_bad_relay_input_is_one_line(tmp_path: Path, answers: str, obtained: str, message: str) -> None:
+    r = predigest(
+        "cassettes", "relay", str(WORLD), "-t", "inference", "-d", DATE,
+        "--answers", str(ROOT / answers), "--cassettes", str(tmp_path / "out"),
+        "--model", "m", "--obtained", obtained,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) <= 2
+    assert not (tmp_path / "out").exists()
