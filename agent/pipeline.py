@@ -36,7 +36,7 @@ from agent.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.trace import run_record
 from agent.workspace import Workspace, load_workspace
 from schemas.documents import SourceDoc
-from schemas.extraction import FileExtraction
+from schemas.extraction import FileExtraction, SkippedItem
 
 EXIT_PARTIAL = 3  # a briefing was made, but some of the evening's documents were not read
 
@@ -237,8 +237,17 @@ def _doc_results(ev: Evening, results: Sequence[ExtractionResult]) -> tuple[list
             why = failed[0].record.error if failed else "no extraction result"
             unread.append((doc.path, why))
             out.append(DocResult(doc, None, ZH.unread_note.format(why=why)))
-        else:
-            out.append(DocResult(doc, merge_chunks([r.extraction for r in parts if r.extraction])))
+            continue
+        merged = merge_chunks([r.extraction for r in parts if r.extraction])
+        if (total := parts[0].request.chunks) > len(parts):  # the rest was over [llm] max_parts: not paid for
+            why = f"parts {len(parts) + 1}-{total} of {total} not read (over [llm] max_parts)"
+            unread.append((doc.path, why))
+            rest = SkippedItem(
+                subject=ZH.parts_subject.format(first=len(parts) + 1, total=total),
+                reason=ZH.unread_note.format(why=why),
+            )
+            merged = merged.model_copy(update={"skipped": [*merged.skipped, rest]})
+        out.append(DocResult(doc, merged))
     out += [DocResult(doc, None, doc.reason) for doc in unreadable(ev.docs)]
     return out, unread
 

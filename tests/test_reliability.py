@@ -8,6 +8,7 @@ files must and must not exist afterwards. No row may print a traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -516,3 +517,103 @@ def test_a_document_cannot_close_its_fence_and_an_obeyed_injection_is_dropped(wo
     increments = briefing.split("二、增量条目", 1)[1].split("三、", 1)[0]
     assert "FooServe" not in increments
     assert "疑似注入" in briefing.split("五、", 1)[1]
+
+
+EMPTY_ANSWER = {
+    "relevance": "参考",
+    "relevance_reason": "背景",
+    "held": "长文",
+    "claims": [],
+    "skipped": [],
+    "resolved": [],
+}
+
+
+def test_a_huge_document_is_cut_and_capped_and_the_rest_reported_unread(world: Path, tmp_path: Path) -> None:
+    """A 5 MB document is neither one 5 MB request nor hundreds of calls: at most [llm] max_parts
+    parts of at most chunk_tokens each are sent, and the rest is reported as not read."""
+    huge = "inbox/jay/2026-09-22-1620-jay-huge-dump.md"
+    section = "## 条目 {n}\n" + ("推理服务的吞吐与延迟记录。" * 40 + "\n\n") * 12
+    (world / huge).write_text("".join(section.format(n=n) for n in range(400)), encoding="utf-8")
+    assert (world / huge).stat().st_size > 5_000_000
+    sizes: list[int] = []
+    responder = world_responder({**world_answers(), huge: EMPTY_ANSWER})
+
+    def reply(body: object) -> Reply:
+        sizes.append(len(json.dumps(body, ensure_ascii=False)))
+        return responder(body)
+
+    with FakeOpenAI(default=reply) as server:
+        env = {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
+        r = predigest(
+            "run",
+            str(world),
+            "-t",
+            "inference",
+            "-d",
+            DAY,
+            "--backend",
+            "live",
+            "--no-cache",
+            "--out",
+            f"{tmp_path}/out/",
+            env=env,
+        )
+    assert r.returncode == 3, r.stderr
+    assert "not read (over [llm] max_parts)" in r.stderr
+    assert server.count == 14 + 12 and max(sizes) < 60_000  # 12 parts of the huge document, each one call's worth
+    briefing = (tmp_path / "out" / f"{DAY}-inference-e1prep.md").read_text(encoding="utf-8")
+    assert "第 13-" in briefing.split("五、", 1)[1] and "部分运行" in briefing
+
+
+def test_a_file_that_cannot_be_read_is_listed_and_the_evening_goes_on(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Permission denied (simulated: the tests may run as root, who can read anything)."""
+    locked = world / REPORT
+    real = Path.read_text
+
+    def read_text(self: Path, *args: object, **kwargs: object) -> str:
+        if self == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    r = predigest("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{tmp_path}/o/")
+    assert r.returncode == 0, r.stderr
+    assert "1 file(s) of the inbox were not read" in r.stderr
+    briefing = (tmp_path / "o" / f"{DAY}-inference-e1prep.md").read_text(encoding="utf-8")
+    assert "Permission denied" in briefing.split("五、", 1)[1]
+
+
+def test_a_read_only_cache_folder_is_an_error_before_any_call(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read-only simulated through os.access (root can write anywhere)."""
+    from agent.llm import transport
+
+    cache = tmp_path / "ro-cache"
+    cache.mkdir()
+    real = os.access
+    monkeypatch.setattr(
+        transport.os, "access", lambda p, mode: False if Path(p) == cache and mode & os.W_OK else real(p, mode)
+    )
+    with FakeOpenAI(default=world_responder(world_answers())) as server:
+        env = {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
+        r = predigest(
+            "run",
+            str(world),
+            "-t",
+            "inference",
+            "-d",
+            DAY,
+            "--backend",
+            "live",
+            "--cache-dir",
+            str(cache),
+            "--out",
+            f"{tmp_path}/o/",
+            env=env,
+        )
+    assert r.returncode == 2 and "is not writable" in r.stderr and server.count == 0, r.stderr
+    assert not (tmp_path / "o").exists()
