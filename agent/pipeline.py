@@ -28,7 +28,6 @@ from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extra
 from agent.ingest import Window, evening_window, scan, sources, unreadable
 from agent.injection import screen
 from agent.labels import ZH
-from agent.llm import rekey_reference_cassettes, write_reference_cassette
 from agent.outputs import check_out, out_path_for, write_set
 from agent.prompting import Template, build_requests, load_template, load_template_file
 from agent.render import render
@@ -358,12 +357,16 @@ def add_reference(s: Settings, doc: str, extraction: Path, note: str = "") -> Pa
         raise PredigestError(
             f"{extraction} is not a FileExtraction ({what})", hint="see schemas/extraction.py for the fields"
         ) from e
+    from agent.llm import write_reference_cassette  # lazy: imports openai + instructor
+
     return write_reference_cassette(reqs[0], answer, ev.llm, note=note)
 
 
 def rekey(s: Settings) -> list[Path]:
     """Re-key the reference cassettes of an evening after an intended prompt or schema change."""
     ev = plan(s, for_writing=False)
+    from agent.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
+
     return rekey_reference_cassettes(ev.llm.cassette_dir, {r.doc_path: r for r in ev.requests}, ev.llm)
 
 
