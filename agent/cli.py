@@ -130,7 +130,7 @@ def inbox_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json: 
     from agent.workspace import load_workspace
 
     ws = load_workspace(workspace)
-    docs = scan(ws, topic, _date(date), with_text=False)
+    docs = scan(ws, topic, _date(date))  # read as the run reads: an empty or non-UTF-8 file says so here too
     if as_json:
         _print_json([d.model_dump(mode="json", exclude={"text"}) for d in docs])
         return
