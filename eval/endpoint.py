@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agent.chunking import estimate_tokens
+from agent.llm.cassettes import answer_message
 
 _DOCUMENT = re.compile(r'<document path="([^"]*)">\n(.*)\n</document>', re.S)
 _HEADING = re.compile(r"^#{2,3}\s+(.+?)\s*$", re.M)
@@ -62,14 +63,7 @@ Responder = Callable[[Any], Reply]
 def completion(body: Any, extraction: Any, usage: tuple[int, int] = (120, 40)) -> dict[str, Any]:
     """A chat completion answering `body` with `extraction`, shaped for the request's mode."""
     arguments = json.dumps(extraction, ensure_ascii=False)
-    if body.get("tools"):
-        name = body["tools"][0]["function"]["name"]
-        call = {"id": "call_0", "type": "function", "function": {"name": name, "arguments": arguments}}
-        message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
-        finish = "tool_calls"
-    else:
-        message = {"role": "assistant", "content": arguments}
-        finish = "stop"
+    message, finish = answer_message(body, arguments, "call_0")
     return {
         "id": "chatcmpl-fake",
         "object": "chat.completion",

@@ -416,3 +416,16 @@ def _first_difference(old: str, new: str, context: int = 24) -> str:
         return ("…" if start else "") + piece + ("…" if i + context < len(text) else "")
 
     return f'at char {i}: "{clip(old)}" -> "{clip(new)}"'
+
+
+def answer_message(body: Any, text: str, call_id: str) -> tuple[dict[str, Any], str]:
+    """The assistant message (and finish reason) that carries `text` as the answer to `body`,
+    shaped for the request's mode: a tool call when tools were offered, else message content.
+    One place for the wire shape that reference answers, relayed answers and the loopback
+    endpoints all produce."""
+    if isinstance(body, dict) and body.get("tools"):
+        name = body["tools"][0]["function"]["name"]
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+    return {"role": "assistant", "content": text}, "stop"
+

@@ -29,6 +29,7 @@ from agent.llm.cassettes import (
     Cassette,
     CassetteIndex,
     Exchange,
+    answer_message,
     body_key,
     canonical_json,
     describe_differences,
@@ -47,14 +48,7 @@ def reference_completion(body: dict[str, Any], extraction: FileExtraction, model
     """The chat completion a model would have returned with `extraction` as its answer."""
     key = body_key(body)
     arguments = extraction.model_dump_json()
-    if body.get("tools"):
-        name = body["tools"][0]["function"]["name"]
-        call = {"id": f"call_ref_{key[:12]}", "type": "function", "function": {"name": name, "arguments": arguments}}
-        message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
-        finish = "tool_calls"
-    else:
-        message = {"role": "assistant", "content": arguments}
-        finish = "stop"
+    message, finish = answer_message(body, arguments, f"call_ref_{key[:12]}")
     prompt_tokens = estimate_tokens(canonical_json(body))
     completion_tokens = estimate_tokens(arguments)
     created = int(dt.datetime.combine(dt.date.today(), dt.time(), tzinfo=dt.UTC).timestamp())
