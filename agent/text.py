@@ -418,6 +418,12 @@ def bigrams(s: str) -> frozenset[str]:
     return frozenset(_bigrams(s)[0])
 
 
+def bigram_counts(s: str) -> tuple[Counter[str], int]:
+    """The bigram counts `similarity` compares, and their total (read them, never change them):
+    an index over many titles sums these itself instead of comparing titles pair by pair."""
+    return _bigrams(s)
+
+
 def similarity(a: str, b: str) -> float:
     """Character-bigram Dice coefficient of the folded, lowercased texts, in [0, 1].
 
