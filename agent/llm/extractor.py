@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx2
 import openai
@@ -23,11 +24,12 @@ from pydantic import ValidationError
 from agent.errors import BudgetExceeded, LLMError
 from agent.extract import CallRecord, CallSource, ExtractionRequest, ExtractionResult
 from agent.llm.budget import Budget
-from agent.llm.calllog import CallLog, call_scope
-from agent.llm.cassettes import CassetteIndex, token_counts
+from agent.llm.calllog import CallLog, ExchangeSource, call_scope
+from agent.llm.cassettes import CassetteIndex, Exchange, body_key, canonical_json, token_counts
 from agent.llm.client import build_client, create_extraction
 from agent.llm.config import LLMConfig, resolve_backend
-from agent.llm.transport import build_transport
+from agent.llm.reference import current_request_body
+from agent.llm.transport import CacheTransport, KeyedTransport, build_transport
 from schemas.extraction import FileExtraction
 
 _E = TypeVar("_E", bound=BaseException)
@@ -61,6 +63,9 @@ class LLMExtractor:
         )
         self._transport = build_transport(config, self.budget, self._index, network=network)
         self._client = build_client(config, self._transport)
+        self._template: dict[str, Any] | None = None  # the body around the messages, once learnt
+        self._template_known = False
+        self._template_lock = threading.Lock()
 
     def extract_all(
         self,
@@ -103,9 +108,11 @@ class LLMExtractor:
         budget_hit = False
         with call_scope(request.doc_path, str(request.prompt), request.chunk) as log:
             try:
-                answer = create_extraction(self._client, request, self.config)
-                # a fresh model: instructor hangs the raw completion on the one it returns
-                extraction = FileExtraction.model_validate(answer.model_dump())
+                extraction = self._stored_answer(request, log)
+                if extraction is None:
+                    answer = create_extraction(self._client, request, self.config)
+                    # a fresh model: instructor hangs the raw completion on the one it returns
+                    extraction = FileExtraction.model_validate(answer.model_dump())
                 for write in log.deferred:  # only a validated answer is worth keeping
                     write()
             except Exception as exc:  # one document's failure must not stop the run
@@ -117,6 +124,56 @@ class LLMExtractor:
             extraction=extraction,
             record=self._record(request, log, elapsed, error, budget_hit),
         )
+
+    def _stored_answer(self, request: ExtractionRequest, log: CallLog) -> FileExtraction | None:
+        """A validated answer kept for this exact request (a cassette when replaying, the cache
+        when live), read without the client: instructor's schema handling and the openai
+        client's request building cost ~10 ms of CPU per call under the GIL, which made a warm
+        re-run of 200 documents take seconds. The request key is the one the transport would
+        compute, from the body instructor sends (see `_body`); anything less plain than one
+        finished answer that validates (a truncated or unparsable one, which instructor would
+        re-ask) goes through the client as before, and so does every miss, so the cassette-miss
+        diagnosis and the re-asks are unchanged. Recording always goes through the client: it
+        writes a cassette for a cache hit too."""
+        if self.backend not in ("replay", "live"):
+            return None
+        body = self._body(request)
+        if body is None:
+            return None
+        key = body_key(body)
+        source: ExchangeSource
+        exchange: Exchange | None = None
+        source, name = "cache", ""
+        if self.backend == "replay":
+            if (cassette := self._index.get(key)) is not None:
+                exchange, source, name = cassette.exchange, "cassette", cassette.path.name
+        else:
+            chain = self._transport.inner if isinstance(self._transport, KeyedTransport) else self._transport
+            if not isinstance(chain, CacheTransport):
+                return None
+            exchange = chain.stored(key)
+        extraction = _plain_answer(exchange, body) if exchange is not None else None
+        if extraction is not None and exchange is not None:
+            log.keys.append(key)
+            log.note_stored(source, exchange.usage, exchange.latency_s, name)
+        return extraction
+
+    def _body(self, request: ExtractionRequest) -> dict[str, Any] | None:
+        """The request body instructor would send for `request`: its messages inside the body
+        instructor built for the first request (model, temperature, and the schema as a tool
+        or response format), which is the same for every request of a run. Learnt once per
+        run through the real client (`current_request_body`), and used only if instructor sent
+        that request's messages as given; otherwise None, and every call goes through the client."""
+        with self._template_lock:
+            if not self._template_known:
+                first = current_request_body(request, self.config)
+                messages = [dict(m) for m in request.messages]
+                if isinstance(first, dict) and canonical_json(first.get("messages")) == canonical_json(messages):
+                    self._template = {k: v for k, v in first.items() if k != "messages"}
+                self._template_known = True
+        if self._template is None:
+            return None
+        return {**self._template, "messages": [dict(m) for m in request.messages]}
 
     def _record(
         self, request: ExtractionRequest, log: CallLog, elapsed: float, error: str, budget_hit: bool
@@ -167,6 +224,32 @@ class LLMExtractor:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _plain_answer(exchange: Exchange, body: dict[str, Any]) -> FileExtraction | None:
+    """The extraction in a stored 2xx completion, when it is one finished answer in the shape
+    the request asked for (a call of its one tool, or message content) and it validates."""
+    response = exchange.response_body
+    if not 200 <= exchange.status < 300 or not isinstance(response, dict):
+        return None
+    try:
+        (choice,) = response["choices"]
+        message = choice["message"]
+        calls = message.get("tool_calls") or []
+        if body.get("tools"):
+            (call,) = calls
+            if choice.get("finish_reason") not in ("stop", "tool_calls"):
+                return None
+            if call["function"]["name"] != body["tools"][0]["function"]["name"]:
+                return None
+            text = call["function"]["arguments"]
+        else:
+            if calls or choice.get("finish_reason") != "stop":
+                return None
+            text = message["content"]
+        return FileExtraction.model_validate_json(text)
+    except (KeyError, TypeError, ValueError):  # pydantic's ValidationError is a ValueError
+        return None
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -63,6 +63,11 @@ class KeyedTransport(httpx2.BaseTransport):
         current_call().keys.append(request_key(request.read()))
         return self._inner.handle_request(request)
 
+    @property
+    def inner(self) -> httpx2.BaseTransport:
+        """The next layer (the extractor looks up stored answers in the cache behind it)."""
+        return self._inner
+
     def close(self) -> None:
         self._inner.close()
 
@@ -101,6 +106,11 @@ class CacheTransport(httpx2.BaseTransport):
     def __init__(self, inner: httpx2.BaseTransport, cache: diskcache.Cache) -> None:
         self._inner = inner
         self._cache = cache
+
+    def stored(self, key: str) -> Exchange | None:
+        """The validated exchange kept for request key `key`, if any (read, never noted)."""
+        stored = self._cache.get(_CACHE_NAMESPACE + key)
+        return Exchange.from_dict(stored) if isinstance(stored, dict) else None
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         key = _CACHE_NAMESPACE + request_key(request.read())
