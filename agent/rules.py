@@ -18,6 +18,7 @@ from agent.text import facts, locate, similarity
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
 from schemas.extraction import ArxivRef, Claim, FileExtraction
+from schemas.run import Decision, Rule
 
 CRED_RANK = {"高": 3, "中高": 2, "中": 1, "低": 0}
 REL_RANK = {"高": 3, "中": 2, "邻接": 1, "参考": 0}
@@ -28,10 +29,10 @@ MERGE_SIMILARITY = 0.6
 class Finding:
     """One decision about one candidate: which rule, what it decided, and why."""
 
-    rule: str
+    rule: Rule
     subject: str
     doc: str
-    decision: str
+    decision: Decision
     detail: str = ""
 
     def line(self) -> str:
@@ -383,7 +384,7 @@ def reconcile_sections(groups: list[Group], living: Sequence[str]) -> tuple[list
                     "sections",
                     g.lead.claim.title,
                     g.lead.doc.path,
-                    "renumbered" if block == name else "renamed",
+                    "renumbered" if block == name else "renamed",  # a Decision either way
                     f"§{num} {name} -> §{number} {block}",
                 )
             )

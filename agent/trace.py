@@ -28,12 +28,14 @@ from schemas.run import (
     ClaimTrace,
     Conflict,
     ConflictSide,
+    Decision,
     Document,
     FindingRecord,
     IncrementTrace,
     MatchKind,
     PointTrace,
     Removed,
+    Rule,
     RunRecord,
     SourceLink,
     Span,
@@ -47,7 +49,7 @@ from schemas.run import (
 # Decisions that keep a claim (or say nothing about removing one); every other decision a rule
 # reports removed or demoted something, and goes to the page's last block. A denylist on purpose:
 # a rule added later shows up there without a change here.
-_KEPT = frozenset(
+_KEPT: frozenset[Decision] = frozenset(
     {
         "new",
         "supplement",
@@ -65,7 +67,7 @@ _KEPT = frozenset(
     }
 )
 # Rules about to-verify notes, not claims: 三 and 五 say what became of them (and --explain why).
-_NOT_CLAIMS = frozenset({"to-verify", "carry"})
+_NOT_CLAIMS: frozenset[Rule] = frozenset({"to-verify", "carry"})
 # How agent.rules.number_conflicts words a disagreement: "<doc> 称 <v / v> <unit>，<doc> 称 <v> <unit>".
 _CONFLICT = re.compile(r"^(?P<a>\S+) 称 (?P<va>.+?) (?P<u>\S+)，(?P<b>\S+) 称 (?P<vb>.+?) (?P=u)$")
 _VERIFY_SIMILAR = 0.5
