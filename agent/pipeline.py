@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +206,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
         footer=footer,
     )
     if screened:
-        composed = Composed(composed.briefing, [*screened, *composed.findings])
+        composed = replace(composed, findings=[*screened, *composed.findings])
     if unread:
         composed = _mark_partial(composed, len(unread))
     return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results)
@@ -222,7 +222,7 @@ def _mark_partial(composed: Composed, n: int) -> Composed:
             "no_increment_intro": ZH.partial_intro.format(topic=b.topic),
         }
     )
-    return Composed(briefing, composed.findings)
+    return replace(composed, briefing=briefing)
 
 
 def _doc_results(ev: Evening, results: Sequence[ExtractionResult]) -> tuple[list[DocResult], list[tuple[str, str]]]:

@@ -14,6 +14,7 @@ from functools import cached_property
 
 from agent.anchors import Anchor, AnchorRegistry, bare_name, normalise_url
 from agent.arxiv import find_ids, key_of, validate
+from agent.labels import Labels
 from agent.text import facts, locate, similarity
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
@@ -332,6 +333,13 @@ def one_release(a: Candidate, b: Candidate) -> bool:
     return similarity(subject_head(a.claim.title), subject_head(b.claim.title)) >= MERGE_SIMILARITY
 
 
+def short_subject(title: str) -> str:
+    """The subject of an increment title as 三 and 一 name it: before its dash, full-width colon
+    or parenthesis, at most 30 characters."""
+    head = re.split(r"\s+[—–-]+\s+|——|：|（|\(", title, maxsplit=1)[0].strip()
+    return head[:30]
+
+
 def subject_head(title: str) -> str:
     """The subject of a title: what comes before its dash, colon or parenthesis."""
     return re.split(r"\s+[—–-]+\s+|——|：|:|（|\(", title, maxsplit=1)[0].strip()
@@ -466,20 +474,45 @@ def _measures(claim: Claim) -> dict[str, set[str]]:
     return out
 
 
-def number_conflicts(g: Group) -> list[str]:
+@dataclass(frozen=True)
+class Figures:
+    """What one document states for a unit: its document and the figures, sorted."""
+
+    doc: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NumberConflict:
+    """Two documents on one subject give figures with the same unit that share nothing. A fact,
+    not a sentence: the layout words it for 三 and the trace finds each side's figures."""
+
+    subject: str  # the lead claim's title of the group
+    unit: str
+    sides: tuple[Figures, Figures]
+    risk: str = "中"  # a disagreement between sources: worth a look, not an alarm
+
+    def words(self, labels: Labels) -> str:
+        """The disagreement as 三 states it (and the contradiction finding's detail)."""
+        (a, va), (b, vb) = ((s.doc, " / ".join(s.values)) for s in self.sides)
+        return labels.conflict_problem.format(a=a, va=va, b=b, vb=vb, unit=self.unit)
+
+
+def number_conflicts(g: Group) -> list[NumberConflict]:
     """Figures with the same unit that share nothing between two documents on one subject."""
     by_doc: dict[str, dict[str, set[str]]] = {}
     for c in g.members:
         for unit, nums in _measures(c.claim).items():
             by_doc.setdefault(c.doc.path, {}).setdefault(unit, set()).update(nums)
     docs = list(by_doc)
-    out: list[str] = []
+    out: list[NumberConflict] = []
     for i, a in enumerate(docs):
         for b in docs[i + 1 :]:
             for unit in sorted(by_doc[a].keys() & by_doc[b].keys()):
                 va, vb = by_doc[a][unit], by_doc[b][unit]
                 if va.isdisjoint(vb):
-                    out.append(f"{a} 称 {' / '.join(sorted(va))} {unit}，{b} 称 {' / '.join(sorted(vb))} {unit}")
+                    sides = (Figures(a, tuple(sorted(va))), Figures(b, tuple(sorted(vb))))
+                    out.append(NumberConflict(g.lead.claim.title, unit, sides))
     return out
 
 

@@ -19,7 +19,7 @@ from typing import Literal
 
 from agent.anchors import AnchorRegistry
 from agent.compose import Composed
-from agent.rules import Candidate, DocResult, claim_facts, match_anchor
+from agent.rules import Candidate, DocResult, NumberConflict, claim_facts, match_anchor
 from agent.text import facts, locate, similarity
 from schemas.briefing import Increment, KeyPoint, SourceRow, VerifyItem
 from schemas.documents import SourceDoc
@@ -68,8 +68,6 @@ _KEPT: frozenset[Decision] = frozenset(
 )
 # Rules about to-verify notes, not claims: 三 and 五 say what became of them (and --explain why).
 _NOT_CLAIMS: frozenset[Rule] = frozenset({"to-verify", "carry"})
-# How agent.rules.number_conflicts words a disagreement: "<doc> 称 <v / v> <unit>，<doc> 称 <v> <unit>".
-_CONFLICT = re.compile(r"^(?P<a>\S+) 称 (?P<va>.+?) (?P<u>\S+)，(?P<b>\S+) 称 (?P<vb>.+?) (?P=u)$")
 _VERIFY_SIMILAR = 0.5
 Role = Literal["quote", "fact", "figure"]  # compose folds a new note into an item this alike; so does the link back
 
@@ -134,7 +132,7 @@ def run_record(
         for n in v.increments:
             incs[n - 1].verify.append(v.number)
     for it, inc in zip(incs, b.increments, strict=True):
-        it.conflicts.extend(_conflicts(it, inc, findings, b.to_verify, spans))
+        it.conflicts.extend(_conflicts(it, inc, composed.conflict_items, spans))
         _mark_points(it, inc)
     sources = [_source_link(i, row, docs) for i, row in enumerate(b.sources)]
     removed = [
@@ -297,24 +295,20 @@ def _verify(
 
 
 def _conflicts(
-    it: IncrementTrace, inc: Increment, findings: list[FindingRecord], items: Sequence[VerifyItem], spans: _Spans
+    it: IncrementTrace, inc: Increment, held: Sequence[tuple[NumberConflict, int]], spans: _Spans
 ) -> list[Conflict]:
-    """The contradiction rule's findings for this increment, with each side's figures found in
-    its own document (within the claim's quotes where they are written there)."""
+    """The disagreements about this increment that an item of 三 states, with each side's
+    figures found in its own document (within the claim's quotes where they are written there)."""
     lead = it.claims[0].title if it.claims else inc.title
     out = []
-    for f in findings:
-        if f.rule != "contradiction" or f.subject != lead:
+    for c, item in held:
+        if c.subject != lead:
             continue
-        m = _CONFLICT.match(f.detail)
-        item = next((v.number for v in items if v.problem == f.detail), None)
-        if m is None or item is None:
-            continue
-        sides = []
-        for doc, values in ((m["a"], m["va"]), (m["b"], m["vb"])):
-            vals = values.split(" / ")
-            sides.append(ConflictSide(doc=doc, values=vals, spans=_figures(doc, vals, m["u"], it, spans)))
-        out.append(Conflict(verify=item, unit=m["u"], sides=sides))
+        sides = [
+            ConflictSide(doc=s.doc, values=list(s.values), spans=_figures(s.doc, list(s.values), c.unit, it, spans))
+            for s in c.sides
+        ]
+        out.append(Conflict(verify=item, unit=c.unit, sides=sides))
     return out
 
 

@@ -26,7 +26,6 @@ from schemas.briefing import Briefing, Increment, VerifyItem
 
 TITLE_THRESHOLD = 0.5  # unrelated seed titles stay below 0.15; a paraphrase of one title scores ≥ 0.5
 PRIORITY_LINK = 0.3  # a priority row "is about" the increment whose title is most like it, if this alike
-_CONTINUED = re.compile(r"(\d{1,2}-\d{1,2})\s*锚定")
 _UNDER_TARGET = re.compile(r"低于|不足|未达|under|below", re.IGNORECASE)
 
 METRICS: dict[str, str] = {
@@ -243,8 +242,8 @@ def continued_rows(b: Briefing) -> set[str]:
     """Continued arXiv rows as 'key@M-D' (the date it was first anchored), e.g. '2609.20511@9-21'."""
     out = set()
     for row in b.arxiv_rows:
-        if m := _CONTINUED.search(row.relation):
-            out.add(f"{_arxiv_key(row.arxiv_id)}@{m.group(1)}")
+        if (d := row.anchored_on) is not None:
+            out.add(f"{_arxiv_key(row.arxiv_id)}@{d.month}-{d.day}")
     return out
 
 
@@ -489,9 +488,6 @@ def _all_ids(b: Briefing) -> list[str]:
     return list(dict.fromkeys(x.strip() for x in ids if x.strip()))
 
 
-_SUPPLEMENT = re.compile(r"补充|锚定")
-
-
 def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:
     """The share of the four rules the briefing keeps; every violation is listed. Must be 1.0."""
     passed: list[str] = []
@@ -520,7 +516,7 @@ def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:
         [
             f"{_inc_label(inc)} is about arXiv {key}, anchored before {ctx.date}, and does not say it supplements it"
             for inc in out.increments
-            if not _SUPPLEMENT.search(inc.relation)
+            if inc.relation_kind != "supplement"
             for key in sorted(increment_arxiv(inc) & ctx.anchored_arxiv)
         ],
         "no increment repeats an anchor as new",

@@ -9,8 +9,11 @@ what lets one parser read briefings written by other agents without losing anyth
 from __future__ import annotations
 
 import datetime as dt
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+RelationKind = Literal["new", "supplement"]
 
 
 class _Model(BaseModel):
@@ -79,6 +82,11 @@ class Increment(_Model):
     key_points: list[KeyPoint] = Field(default_factory=list)
     credibility: Credibility
     relation: str = Field(description="与活文档现有脉络的关系.")
+    relation_kind: RelationKind = Field(
+        default="new",
+        description="'supplement' when the relation says it adds to an anchor (our rules decided it; a "
+        "parsed briefing says so in words: 补充 or 锚定); not rendered, the relation's words carry it.",
+    )
     suggested_section: str = Field(description="建议归入章节.")
 
     def all_points(self) -> list[KeyPoint]:
@@ -103,6 +111,11 @@ class ArxivRow(_Model):
     title: str
     credibility: str
     relation: str = Field(description="'本次新增锚点 → §…' for new ones, '9-21锚定' for continued ones.")
+    anchored_on: dt.date | None = Field(
+        default=None,
+        description="For a continued row, the day the paper was first anchored ('9-21锚定'); None for a new "
+        "one. Not rendered: the relation's words carry it.",
+    )
 
 
 class NoIncrementNote(_Model):
