@@ -13,12 +13,13 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from agent.arxiv import find_ids
 from agent.errors import ParseError, WorkspaceError
 from agent.parse import nearest_day, parse
-from agent.text import similarity
+from agent.text import bigrams, similarity
 from schemas.briefing import Briefing, VerifyItem
 from schemas.documents import SourceDoc
 
@@ -29,6 +30,7 @@ _URL = re.compile(
     r"(?:https?://)?(?:www\.)?((?:github\.com|arxiv\.org|huggingface\.co|[a-z0-9-]+\.(?:ai|io|dev|com|org))/[^\s）)|，,；;]+)"
 )
 _SECTION = re.compile(r"^#+\s*(§\d+(?:\.\d+)*\s*.+?)\s*$", re.M)
+LISTED_ANCHORS = 25  # anchors listed in one prompt, at most: the bound that keeps prompts flat
 
 
 @dataclass(frozen=True)
@@ -65,32 +67,85 @@ class AnchorRegistry:
     adjacent: tuple[Anchor, ...] = field(default_factory=tuple)
     warnings: tuple[str, ...] = field(default_factory=tuple)  # e.g. an adjacent briefing read as plain text
 
+    @cached_property
+    def _position(self) -> dict[tuple[str, str], int]:
+        """(kind, key) -> index in `anchors`: lookups by ID or URL without a scan (keys are unique
+        after `_merge`; else the first wins). Computed once per registry; a frozen dataclass
+        still has a __dict__ for the cache."""
+        position: dict[tuple[str, str], int] = {}
+        for i, a in enumerate(self.anchors):
+            position.setdefault((a.kind, a.key), i)
+        return position
+
+    def _get(self, kind: AnchorKind, key: str) -> Anchor | None:
+        i = self._position.get((kind, key))
+        return None if i is None else self.anchors[i]
+
     def arxiv(self, key: str) -> Anchor | None:
-        return next((a for a in self.anchors if a.kind == "arxiv" and a.key == key), None)
+        return self._get("arxiv", key)
 
     def url(self, url: str) -> Anchor | None:
-        key = normalise_url(url)
-        return next((a for a in self.anchors if a.kind == "url" and a.key == key), None)
+        return self._get("url", normalise_url(url))
 
     def subject(self, title: str, threshold: float = 0.5) -> Anchor | None:
         """The anchored subject most like `title` (named as the prompt lists it or bare), if any
-        is alike enough."""
+        is alike enough.
+
+        Only subjects sharing a bigram with `title` can score above 0, so only those are
+        compared (in anchor order, so ties go to the same anchor as a full scan): months of
+        history mean thousands of subjects, and every claim of the evening asks."""
         title = bare_name(title)
-        best = max(
-            ((similarity(title, bare_name(a.key)), a) for a in self.anchors if a.kind == "subject"),
-            default=(0.0, None),
-            key=lambda p: p[0],
-        )
+        grams = bigrams(title)
+        if threshold > 0 and grams:
+            index = self._subject_grams
+            near = sorted(set().union(*(index.get(g, ()) for g in grams)))
+            pool: Iterable[Anchor] = (self.anchors[i] for i in near)
+        else:
+            pool = (a for a in self.anchors if a.kind == "subject")
+        best = max(((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=lambda p: p[0])
         return best[1] if best[0] >= threshold else None
 
-    def relevant_to(self, text: str, limit: int = 25) -> list[Anchor]:
+    @cached_property
+    def _subject_grams(self) -> dict[str, list[int]]:
+        """bigram -> indices of the subject anchors whose bare name has it (what `subject` compares)."""
+        index: dict[str, list[int]] = {}
+        for i, a in enumerate(self.anchors):
+            if a.kind == "subject":
+                for g in bigrams(bare_name(a.key)):
+                    index.setdefault(g, []).append(i)
+        return index
+
+    @cached_property
+    def _subjects(self) -> list[tuple[Anchor, tuple[str, ...]]]:
+        """Every subject anchor with its ranking tokens, tokenised once per registry."""
+        return [(a, _tokens(a.key)) for a in self.anchors if a.kind == "subject"]
+
+    def relevant_to(self, text: str, limit: int = LISTED_ANCHORS) -> list[Anchor]:
         """The anchors worth showing the model for one document: its arXiv IDs and URLs first,
-        then the subjects that share the most with it. Not all of them: prompts stay small."""
+        then the subjects that share the most with it. At most `limit`, however long the
+        history: what a prompt lists is bounded by relevance, not by how much is anchored."""
         keys = {m.id.key for m in find_ids(text)}
         urls = {normalise_url(u) for u in _URL.findall(text)}
-        hits = [a for a in self.anchors if (a.kind == "arxiv" and a.key in keys) or (a.kind == "url" and a.key in urls)]
-        scored = [(_overlap(a.key, text), a) for a in self.anchors if a.kind == "subject"]
-        hits += [a for score, a in sorted(scored, key=lambda p: -p[0]) if score > 0.5]
+        found = [self._position.get(("arxiv", k)) for k in keys] + [self._position.get(("url", u)) for u in urls]
+        hits = [self.anchors[i] for i in sorted(i for i in found if i is not None)]
+        # A subject scores the share of its tokens the text contains. Subjects share tokens
+        # (engine names, features), so each distinct token is looked up in the text once.
+        low = text.lower()
+        present: dict[str, bool] = {}
+        scored = []
+        for a, toks in self._subjects:
+            if not toks:
+                continue
+            n = 0
+            for t in toks:
+                hit = present.get(t)
+                if hit is None:
+                    hit = present[t] = t in low
+                n += hit
+            score = n / len(toks)
+            if score > 0.5:
+                scored.append((score, a))
+        hits += [a for _, a in sorted(scored, key=lambda p: -p[0])]
         return _unique(hits)[:limit]
 
 
@@ -273,13 +328,11 @@ def normalise_url(url: str) -> str:
     return u.rstrip("/.")
 
 
-def _overlap(subject: str, text: str) -> float:
-    """Share of the subject's word-ish tokens found in the text (cheap, for ranking only)."""
-    toks = [t for t in re.findall(r"[A-Za-z][\w.+-]*|\d[\d.]*|[\u4e00-\u9fff]{2,}", subject) if len(t) > 1]
-    if not toks:
-        return 0.0
-    low = text.lower()
-    return sum(t.lower() in low for t in toks) / len(toks)
+@lru_cache(maxsize=16384)
+def _tokens(subject: str) -> tuple[str, ...]:
+    """The subject's word-ish tokens, lowercased, for ranking by overlap (cheap, not a match)."""
+    toks = re.findall(r"[A-Za-z][\w.+-]*|\d[\d.]*|[\u4e00-\u9fff]{2,}", subject)
+    return tuple(t.lower() for t in toks if len(t) > 1)
 
 
 def _unique(anchors: list[Anchor]) -> list[Anchor]:

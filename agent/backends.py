@@ -8,16 +8,20 @@ and in the briefing's footer. One function the pipeline calls, so the choice liv
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeAlias
 
 from agent.anchors import AnchorRegistry
 from agent.extract import CallRecord, ExtractionRequest
-from agent.llm import LLMExtractor, cassettes_answer
 from agent.offline import OfflineExtractor
 from agent.settings import LLMSettings
 from agent.workspace import TopicSection
 from schemas.documents import SourceDoc
 
-EveningExtractor = LLMExtractor | OfflineExtractor
+if TYPE_CHECKING:
+    from agent.llm import LLMExtractor
+
+# agent.llm's extractor is imported only when a model answers (openai + instructor take a second)
+EveningExtractor: TypeAlias = "LLMExtractor | OfflineExtractor"
 
 
 def make_extractor(
@@ -30,6 +34,8 @@ def make_extractor(
 ) -> EveningExtractor:
     """The extractor for one evening, decided per evening (a workspace may have cassettes for
     some evenings and not others)."""
+    from agent.llm import LLMExtractor, cassettes_answer
+
     if llm.backend == "offline" or (
         llm.backend == "auto" and not llm.api_key and not cassettes_answer(list(requests), llm)
     ):

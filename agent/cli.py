@@ -29,7 +29,7 @@ app = typer.Typer(
 )
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
-_state = {"debug": False}
+_state: dict[str, object] = {"debug": False, "argv": []}
 EXIT_INTERRUPTED = 130
 EXIT_BUG = 70  # EX_SOFTWARE: not the user's fault
 
@@ -65,6 +65,12 @@ def _date(s: str) -> dt.date:
     from agent.settings import evening_date
 
     return evening_date(s)
+
+
+def _command() -> list[str]:
+    """The command line as given (without --debug), for the run log."""
+    argv = _state["argv"]
+    return [a for a in argv if a != "--debug"] if isinstance(argv, list) else []
 
 
 def _clip(text: str, n: int) -> str:
@@ -124,7 +130,7 @@ def inbox_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json: 
     from agent.workspace import load_workspace
 
     ws = load_workspace(workspace)
-    docs = scan(ws, topic, _date(date), with_text=False)
+    docs = scan(ws, topic, _date(date))  # read as the run reads: an empty or non-UTF-8 file says so here too
     if as_json:
         _print_json([d.model_dump(mode="json", exclude={"text"}) for d in docs])
         return
@@ -267,6 +273,9 @@ def run_cmd(
     settings = settings_from({**run_flags, **_llm_flags(given), "date": _date(date)}, os.environ)
     with _progress() as (on_plan, on_result):
         report = run(settings, on_plan=on_plan, on_result=on_result)
+    from agent.runlog import log_quietly, logs_path, run_log
+
+    log_quietly(run_log(report, _command()), logs_path())
     if as_json:
         _print_json(_run_json(report))
     else:
@@ -292,12 +301,7 @@ def _progress() -> Iterator[tuple[Callable[[Evening], None], Callable[[Extractio
             yield (lambda ev: progress.update(task, total=len(ev.requests))), (lambda r: progress.advance(task))
         return
 
-    def line(r: ExtractionResult) -> None:
-        rec = r.record
-        status = f"error: {rec.error}" if rec.error else f"{rec.input_tokens}+{rec.output_tokens} tokens"
-        err.print(f"{rec.latency_s:6.2f}s {rec.source:8} {rec.doc_path} · {status}", markup=False, highlight=False)
-
-    yield (lambda ev: None), line
+    yield (lambda ev: None), _result_line
 
 
 def _run_json(report: RunReport) -> dict[str, object]:
@@ -410,6 +414,7 @@ def prompt_show(
     topic: TopicOpt,
     date: DateOpt,
     doc: Annotated[str, typer.Option(help="Workspace-relative path of the document.")],
+    prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the exact messages one document would be sent (--json: with the response schema sent).
@@ -419,7 +424,8 @@ def prompt_show(
     """
     from agent.pipeline import Settings, plan, requests_for
 
-    requests = requests_for(plan(Settings(workspace=workspace, topic=topic, date=_date(date)), for_writing=False), doc)
+    s = Settings(workspace=workspace, topic=topic, date=_date(date), prompt_file=prompt.absolute() if prompt else None)
+    requests = requests_for(plan(s, for_writing=False), doc)
     if as_json:
         from schemas.extraction import FileExtraction
 
@@ -487,6 +493,66 @@ def cassettes_rekey(
         out.print(f"  {path}", markup=False)
 
 
+@cassettes_app.command("check")
+def cassettes_check(
+    cases: Annotated[Path, typer.Option(help="Folder of gold cases.")] = Path("eval/cases"),
+    case: Annotated[str | None, typer.Option(help="Check only the case with this folder name.")] = None,
+    cassettes: Annotated[
+        Path | None, typer.Option(help="Check each case's cassette set under this folder instead.")
+    ] = None,
+    prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
+    model: Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List per case the requests no cassette answers, those answered only under an older prompt
+    (stale), and per cassette set the files no case requests. Exits 1 when there is any.
+
+    Example: predigest cassettes check
+    """
+    from eval import Variant
+    from eval.checks import check_cassettes
+
+    variant = Variant(
+        prompt_file=prompt.absolute() if prompt else None,
+        model=model,
+        cassette_root=cassettes.absolute() if cassettes else None,
+    )
+    report = check_cassettes(cases, variant, case)
+    if as_json:
+        _print_json(
+            {
+                "ok": report.ok,
+                "cases": [
+                    {
+                        "case": c.case,
+                        "cassettes": str(c.cassettes),
+                        "answered": c.answered,
+                        "stale": [{"request": r, "prompt": p} for r, p in c.stale],
+                        "missing": c.missing,
+                    }
+                    for c in report.cases
+                ],
+                "unused": {str(k): [str(p) for p in v] for k, v in report.unused.items()},
+            }
+        )
+    else:
+        for c in report.cases:
+            out.print(
+                f"{c.case} ({c.cassettes}): {c.answered} answered · {len(c.stale)} stale · {len(c.missing)} missing",
+                markup=False,
+                highlight=False,
+            )
+            for r, p in c.stale:
+                out.print(f"  stale   {r} (answered under {p}; replay with --allow-stale)", markup=False)
+            for r in c.missing:
+                out.print(f"  missing {r}", markup=False)
+        for folder, files in report.unused.items():
+            for f in files:
+                out.print(f"unused {f.relative_to(folder.parent) if folder.parent in f.parents else f}", markup=False)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
 @cassettes_app.command("relay")
 def cassettes_relay(
     workspace: WorkspaceArg,
@@ -523,30 +589,295 @@ def eval_cmd(
         bool, typer.Option("--update-baseline", help="Write the current scores as the new baseline.")
     ] = False,
     as_json: JsonOpt = False,
-    html: Annotated[Path | None, typer.Option(help="Also write a side-by-side HTML page (output vs gold).")] = None,
+    html: Annotated[
+        Path | None, typer.Option(help="Also write the report as a page (with --compare: the comparison).")
+    ] = None,
     case: Annotated[str | None, typer.Option(help="Run only the case with this folder name.")] = None,
     backend: Annotated[
         str, typer.Option(help="replay (CI: cassettes only, no cache), record or live (the prompt workbench).")
     ] = "replay",
+    prompt: Annotated[
+        list[Path] | None,
+        typer.Option(help="A prompt template file (default: prompts/extract.md); twice: run both and compare."),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")] = None,
+    mode: Annotated[str | None, typer.Option(help=_llm_help("mode"))] = None,
+    cassettes: Annotated[
+        Path | None, typer.Option(help="Record / replay each case's cassette set under this folder instead.")
+    ] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
+    concurrency: Annotated[int | None, typer.Option(help=_llm_help("concurrency"))] = None,
+    max_calls: Annotated[int | None, typer.Option(help=_llm_help("max_calls"))] = None,
+    max_cost: Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))] = None,
+    allow_stale: Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))] = False,
+    force: Annotated[bool, typer.Option(help="Let `record` write over reference cassettes.")] = False,
+    accept_drops: Annotated[
+        bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")
+    ] = False,
+    compare: Annotated[
+        tuple[str, str] | None,
+        typer.Option(help="Compare two logged evals (ids, id prefixes, last, last~1) instead of running."),
+    ] = None,
 ) -> None:
     """Replay every gold case, score it against its gold briefing, and compare with the baseline.
 
-    Exits 1 when a score drops below the baseline, rule compliance is below 1.0, or a case fails
-    (e.g. a missing cassette).
+    Every eval is logged (`predigest logs`). With --backend record and OPENAI_API_KEY /
+    OPENAI_BASE_URL, the cases are asked of a live model, as `run` would ask them. Exits 1 when
+    a score drops below the baseline, rule compliance is below 1.0, or a case fails.
 
-    Example: predigest eval --html out/eval.html
+    Example: predigest eval --backend record --prompt my-extract.md && predigest eval --compare last~1 last
     """
-    from eval import print_report, run_eval, to_json
+    import os
 
-    report = run_eval(cases, baseline, only=case, update_baseline=update_baseline, html_path=html, backend=backend)
-    if as_json:
-        _print_json(to_json(report))
-    else:
-        print_report(report, out)
-    if html is not None and not as_json:
+    from agent.runlog import logs_path
+    from eval import compare_logged
+
+    logs = logs_path()
+    if compare is not None:
+        c = compare_logged(compare[0], compare[1], logs)
+        _show_comparison(c, as_json, html)
+        return
+    from eval import print_report, run_eval, to_json, variants
+
+    flags = {
+        "mode": mode,
+        "cache_dir": cache_dir.absolute() if cache_dir else None,
+        "no_cache": no_cache,
+        "concurrency": concurrency,
+        "max_calls": max_calls,
+        "max_cost_usd": max_cost,
+        "replace_reference": force or None,
+    }
+    prompts = [p.absolute() for p in prompt or []]
+    if len(prompts) > 2:
+        raise PredigestError("--prompt is given more than twice", hint="compare two prompts at a time")
+    runs = variants(
+        prompts,
+        backend=backend,
+        model=model,
+        flags=flags,
+        env=os.environ,
+        cassette_root=cassettes.absolute() if cassettes else None,
+        allow_stale=allow_stale,
+    )
+    reports = []
+    for variant in runs:
+        with _eval_progress() as (on_plan, on_result):
+            report = run_eval(
+                cases,
+                baseline,
+                only=case,
+                update_baseline=update_baseline and len(runs) == 1,
+                html_path=html if len(runs) == 1 else None,
+                variant=variant,
+                command=_command(),
+                logs=logs,
+                on_plan=on_plan,
+                on_result=on_result,
+                accept_drops=accept_drops,
+            )
+        reports.append(report)
+        if as_json and len(runs) == 1:
+            _print_json(to_json(report))
+        elif not as_json:
+            print_report(report, out)
+            if report.run_id:
+                out.print(f"logged as {report.run_id}", markup=False)
+    if len(reports) == 2 and all(r.run_id for r in reports):
+        c = compare_logged(reports[0].run_id, reports[1].run_id, logs)
+        _show_comparison(c, as_json, html)
+    elif html is not None and not as_json:
         out.print(f"wrote {html}", markup=False)
-    if not report.ok:
+    if not all(r.ok for r in reports):
         raise typer.Exit(1)
+
+
+def _show_comparison(c: object, as_json: bool, html: Path | None) -> None:
+    from eval import comparison_json, print_comparison, write_comparison_html
+
+    if as_json:
+        _print_json(comparison_json(c))  # type: ignore[arg-type]
+    else:
+        print_comparison(c, out)  # type: ignore[arg-type]
+    if html is not None:
+        write_comparison_html(c, html)  # type: ignore[arg-type]
+        if not as_json:
+            _wrote(html)
+
+
+@contextmanager
+def _eval_progress() -> Iterator[tuple[Callable[..., None], Callable[[ExtractionResult], None]]]:
+    """Per case and document: a bar per case on a terminal; piped, one line per case and per
+    finished document (time, source, tokens), as `run` does."""
+    if err.is_terminal:
+        from rich.progress import Progress
+
+        with Progress(console=err, transient=True) as progress:
+            state: dict[str, object] = {}
+
+            def plan(case: object, ev: Evening) -> None:
+                state["task"] = progress.add_task(str(getattr(case, "name", case)), total=len(ev.requests))
+
+            def result(r: ExtractionResult) -> None:
+                if "task" in state:
+                    progress.advance(state["task"])  # type: ignore[arg-type]
+
+            yield plan, result
+        return
+
+    def plan_line(case: object, ev: Evening) -> None:
+        name = getattr(case, "name", case)
+        err.print(f"case {name}: {len(ev.requests)} request(s)", markup=False, highlight=False)
+
+    yield plan_line, _result_line
+
+
+def _result_line(r: ExtractionResult) -> None:
+    rec = r.record
+    status = f"error: {rec.error}" if rec.error else f"{rec.input_tokens}+{rec.output_tokens} tokens"
+    stale = f" stale ({rec.stale.split('#', 1)[0]})" if rec.stale else ""
+    err.print(
+        f"{rec.latency_s:6.2f}s {rec.source:8} {rec.doc_path} · {status}{stale}", markup=False, highlight=False
+    )
+
+
+logs_app = typer.Typer(help="Read the run log: every run and eval, its calls, answers and scores.")
+app.add_typer(logs_app, name="logs")
+
+
+@logs_app.callback(invoke_without_command=True)
+def logs_list(
+    ctx: typer.Context,
+    as_json: JsonOpt = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="How many runs, newest first.")] = 20,
+) -> None:
+    """List the logged runs, newest first (the log is logs.db in the user data folder).
+
+    Example: predigest logs; predigest logs show last --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from dataclasses import asdict
+
+    from agent.runlog import list_runs, logs_path
+
+    path = logs_path()
+    runs = list_runs(path, limit) if path else []
+    if as_json:
+        _print_json([asdict(r) for r in runs])
+        return
+    if not runs:
+        out.print(f"no runs logged in {path}", markup=False)
+        return
+    out.print(f"runs in {path}, newest first", markup=False)
+    for r in runs:  # one line per run, never folded: the id is what the next command needs
+        stamp = " · ".join(x for x in (r.prompt.split("+", 1)[0], r.model, r.backend) if x)
+        out.print(
+            f"{r.id}  {r.time[:19]}  {'ok    ' if r.ok else 'FAILED'}  {stamp}  git {r.git or '?'}"
+            f"  predigest {' '.join(r.command)}",
+            markup=False,
+            highlight=False,
+            overflow="ignore",
+            crop=False,
+        )
+
+
+@logs_app.command("show")
+def logs_show(
+    run_id: Annotated[str, typer.Argument(help="A run id, a unique prefix of one, last or last~N.")],
+    doc: Annotated[
+        str | None, typer.Option(help="One document's answer (workspace-relative path) and each claim's fate.")
+    ] = None,
+    row: Annotated[str | None, typer.Option("--case", help="The eval row (case name) to read --doc from.")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print one logged run, or one document's answer in it with the fate of each claim.
+
+    Example: predigest logs show last --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
+    """
+    from agent.runlog import doc_answer, load_run, logs_path
+
+    record = load_run(logs_path(), run_id)
+    if doc is None:
+        if as_json:
+            _print_json(record.model_dump(mode="json"))
+        else:
+            _print_logged(record)
+        return
+    answer = doc_answer(record, doc, row)
+    if as_json:
+        _print_json(
+            {
+                "run": record.id,
+                "evening": answer.evening.name,
+                "calls": [c.model_dump(mode="json") for c in answer.calls],
+                "fates": [
+                    {"claim": t, "stage": f.stage, "detail": f.detail, "steps": f.steps} for t, f in answer.fates
+                ],
+            }
+        )
+        return
+    e = answer.evening
+    out.print(f"run {record.id} · {e.name} · {e.prompt or 'offline'} · {e.model} · {e.backend}", markup=False)
+    for c in answer.calls:
+        stale = f" · stale ({c.stale})" if c.stale else ""
+        out.print(
+            f"{c.doc} part {c.part + 1}/{c.parts} · {c.source} · request {c.request_hash[:12]} · "
+            f"{c.input_tokens}+{c.output_tokens} tokens · {c.latency_s:.2f}s · ${c.cost_usd:.4f}{stale}",
+            markup=False,
+            highlight=False,
+        )
+        if c.error:
+            out.print(f"  error: {c.error}", markup=False, highlight=False)
+        if c.answer is None:
+            continue
+        a = c.answer
+        out.print(f"  relevance {a.relevance}: {a.relevance_reason}", markup=False, highlight=False)
+        for s in a.skipped:
+            out.print(f"  skipped: {s}", markup=False, highlight=False)
+    fates = dict(answer.fates)
+    for c in answer.calls:
+        for claim in c.answer.claims if c.answer else []:
+            f = fates[claim.title]
+            out.print(f"  claim {'★' * claim.stars} {claim.title} ({claim.section_ref})", markup=False, highlight=False)
+            out.print(f"    → {f.stage}: {f.detail}", markup=False, highlight=False)
+            for q in claim.evidence:
+                out.print(f"    quote: {q}", markup=False, highlight=False)
+
+
+def _print_logged(record: object) -> None:
+    from schemas.runlog import RunLog
+
+    assert isinstance(record, RunLog)
+    out.print(
+        f"run {record.id} · {record.kind} · {record.time} · git {record.git or '?'}"
+        f" · {'ok' if record.ok else 'FAILED'}",
+        markup=False,
+    )
+    out.print(f"command: predigest {' '.join(record.command)}", markup=False, highlight=False)
+    for e in record.evenings:
+        tokens = sum(c.input_tokens + c.output_tokens for c in e.calls)
+        sources: dict[str, int] = {}
+        for c in e.calls:
+            sources[c.source] = sources.get(c.source, 0) + 1
+        stamp = " · ".join(x for x in (e.prompt or "offline", e.model, e.backend, e.cassettes) if x)
+        out.print(f"{e.name} · {stamp}", markup=False, highlight=False)
+        out.print(
+            f"  calls {len(e.calls)} ({', '.join(f'{k} {v}' for k, v in sorted(sources.items()))}) · tokens {tokens}"
+            f" · findings {len(e.findings)}" + (f" · stale answers of {', '.join(e.stale)}" if e.stale else ""),
+            markup=False,
+            highlight=False,
+        )
+        if e.scores:
+            out.print(
+                "  " + " · ".join(f"{m} {s.score:.3f}" for m, s in e.scores.items()), markup=False, highlight=False
+            )
+        for f in e.fates:
+            if not f.matched:
+                out.print(f"  missed {f.item} — {f.stage}: {f.detail}", markup=False, highlight=False)
+        for err_line in e.errors:
+            out.print(f"  error {err_line}", markup=False, highlight=False)
 
 
 class _WarningLine(logging.Handler):
@@ -569,6 +900,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     Typer handles its own usage errors (exit 2, with usage); everything else propagates."""
     try:
         _state["debug"] = False
+        _state["argv"] = list(sys.argv[1:] if argv is None else argv)  # the run log keeps the command
         _setup_logging()
         # not standalone: typer.Exit comes back as a status, and errors reach the handlers below
         code = app(args=argv, prog_name="predigest", standalone_mode=False)

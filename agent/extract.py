@@ -57,6 +57,8 @@ class CallRecord:
     prompt: str = ""  # str(PromptStamp)
     cassette: str = ""  # cassette file name(s) that answered, if any
     error: str = ""
+    request_hash: str = ""  # sha256 of the first exchange's canonical body (cassette and cache key)
+    stale: str = ""  # the prompt stamp of a cassette replayed under another prompt (--allow-stale)
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
-import tempfile
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +22,7 @@ from pydantic import ValidationError
 
 from agent.errors import PredigestError
 from agent.labels import ZH
+from agent.outputs import write_set
 from agent.templating import render
 from schemas.briefing import KeyPoint
 from schemas.run import RUN_SCHEMA_VERSION, RunRecord, Span, TextMark
@@ -92,19 +91,11 @@ def load_record(json_path: Path) -> RunRecord:
 
 
 def write_page(record: RunRecord, path: Path) -> Path:
-    """Write atomically: a reader never opens half a page."""
+    """Written like the briefing (atomically, with the user's umask); only ever over another page."""
     path = Path(path)
-    html = render_page(record)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(html)
-        os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise PredigestError(f"cannot write {path}: {e}", hint="check the folder exists and is writable") from e
+    if path.suffix.lower() not in (".html", ".htm") or path.is_dir():
+        raise PredigestError(f"{path} is not an .html file name", hint="pass --out PAGE.html")
+    write_set({path: render_page(record)}, force=True, guarded=path)
     return path
 
 

@@ -140,6 +140,8 @@ def _block_names(labels: Labels) -> list[str]:
 
 def _header_of(line: _Line, names: list[str]) -> int | None:
     """Which block header a line is: '一、…' by its numeral, 状态摘要 by its name."""
+    if not any(name.partition("、")[0] in line.raw for name in names):
+        return None  # most lines: decoration is only stripped from the ends, so no header hides here
     t = _DECOR.sub("", line.text)
     for i, name in enumerate(names):
         numeral, sep, _ = name.partition("、")

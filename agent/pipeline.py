@@ -28,7 +28,6 @@ from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extra
 from agent.ingest import Window, evening_window, scan, sources, unreadable
 from agent.injection import screen
 from agent.labels import ZH
-from agent.llm import rekey_reference_cassettes, write_reference_cassette
 from agent.outputs import check_out, out_path_for, write_set
 from agent.prompting import Template, build_requests, load_template, load_template_file
 from agent.render import render
@@ -37,7 +36,7 @@ from agent.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.trace import run_record
 from agent.workspace import Workspace, load_workspace
 from schemas.documents import SourceDoc
-from schemas.extraction import FileExtraction
+from schemas.extraction import FileExtraction, SkippedItem
 
 EXIT_PARTIAL = 3  # a briefing was made, but some of the evening's documents were not read
 
@@ -156,6 +155,7 @@ class Outcome:
     records: list[CallRecord]
     unread: list[tuple[str, str]]  # (document, why) for sources of the window that were not extracted
     doc_results: list[DocResult] = field(default_factory=list)  # the answers the trace finds quotes in
+    results: tuple[ExtractionResult, ...] = ()  # every call with its validated answer (the run log keeps them)
 
     @property
     def partial(self) -> bool:
@@ -209,7 +209,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
         composed = replace(composed, findings=[*screened, *composed.findings])
     if unread:
         composed = _mark_partial(composed, len(unread))
-    return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results)
+    return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results, tuple(results))
 
 
 def _mark_partial(composed: Composed, n: int) -> Composed:
@@ -238,8 +238,17 @@ def _doc_results(ev: Evening, results: Sequence[ExtractionResult]) -> tuple[list
             why = failed[0].record.error if failed else "no extraction result"
             unread.append((doc.path, why))
             out.append(DocResult(doc, None, ZH.unread_note.format(why=why)))
-        else:
-            out.append(DocResult(doc, merge_chunks([r.extraction for r in parts if r.extraction])))
+            continue
+        merged = merge_chunks([r.extraction for r in parts if r.extraction])
+        if (total := parts[0].request.chunks) > len(parts):  # the rest was over [llm] max_parts: not paid for
+            why = f"parts {len(parts) + 1}-{total} of {total} not read (over [llm] max_parts)"
+            unread.append((doc.path, why))
+            rest = SkippedItem(
+                subject=ZH.parts_subject.format(first=len(parts) + 1, total=total),
+                reason=ZH.unread_note.format(why=why),
+            )
+            merged = merged.model_copy(update={"skipped": [*merged.skipped, rest]})
+        out.append(DocResult(doc, merged))
     out += [DocResult(doc, None, doc.reason) for doc in unreadable(ev.docs)]
     return out, unread
 
@@ -349,12 +358,16 @@ def add_reference(s: Settings, doc: str, extraction: Path, note: str = "") -> Pa
         raise PredigestError(
             f"{extraction} is not a FileExtraction ({what})", hint="see schemas/extraction.py for the fields"
         ) from e
+    from agent.llm import write_reference_cassette  # lazy: imports openai + instructor
+
     return write_reference_cassette(reqs[0], answer, ev.llm, note=note)
 
 
 def rekey(s: Settings) -> list[Path]:
     """Re-key the reference cassettes of an evening after an intended prompt or schema change."""
     ev = plan(s, for_writing=False)
+    from agent.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
+
     return rekey_reference_cassettes(ev.llm.cassette_dir, {r.doc_path: r for r in ev.requests}, ev.llm)
 
 

@@ -91,6 +91,11 @@ class LLMSettings(_Frozen):
     )
     temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
     replace_reference: bool = Field(default=False, description="Let `record` write over reference cassettes.")
+    allow_stale: bool = Field(
+        default=False,
+        description="Replay: answer a request no cassette matches with the same document and part's answer "
+        "recorded under another prompt (reported as stale).",
+    )
 
     def with_(self, **changes: Any) -> LLMSettings:
         return updated(self, changes, origin="setting")

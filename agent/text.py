@@ -63,12 +63,107 @@ class _Folded:
     ends: tuple[int, ...]
 
 
+class _CharFold(dict[str, str]):
+    """c -> what `_fold_map` emits for c standing alone (NFKC, `_MATCH_MAP`, whitespace as one
+    space), filled on demand: a document has a few hundred distinct characters."""
+
+    def __missing__(self, c: str) -> str:
+        chunk = c if c.isascii() else unicodedata.normalize("NFKC", c)
+        self[c] = out = "".join(" " if m.isspace() else m for m in (_MATCH_MAP.get(x, x) for x in chunk) if m)
+        return out
+
+
+_CHAR_FOLD = _CharFold()
+_SPACES_RE = re.compile(" +")
+
+
 def _fold_map(s: str, *, squeeze: bool = True) -> _Folded:
     """`fold` with provenance: where in `s` each folded character came from.
 
     `squeeze=False` keeps one space wherever there was whitespace, for `facts`, which needs
     token boundaries ("--a\\n--b" is two flags).
+
+    The same result as `_fold_map_by_char` (the reference, tested against this), computed in
+    runs: characters that fold to themselves are copied as slices, so only line markers, the
+    few characters that change and whitespace runs cost Python steps. A text with combining
+    marks (rare: they fold together with their base) takes the reference path.
     """
+    changed = _changed(s)
+    if changed is None:
+        return _fold_map_by_char(s, squeeze=squeeze)
+    fold_of, changed_re = changed
+    texts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for a, b in [*((m.start(), m.end()) for m in _LINE_MARKER_RE.finditer(s)), (len(s), len(s))]:
+        i = pos
+        for m in changed_re.finditer(s, pos, a) if changed_re and a > pos else ():
+            j = m.start()
+            texts.append(s[i:j])
+            starts.extend(range(i, j))
+            ends.extend(range(i + 1, j + 1))
+            f = fold_of[s[j]]
+            texts.append(f)
+            starts.extend([j] * len(f))
+            ends.extend([j + 1] * len(f))
+            i = j + 1
+        texts.append(s[i:a])
+        starts.extend(range(i, a))
+        ends.extend(range(i + 1, a + 1))
+        pos = max(pos, b)
+    text = "".join(texts)
+    out: list[str] = []
+    out_starts: list[int] = []
+    out_ends: list[int] = []
+    prev = 0
+    for m in _SPACES_RE.finditer(text):
+        a, b = m.span()
+        out.append(text[prev:a])
+        out_starts += starts[prev:a]
+        out_ends += ends[prev:a]
+        if _keep_space(text, a, b, squeeze):
+            out.append(" ")
+            out_starts.append(starts[a])
+            out_ends.append(ends[a])
+        prev = b
+    out.append(text[prev:])
+    out_starts += starts[prev:]
+    out_ends += ends[prev:]
+    return _Folded("".join(out), tuple(out_starts), tuple(out_ends))
+
+
+def _fold_text(s: str, *, squeeze: bool = True) -> str:
+    """`_fold_map(s).text` without the offsets, for `fold` and `facts`, which need none."""
+    changed = _changed(s)
+    if changed is None:
+        return _fold_map_by_char(s, squeeze=squeeze).text
+    fold_of, changed_re = changed
+    t = _LINE_MARKER_RE.sub("", s)
+    if changed_re is not None:
+        t = changed_re.sub(lambda m: fold_of[m.group()], t)
+    return _SPACES_RE.sub(lambda m: " " if _keep_space(t, m.start(), m.end(), squeeze) else "", t)
+
+
+def _changed(s: str) -> tuple[dict[str, str], re.Pattern[str] | None] | None:
+    """How each distinct character of `s` folds, and a pattern for those that change; None when
+    `s` has combining marks, which fold together with their base (the reference path)."""
+    distinct = set(s)
+    if any(unicodedata.combining(c) for c in distinct):
+        return None
+    fold_of = {c: _CHAR_FOLD[c] for c in distinct}
+    changed = "".join(re.escape(c) for c, f in fold_of.items() if f != c)
+    return fold_of, (re.compile(f"[{changed}]") if changed else None)
+
+
+def _keep_space(text: str, a: int, b: int, squeeze: bool) -> bool:
+    """A run of spaces survives (as one) only between two non-CJK word characters: Chinese
+    needs no spaces, and writers put them around English terms and punctuation at will."""
+    return a > 0 and b < len(text) and (not squeeze or (_is_word(text[a - 1]) and _is_word(text[b])))
+
+
+def _fold_map_by_char(s: str, *, squeeze: bool = True) -> _Folded:
+    """The reference `_fold_map`: one character (with its combining marks) at a time."""
     dropped = bytearray(len(s))
     for m in _LINE_MARKER_RE.finditer(s):
         dropped[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
@@ -133,7 +228,7 @@ def fold(s: str) -> str:
     pipes removed; whitespace runs collapsed to one space, and dropped entirely next to CJK
     characters or punctuation, where spacing is a matter of taste; stripped.
     """
-    return _fold_map(s).text
+    return _fold_text(s)
 
 
 @dataclass(frozen=True)
@@ -317,6 +412,12 @@ def _bigrams(s: str) -> tuple[Counter[str], int]:
     return grams, sum(grams.values())
 
 
+def bigrams(s: str) -> frozenset[str]:
+    """The bigrams `similarity` compares for `s` (two texts sharing none score 0, unless both
+    have none)."""
+    return frozenset(_bigrams(s)[0])
+
+
 def similarity(a: str, b: str) -> float:
     """Character-bigram Dice coefficient of the folded, lowercased texts, in [0, 1].
 
@@ -416,7 +517,7 @@ def facts(s: str) -> set[str]:
     - arXiv IDs by versionless key: "2605.11093", "hep-th/9901001"
     - names with digits, lowercased: "qwen3-14b", "deepseek-v4" (also from "DeepSeek V4"), "h100"
     """
-    work = _fold_map(_ENUMERATOR_RE.sub(" ", s), squeeze=False).text
+    work = _fold_text(_ENUMERATOR_RE.sub(" ", s), squeeze=False)
     found: set[str] = set()
     steps: list[tuple[re.Pattern[str], Render]] = [
         (_FLAG_RE, lambda m: m.group()),

@@ -6,7 +6,10 @@ Modules, one concept each:
 
 - cases.py    a case folder (case.toml + gold.md) and where its paths point
 - metrics.py  pure scores of a briefing against its gold, each with matched / missed / extra items
-- runner.py   run a case offline, parse the output back, score, compare with eval/baseline.json
+- runner.py   run a case (replayed, or live through the same settings as `run`), score, compare with eval/baseline.json
+- explain.py  why each missed gold item was lost: the stage of the pipeline, from the run's findings
+- record.py   an eval as a run-log entry (agent.runlog)
+- compare.py  two logged evals: deltas and every flipped item with its reason
 - report.py   the terminal table, the JSON for machines, the side-by-side HTML page
 - relay.py    a folder of a real model's saved answers -> relayed cassettes (`predigest cassettes relay`)
 
@@ -15,10 +18,17 @@ Modules, one concept each:
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from agent.runlog import load_run, log_quietly
+from agent.settings import llm_overrides
+from eval.compare import Comparison, compare_runs, comparison_json, print_comparison, write_comparison_html
+from eval.record import eval_record
 from eval.report import print_report, to_json, write_html
-from eval.runner import EvalReport, evaluate
+from eval.runner import EvalReport, OnPlan, OnResult, Variant, evaluate
 
 
 def run_eval(
@@ -29,13 +39,81 @@ def run_eval(
     update_baseline: bool = False,
     html_path: Path | None = None,
     backend: str = "replay",
+    variant: Variant | None = None,
+    command: Sequence[str] = ("eval",),
+    logs: Path | None = None,
+    on_plan: OnPlan | None = None,
+    on_result: OnResult | None = None,
+    accept_drops: bool = False,
 ) -> EvalReport:
     """Run every case (or `only` one), compare with the baseline, write the baseline and the
-    HTML page when asked. `report.ok` is what the exit code should say."""
-    report = evaluate(cases_dir, baseline_path, only=only, update_baseline=update_baseline, backend=backend)
+    HTML page when asked, and append the run to the log `logs` (None: not logged).
+    `report.ok` is what the exit code should say."""
+    variant = variant or Variant(backend=backend)
+    report = evaluate(
+        cases_dir,
+        baseline_path,
+        only=only,
+        update_baseline=update_baseline,
+        variant=variant,
+        on_plan=on_plan,
+        on_result=on_result,
+        accept_drops=accept_drops,
+    )
+    if logs is not None:
+        record = eval_record(report, variant, command)
+        if log_quietly(record, logs) is not None:
+            report = dataclasses.replace(report, run_id=record.id)
     if html_path is not None:
         write_html(report, html_path)
     return report
 
 
-__all__ = ["EvalReport", "evaluate", "print_report", "run_eval", "to_json", "write_html"]
+def variants(
+    prompts: Sequence[Path],
+    *,
+    backend: str,
+    model: str | None,
+    flags: Mapping[str, Any],
+    env: Mapping[str, str],
+    cassette_root: Path | None = None,
+    allow_stale: bool = False,
+) -> list[Variant]:
+    """One variant per prompt file (the default prompt when none), with the `[llm]` overrides of
+    the flags over the environment: the settings path `run` takes."""
+    llm = llm_overrides({k: v for k, v in flags.items() if k != "no_cache"}, env)
+    if flags.get("no_cache"):
+        llm["cache_dir"] = None
+    return [
+        Variant(
+            backend=backend,
+            prompt_file=p,
+            model=model,
+            llm=llm,
+            cassette_root=cassette_root,
+            allow_stale=allow_stale,
+        )
+        for p in (prompts or [None])
+    ]
+
+
+def compare_logged(a: str, b: str, logs: Path | None) -> Comparison:
+    """Two logged evals, by id, id prefix, `last` or `last~N`."""
+    return compare_runs(load_run(logs, a), load_run(logs, b))
+
+
+__all__ = [
+    "Comparison",
+    "EvalReport",
+    "Variant",
+    "compare_logged",
+    "comparison_json",
+    "evaluate",
+    "print_comparison",
+    "print_report",
+    "run_eval",
+    "to_json",
+    "variants",
+    "write_comparison_html",
+    "write_html",
+]

@@ -1,12 +1,17 @@
 """Speed, measured: `python -m eval.bench` prints timings against the targets in the README.
 
+`python -m eval.bench` times the deterministic parts on the demo; `--load [--json]` runs a
+generated evening live against a latency-simulating endpoint (see eval/loadbench.py).
+
 Targets are numbers to look at, not assertions in unit tests: a loaded CI machine must not
 turn a slow moment into a red build.
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
+import json
 import statistics
 import tempfile
 import time
@@ -23,6 +28,7 @@ from agent.render import render
 from agent.rules import DocResult, dedupe, ground, merge, select
 from agent.text import _bigrams, locate
 from agent.workspace import load_workspace
+from eval import loadbench
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
 from schemas.extraction import Claim, FileExtraction
@@ -80,7 +86,32 @@ def _synthetic_claims() -> list[DocResult]:
     return results
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m eval.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--load", action="store_true", help="the load benchmark against a simulated endpoint")
+    parser.add_argument("--json", action="store_true", help="with --load: print the figures as JSON")
+    parser.add_argument("--docs", type=int, default=200, help="documents in the generated evening")
+    parser.add_argument(
+        "--c1-docs", type=int, default=40, help="documents for the c=1 row (its efficiency is per call, so comparable)"
+    )
+    parser.add_argument("--latency-ms", type=float, default=500.0)
+    parser.add_argument("--history", type=int, default=100, help="earlier evenings for the growth rows")
+    parser.add_argument("--living-anchors", type=int, default=2000, help="anchors in the grown living document")
+    parser.add_argument("--load-row", help=argparse.SUPPRESS)  # internal: one live row, in a child process
+    args = parser.parse_args(argv)
+    if args.load_row:
+        print(json.dumps(loadbench.run_row(json.loads(args.load_row))))
+    elif args.load:
+        result = loadbench.measure(args.docs, args.c1_docs, args.latency_ms, args.history, args.living_anchors)
+        if args.json:
+            print(json.dumps(result, ensure_ascii=False, indent=2))
+        else:
+            loadbench.print_report(result)
+    else:
+        demo()
+
+
+def demo() -> None:
     seed_text = SEED_GOLD.read_text(encoding="utf-8")
     ws = load_workspace(WORLD)
     docs = scan(ws, "inference", DATE)

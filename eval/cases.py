@@ -1,7 +1,7 @@
 """Gold cases: one folder per evening and topic, holding what a run should have written.
 
 ```
-eval/cases/<date>-<topic>/case.toml   workspace, topic, date, [cassettes], description
+eval/cases/<date>-<topic>/case.toml   workspace, topic, date, [cassettes], [model], description
 eval/cases/<date>-<topic>/gold.md     the gold briefing, in the seed's format
 ```
 
@@ -29,7 +29,7 @@ from schemas.briefing import Briefing
 
 CASE_FILE = "case.toml"
 GOLD_FILE = "gold.md"
-_KEYS = {"workspace", "topic", "date", "cassettes", "description"}
+_KEYS = {"workspace", "topic", "date", "cassettes", "description", "model"}
 
 
 class CaseError(PredigestError):
@@ -54,7 +54,13 @@ class Case:
     date: dt.date
     cassettes: Path | None  # None: the workspace's own [llm] cassettes
     description: str
+    model: str = ""  # the model the case is asked with ("" : the workspace's [llm] model); --model wins
     more_cassettes: tuple[Path, ...] = ()  # further sets, each its own row (see `rows`)
+
+    @property
+    def cassette_set(self) -> str:
+        """The cassette folder's name ('world', 'lab'), what run logs and the baseline call it."""
+        return self.cassettes.name if self.cassettes else ""
 
     def rows(self) -> list[Case]:
         """One case per cassette set: the first keeps the case's name, each further one is
@@ -123,6 +129,7 @@ def load_case(folder: Path, root: Path | None = None) -> Case:
         date=_date(data["date"], toml_path),
         cassettes=paths[0] if paths else None,
         description=str(data.get("description", "")).strip(),
+        model=str(data.get("model", "")).strip(),
         more_cassettes=tuple(paths[1:]),
     )
 

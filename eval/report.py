@@ -16,10 +16,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from agent.runlog import claim_fate
 from agent.templating import render
+from agent.text import facts
+from eval.explain import fates
 from eval.metrics import METRICS, Matching
-from eval.runner import CaseResult, EvalReport, MetricResult
-from schemas.briefing import Briefing
+from eval.runner import CaseResult, CaseRun, EvalReport, MetricResult
+from schemas.briefing import Briefing, Increment
+from schemas.run import FindingRecord
 
 _SHOW = 3  # items per list in the terminal; the JSON and HTML have them all
 
@@ -52,7 +56,10 @@ def case_table(r: CaseResult) -> Table:
     """One case: metric, score, baseline, delta, status, and the items that moved."""
     c = r.run.case
     status = "[green]ok[/]" if r.ok else "[red]FAILED[/]"
-    t = Table(title=f"{c.name} · {c.topic} · {c.date} · {r.run.seconds:.1f}s · {status}", title_justify="left")
+    t = Table(
+        title=f"{c.name} · {c.topic} · {c.date} · {r.run.stamp} · {r.run.seconds:.1f}s · {status}",
+        title_justify="left",
+    )
     for col, kw in (
         ("metric", {"no_wrap": True, "min_width": 19}),
         ("score", {"justify": "right"}),
@@ -125,6 +132,7 @@ def to_json(report: EvalReport) -> dict[str, object]:
         cases.append(
             {
                 "case": r.name,
+                "stamp": r.run.stamp,
                 "ok": r.ok,
                 "topic": r.run.case.topic,
                 "date": r.run.case.date.isoformat(),
@@ -187,7 +195,67 @@ def _case_view(r: CaseResult) -> dict[str, object]:
     gold, output, card = r.run.gold, r.run.output, r.run.card
     if gold is not None and output is not None and card is not None:
         side = _side_by_side(gold, output, card.matching, r.run.scores["key_fact_recall"].missed)
-    return {"result": r, "metrics": metrics, "side": side, "gold_text": _gold_text(r)}
+    return {
+        "result": r,
+        "metrics": metrics,
+        "side": side,
+        "gold_text": _gold_text(r),
+        "missed": [f for f in fates(r.run) if not f.matched],
+        "blocks": _blocks(gold, output),
+        "documents": _documents(r.run),
+    }
+
+
+def _blocks(gold: Briefing | None, output: Briefing | None) -> list[dict[str, object]]:
+    """三 (to-verify), 四 (arXiv) and 五 (no increment) of output and gold, side by side."""
+    if gold is None or output is None:
+        return []
+
+    def verify(b: Briefing) -> list[str]:
+        return [
+            f"{v.title}（{v.risk}风险{'，' + v.carried_from + ' 延续' if v.carried_from else ''}）" for v in b.to_verify
+        ]
+
+    def arxiv(b: Briefing) -> list[str]:
+        return [f"{a.arxiv_id} · {a.title} · {a.relation}" for a in b.arxiv_rows]
+
+    def five(b: Briefing) -> list[str]:
+        return [f"{n.source}：{n.note}" for n in b.no_increment]
+
+    return [
+        {"id": key, "label": label, "output": fn(output), "gold": fn(gold)}
+        for key, label, fn in (
+            ("verify", "三 矛盾/待核实", verify),
+            ("arxiv", "四 arXiv", arxiv),
+            ("five", "五 无增量", five),
+        )
+    ]
+
+
+def _documents(run: CaseRun) -> list[dict[str, object]]:
+    """Per document: what the model returned and what became of each claim."""
+    if run.outcome is None:
+        return []
+    findings = [FindingRecord(**f.__dict__) for f in run.outcome.findings]
+    docs: dict[str, dict[str, object]] = {}
+    for res in run.results:
+        d = docs.setdefault(
+            res.request.doc_path, {"path": res.request.doc_path, "calls": [], "answers": [], "claims": []}
+        )
+        d["calls"].append(res.record)  # type: ignore[attr-defined]
+        if res.extraction is None:
+            continue
+        d["answers"].append(res.extraction)  # type: ignore[attr-defined]
+        for c in res.extraction.claims:
+            d["claims"].append({"claim": c, "fate": claim_fate(findings, res.request.doc_path, c.title)})  # type: ignore[attr-defined]
+    return list(docs.values())
+
+
+def _fact_diff(g: Increment, o: Increment) -> tuple[list[str], list[str]]:
+    """(facts only in the gold increment, facts only in the output's) of a matched pair."""
+    want = set().union(*(facts(p.text) for p in g.all_points()), facts(g.title))
+    have = set().union(*(facts(p.text) for p in o.all_points()), facts(o.title), facts(o.arxiv_line))
+    return sorted(want - have), sorted(have - want)
 
 
 def _gold_text(r: CaseResult) -> str:
@@ -204,9 +272,18 @@ def _side_by_side(
     rows: list[dict[str, object]] = []
     for p in m.pairs:
         g = gold.increments[p.gold]
-        facts = [f.split(" · ", 1)[1] for f in missed_facts if f.startswith(f"增量 {g.number} · ")]
+        missed = [f.split(" · ", 1)[1] for f in missed_facts if f.startswith(f"增量 {g.number} · ")]
+        only_gold, only_out = _fact_diff(g, output.increments[p.out])
         rows.append(
-            {"kind": "pair", "output": output.increments[p.out], "gold": g, "reasons": p.reasons, "facts": facts}
+            {
+                "kind": "pair",
+                "output": output.increments[p.out],
+                "gold": g,
+                "reasons": p.reasons,
+                "facts": missed,
+                "only_gold": only_gold,
+                "only_out": only_out,
+            }
         )
     rows += [{"kind": "missed", "gold": gold.increments[i]} for i in m.missed]
     rows += [{"kind": "extra", "output": output.increments[i]} for i in m.extra]

@@ -14,13 +14,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from agent.errors import PredigestError
+from agent.extract import ExtractionResult
 from agent.parse import parse
-from agent.pipeline import Evening, Settings, brief, extract, plan
+from agent.pipeline import Evening, Outcome, Settings, brief, extract, plan
 from eval.cases import Case, CaseError, load_rows
 from eval.metrics import METRICS, RuleContext, Score, Scorecard, file_refs, score
 from schemas.briefing import Briefing
@@ -29,6 +31,45 @@ DIGITS = 6  # scores are stored and compared at this precision
 EPSILON = 1e-6  # scores are exact fractions; this only absorbs float rounding
 BASELINE_VERSION = 1
 Status = Literal["ok", "below", "new", "noncompliant", "error"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How the rows are asked: the backend, a prompt file, a model, and the `[llm]` overrides of
+    the command line and the environment (key, base URL, mode, cache, budget), so `eval` reaches
+    an endpoint by the same settings path as `run`.
+
+    `cassette_root`: record (or replay) each case's cassette set in `<root>/<set name>` instead
+    of its own folder, so a trial recording does not land among the committed cassettes."""
+
+    backend: str = "replay"
+    prompt_file: Path | None = None
+    model: str | None = None  # --model: wins over a case's own `model`, which wins over PREDIGEST_MODEL
+    llm: Mapping[str, Any] = field(default_factory=dict)
+    cassette_root: Path | None = None
+    allow_stale: bool = False
+
+    def settings(self, case: Case, backend: str | None = None) -> Settings:
+        backend = backend or self.backend
+        llm = {k: v for k, v in self.llm.items() if k not in ("backend", "cassette_dir")}
+        cassettes = case.cassettes
+        if cassettes is not None and self.cassette_root is not None:
+            cassettes = self.cassette_root / cassettes.name
+        if backend == "replay":
+            llm["cache_dir"] = None  # a miss must show as a miss, not hide behind a cached answer
+        if model := self.model or case.model:
+            llm["model"] = model
+        return Settings(
+            workspace=case.workspace,
+            topic=case.topic,
+            date=case.date,
+            force=True,
+            prompt_file=self.prompt_file,
+            backend=backend,
+            cassette_dir=cassettes,
+            allow_stale=self.allow_stale or None,
+            llm=llm,
+        )
 
 
 @dataclass(frozen=True)
@@ -42,10 +83,30 @@ class CaseRun:
     card: Scorecard | None
     errors: tuple[str, ...] = ()
     seconds: float = 0.0
+    outcome: Outcome | None = None  # the briefing and everything that explains it (calls, findings)
+    results: tuple[ExtractionResult, ...] = ()  # every call's validated answer, for the run log and the report
+    backend: str = ""
 
     @property
     def scores(self) -> dict[str, Score]:
         return self.card.scores if self.card else {}
+
+    @property
+    def stamp(self) -> str:
+        """'extract@2#… · gpt-4o-mini · replay world': what the row was asked with."""
+        if self.outcome is None:
+            return self.backend
+        ev = self.outcome.evening
+        prompt = "offline" if self.backend == "offline" else str(ev.template.stamp)
+        model = "" if self.backend == "offline" else ev.llm.model
+        stale = "stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else ""
+        cassettes = "" if self.backend == "offline" else self.case.cassette_set
+        return " · ".join(x for x in (prompt, model, self.backend, cassettes, stale) if x)
+
+    @property
+    def stale(self) -> tuple[str, ...]:
+        """The older prompt stamps whose answers were replayed for this row (`--allow-stale`)."""
+        return tuple(dict.fromkeys(r.record.stale for r in self.results if r.record.stale))
 
 
 @dataclass(frozen=True)
@@ -87,6 +148,7 @@ class EvalReport:
     baseline_path: Path
     baseline_updated: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    run_id: str = ""  # the run log's id for this eval, once logged
 
     @property
     def ok(self) -> bool:
@@ -96,32 +158,42 @@ class EvalReport:
 # --- one case -------------------------------------------------------------------------------------
 
 
-def run_case(case: Case, *, backend: str = "replay") -> CaseRun:
+OnPlan = Callable[[Case, Evening], None]
+OnResult = Callable[[ExtractionResult], None]
+
+
+def run_case(
+    case: Case,
+    variant: Variant | None = None,
+    *,
+    backend: str | None = None,
+    on_plan: OnPlan | None = None,
+    on_result: OnResult | None = None,
+) -> CaseRun:
     """Run, parse back, score. User-fixable failures (a cassette miss, a broken workspace, an
-    unparsable output) become the case's errors; a bug still raises."""
+    unparsable output) become the case's errors; a bug still raises. `backend` overrides the
+    variant's (the offline row)."""
     started = time.monotonic()
+    variant = variant or Variant()
+    used = backend or variant.backend
     gold: Briefing | None = None
     try:
         gold = case.gold()
-        settings = Settings(
-            workspace=case.workspace,
-            topic=case.topic,
-            date=case.date,
-            force=True,
-            backend=backend,
-            cassette_dir=case.cassettes,
-            no_cache=backend == "replay",
-        )
-        report = brief(ev := plan(settings, for_writing=False), extract(ev))
+        ev = plan(variant.settings(case, used), for_writing=False)
+        if on_plan is not None:
+            on_plan(case, ev)
+        results = tuple(extract(ev, None, on_result))
+        report = brief(ev, results)
     except PredigestError as e:
-        return CaseRun(case, gold, None, "", None, (str(e),), time.monotonic() - started)
+        return CaseRun(case, gold, None, "", None, (str(e),), time.monotonic() - started, backend=used)
     errors = tuple(f"{r.doc_path}: {r.error}" for r in report.records if r.error)
+    done = {"outcome": report, "results": results, "backend": used}
     try:
         output = parse(report.markdown, path=f"<output of {case.name}>")
     except PredigestError as e:
-        return CaseRun(case, gold, None, report.markdown, None, (*errors, str(e)), time.monotonic() - started)
+        return CaseRun(case, gold, None, report.markdown, None, (*errors, str(e)), time.monotonic() - started, **done)
     card = score(gold, output, rule_context(report.evening, output))
-    return CaseRun(case, gold, output, report.markdown, card, errors, time.monotonic() - started)
+    return CaseRun(case, gold, output, report.markdown, card, errors, time.monotonic() - started, **done)
 
 
 def rule_context(p: Evening, output: Briefing) -> RuleContext:
@@ -191,14 +263,51 @@ def write_baseline(path: Path, runs: list[CaseRun], previous: Baseline, keep: se
     for r in runs:
         if r.card and not r.errors:
             cases[r.case.name] = {m: baseline_entry(s) for m, s in r.scores.items()}
+    stamps = {name: entry for name, entry in load_stamps(path).items() if name in keep}
+    stamps.update({r.case.name: run_stamp(r) for r in runs if r.card and not r.errors})
     payload = {
         "version": BASELINE_VERSION,
         "note": "Scores per case and metric; `predigest eval` fails when one drops below. "
         "Regenerate with `predigest eval --update-baseline` after an intended change.",
         "cases": {name: cases[name] for name in sorted(cases)},
+        "stamps": {name: stamps[name] for name in sorted(stamps) if name in cases},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def run_stamp(r: CaseRun) -> dict[str, str]:
+    """What a baseline row was scored with: a later score is only comparable under the same."""
+    ev = r.outcome.evening if r.outcome else None
+    offline = r.backend == "offline"
+    return {
+        "prompt": "" if offline or ev is None else str(ev.template.stamp),
+        "model": "" if offline or ev is None else ev.llm.model,
+        "cassettes": "" if offline else r.case.cassette_set,
+        "backend": r.backend,
+    }
+
+
+def load_stamps(path: Path) -> dict[str, dict[str, str]]:
+    """The baseline's per-case stamps ({} for a baseline written before they were kept)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    stamps = data.get("stamps") if isinstance(data, dict) else None
+    return stamps if isinstance(stamps, dict) else {}
+
+
+def drops(runs: list[CaseRun], baseline: Baseline) -> list[str]:
+    """Every committed score a new baseline would lower: 'case metric 0.923 → 0.857'."""
+    out = []
+    for r in runs:
+        if r.errors or r.card is None:
+            continue
+        for m in compare(r, baseline.get(r.case.name)).metrics:
+            if m.baseline is not None and m.value is not None and m.value < m.baseline - EPSILON:
+                out.append(f"{r.case.name} {m.metric} {m.baseline:.3f} → {m.value:.3f}")
+    return out
 
 
 def compare(r: CaseRun, committed: dict[str, dict[str, object]] | None) -> CaseResult:
@@ -259,8 +368,14 @@ def evaluate(
     only: str | None = None,
     update_baseline: bool = False,
     backend: str = "replay",
+    variant: Variant | None = None,
+    on_plan: OnPlan | None = None,
+    on_result: OnResult | None = None,
+    accept_drops: bool = False,
 ) -> EvalReport:
-    """Run the cases, compare each with its committed scores, and rewrite the baseline if asked."""
+    """Run the cases, compare each with its committed scores, and rewrite the baseline if asked:
+    a rewrite that lowers any committed score is refused unless `accept_drops`."""
+    variant = variant or Variant(backend=backend)
     rows = load_rows(cases_dir, only)
     if not update_baseline and not baseline_path.is_file():
         # an absent baseline would pass every score as "new": a typo must not turn CI green
@@ -268,13 +383,36 @@ def evaluate(
             f"the baseline {baseline_path} does not exist",
             hint="pass the committed eval/baseline.json, or --update-baseline to create it",
         )
+    if variant.backend in ("live", "record") and not variant.llm.get("api_key"):
+        raise PredigestError(
+            f"eval --backend {variant.backend} needs an API key",
+            hint="set OPENAI_API_KEY (and OPENAI_BASE_URL for a server other than OpenAI's)",
+        )
     baseline = load_baseline(baseline_path)
+    committed_stamps = load_stamps(baseline_path)
+    progress = {"on_plan": on_plan, "on_result": on_result}
     runs: list[CaseRun] = []
     for row in rows:
-        runs.append(run_case(row, backend=backend))
+        runs.append(run_case(row, variant, **progress))
         if "@" not in row.name:  # the offline floor does not depend on a cassette set: once per case
-            runs.append(run_case(offline_row(row), backend="offline"))
+            runs.append(run_case(offline_row(row), variant, backend="offline", **progress))
     notes: list[str] = []
+    for r in runs:
+        was, now = committed_stamps.get(r.case.name), run_stamp(r)
+        if (
+            was
+            and r.outcome is not None
+            and (changed := [k for k in ("prompt", "model", "cassettes") if was.get(k) != now[k]])
+        ):
+            notes.append(
+                f"{r.case.name}: baseline scored with {', '.join(f'{k} {was.get(k)!r}' for k in changed)}; "
+                f"this run with {', '.join(f'{k} {now[k]!r}' for k in changed)}"
+            )
+    if update_baseline and not accept_drops and (lower := drops(runs, baseline)):
+        raise PredigestError(
+            f"--update-baseline would lower {len(lower)} committed score(s): {'; '.join(lower)}",
+            hint="pass --accept-drops if the drop is intended (say why in the commit)",
+        )
     if update_baseline:
         # with --case, every other committed case stays; a full run also drops deleted cases
         keep = set(baseline) if only else {r.case.name for r in runs}

@@ -8,6 +8,7 @@ files must and must not exist afterwards. No row may print a traceback.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -43,6 +44,7 @@ class Row:
     absent: tuple[str, ...] = ()
     max_requests: int | None = None
     same: tuple[str, ...] = field(default=())  # workspace files that must be byte-identical afterwards
+    listed: tuple[str, str] = ("", "")  # (path, reason): `predigest inbox` lists the file, not read, saying why
 
 
 def _write(rel: str, text: str | bytes) -> Setup:
@@ -85,6 +87,12 @@ def _replace_adjacent_block(old_header: str, body: str) -> Setup:
         p.write_text("\n".join([*lines[: start + 1], body, *lines[end:]]) + "\n", encoding="utf-8")
 
     return setup
+
+
+def _outside(tmp: Path) -> Path:
+    target = tmp / "elsewhere.md"
+    target.write_text("## 条目 1\n- 工作区之外的文件\n", encoding="utf-8")
+    return target
 
 
 def _corrupt_cache(ws: Path, tmp: Path) -> None:
@@ -166,23 +174,38 @@ ROWS = [
     # --- ingest never crashes; every file is read or listed with its reason ---------------------------
     Row(
         "symlink-out-of-the-workspace",
-        setup=_symlink("inbox/jay/2026-09-22-1600-out.md", lambda ws, tmp: tmp / "elsewhere.md"),
+        setup=_symlink("inbox/jay/2026-09-22-1600-out.md", lambda ws, tmp: _outside(tmp)),
         message="file(s) of the inbox were not read",
+        listed=("inbox/jay/2026-09-22-1600-out.md", "symlink out of the workspace"),
     ),
-    Row("dangling-symlink", setup=_symlink("inbox/jay/2026-09-22-1601-gone.md", lambda ws, tmp: tmp / "nothing")),
+    Row(
+        "dangling-symlink",
+        setup=_symlink("inbox/jay/2026-09-22-1601-gone.md", lambda ws, tmp: tmp / "nothing"),
+        listed=("inbox/jay/2026-09-22-1601-gone.md", "dangling symlink"),
+    ),
     Row(
         "symlink-loop",
         setup=_symlink("inbox/jay/2026-09-22-1602-loop.md", lambda ws, tmp: ws / "inbox/jay/2026-09-22-1602-loop.md"),
+        listed=("inbox/jay/2026-09-22-1602-loop.md", "symlink loop"),
     ),
     Row(
         "symlink-to-a-file-inside-counts-once",
         setup=_symlink("inbox/jay/2026-09-22-1603-again.md", lambda ws, tmp: ws / REPORT),
     ),
-    Row("folder-named-md", setup=lambda ws, tmp: (ws / "inbox/jay/2026-09-22-1604-folder.md").mkdir()),
-    Row("png-in-the-inbox", setup=_write("inbox/jay/2026-09-22-1605-chart.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 64)),
+    Row(
+        "folder-named-md",
+        setup=lambda ws, tmp: (ws / "inbox/jay/2026-09-22-1604-folder.md").mkdir(),
+        listed=("inbox/jay/2026-09-22-1604-folder.md", "a folder"),
+    ),
+    Row(
+        "png-in-the-inbox",
+        setup=_write("inbox/jay/2026-09-22-1605-chart.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 64),
+        listed=("inbox/jay/2026-09-22-1605-chart.png", "not a Markdown file"),
+    ),
     Row(
         "empty-file-costs-no-call",
         setup=_write("inbox/jay/2026-09-22-1606-empty.md", "\n  \n"),
+        listed=("inbox/jay/2026-09-22-1606-empty.md", "empty file (no call made)"),
         live=True,
         args=("--out", "-"),
         max_requests=14,
@@ -348,6 +371,10 @@ def test_row(row: Row, world: Path, tmp_path: Path) -> None:
         assert (world / rel).read_bytes() == data, f"{rel} was changed"
     if row.exit != 0 and not row.command:
         assert sorted(p.name for p in (world / "inbox" / "tom").iterdir()) == inbox_before, "wrote into inbox/tom/"
+    if row.listed[0]:
+        listing = predigest("inbox", str(world), "-t", "inference", "-d", DAY, "--json")
+        entry = next(d for d in json.loads(listing.stdout) if d["path"] == row.listed[0])
+        assert not entry["read"] and row.listed[1] in entry["reason"], entry
     leftovers = [p for p in tmp_path.rglob(".*.md.*")]
     assert not leftovers, leftovers
 
@@ -516,3 +543,103 @@ def test_a_document_cannot_close_its_fence_and_an_obeyed_injection_is_dropped(wo
     increments = briefing.split("二、增量条目", 1)[1].split("三、", 1)[0]
     assert "FooServe" not in increments
     assert "疑似注入" in briefing.split("五、", 1)[1]
+
+
+EMPTY_ANSWER = {
+    "relevance": "参考",
+    "relevance_reason": "背景",
+    "held": "长文",
+    "claims": [],
+    "skipped": [],
+    "resolved": [],
+}
+
+
+def test_a_huge_document_is_cut_and_capped_and_the_rest_reported_unread(world: Path, tmp_path: Path) -> None:
+    """A 5 MB document is neither one 5 MB request nor hundreds of calls: at most [llm] max_parts
+    parts of at most chunk_tokens each are sent, and the rest is reported as not read."""
+    huge = "inbox/jay/2026-09-22-1620-jay-huge-dump.md"
+    section = "## 条目 {n}\n" + ("推理服务的吞吐与延迟记录。" * 40 + "\n\n") * 12
+    (world / huge).write_text("".join(section.format(n=n) for n in range(400)), encoding="utf-8")
+    assert (world / huge).stat().st_size > 5_000_000
+    sizes: list[int] = []
+    responder = world_responder({**world_answers(), huge: EMPTY_ANSWER})
+
+    def reply(body: object) -> Reply:
+        sizes.append(len(json.dumps(body, ensure_ascii=False)))
+        return responder(body)
+
+    with FakeOpenAI(default=reply) as server:
+        env = {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
+        r = predigest(
+            "run",
+            str(world),
+            "-t",
+            "inference",
+            "-d",
+            DAY,
+            "--backend",
+            "live",
+            "--no-cache",
+            "--out",
+            f"{tmp_path}/out/",
+            env=env,
+        )
+    assert r.returncode == 3, r.stderr
+    assert "not read (over [llm] max_parts)" in r.stderr
+    assert server.count == 14 + 12 and max(sizes) < 60_000  # 12 parts of the huge document, each one call's worth
+    briefing = (tmp_path / "out" / f"{DAY}-inference-e1prep.md").read_text(encoding="utf-8")
+    assert "第 13-" in briefing.split("五、", 1)[1] and "部分运行" in briefing
+
+
+def test_a_file_that_cannot_be_read_is_listed_and_the_evening_goes_on(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Permission denied (simulated: the tests may run as root, who can read anything)."""
+    locked = world / REPORT
+    real = Path.read_text
+
+    def read_text(self: Path, *args: object, **kwargs: object) -> str:
+        if self == locked:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "read_text", read_text)
+    r = predigest("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{tmp_path}/o/")
+    assert r.returncode == 0, r.stderr
+    assert "1 file(s) of the inbox were not read" in r.stderr
+    briefing = (tmp_path / "o" / f"{DAY}-inference-e1prep.md").read_text(encoding="utf-8")
+    assert "Permission denied" in briefing.split("五、", 1)[1]
+
+
+def test_a_read_only_cache_folder_is_an_error_before_any_call(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read-only simulated through os.access (root can write anywhere)."""
+    from agent.llm import transport
+
+    cache = tmp_path / "ro-cache"
+    cache.mkdir()
+    real = os.access
+    monkeypatch.setattr(
+        transport.os, "access", lambda p, mode: False if Path(p) == cache and mode & os.W_OK else real(p, mode)
+    )
+    with FakeOpenAI(default=world_responder(world_answers())) as server:
+        env = {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
+        r = predigest(
+            "run",
+            str(world),
+            "-t",
+            "inference",
+            "-d",
+            DAY,
+            "--backend",
+            "live",
+            "--cache-dir",
+            str(cache),
+            "--out",
+            f"{tmp_path}/o/",
+            env=env,
+        )
+    assert r.returncode == 2 and "is not writable" in r.stderr and server.count == 0, r.stderr
+    assert not (tmp_path / "o").exists()

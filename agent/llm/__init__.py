@@ -14,14 +14,48 @@ Modules:
 - relay.py      a real model's answers obtained elsewhere, recorded over loopback HTTP as `relayed`
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from agent.llm.config import LLMConfig, resolve_backend
-from agent.llm.extractor import LLMExtractor
-from agent.llm.reference import cassettes_answer, rekey_reference_cassettes, write_reference_cassette
+
+if TYPE_CHECKING:
+    from agent.llm.extractor import LLMExtractor
+    from agent.llm.reference import (
+        RequestCheck,
+        cassettes_answer,
+        check_requests,
+        rekey_reference_cassettes,
+        write_reference_cassette,
+    )
+
+# Imported on first use: openai and instructor take over a second to import, and settings,
+# `prompt show` or `--help` need neither.
+_LAZY = {
+    "LLMExtractor": "agent.llm.extractor",
+    "RequestCheck": "agent.llm.reference",
+    "cassettes_answer": "agent.llm.reference",
+    "check_requests": "agent.llm.reference",
+    "rekey_reference_cassettes": "agent.llm.reference",
+    "write_reference_cassette": "agent.llm.reference",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "LLMConfig",
     "LLMExtractor",
+    "RequestCheck",
     "cassettes_answer",
+    "check_requests",
     "rekey_reference_cassettes",
     "resolve_backend",
     "write_reference_cassette",

@@ -23,12 +23,15 @@ class CallLog:
 
     doc_path: str = ""
     prompt: str = ""
+    part: int = 0  # 0-based part of a split document: a stale replay matches on document and part
     attempts: int = 0  # HTTP attempts sent, plus exchanges answered by the cache or a cassette
     usages: list[dict[str, Any]] = field(default_factory=list)  # every answer's usage, once
     paid_usages: list[dict[str, Any]] = field(default_factory=list)  # those the network answered
     sources: list[ExchangeSource] = field(default_factory=list)  # one per answered exchange
     recorded_latency_s: float = 0.0  # sum over replayed exchanges of their recorded latency
     cassettes: list[str] = field(default_factory=list)  # cassette files that answered or were written
+    keys: list[str] = field(default_factory=list)  # request hash of every exchange, the first one first
+    stale: list[str] = field(default_factory=list)  # prompt stamps of cassettes replayed under another prompt
     # cache writes held back until the extractor has validated the answer: an answer that never
     # fit the schema must not be served again from the cache after the endpoint is fixed
     deferred: list[Callable[[], None]] = field(default_factory=list)
@@ -68,9 +71,9 @@ def current_call() -> CallLog:
 
 
 @contextmanager
-def call_scope(doc_path: str, prompt: str) -> Iterator[CallLog]:
+def call_scope(doc_path: str, prompt: str, part: int = 0) -> Iterator[CallLog]:
     """Open the log for one request; always reset, because pool threads are reused."""
-    log = CallLog(doc_path=doc_path, prompt=prompt)
+    log = CallLog(doc_path=doc_path, prompt=prompt, part=part)
     token = _current.set(log)
     try:
         yield log

@@ -112,8 +112,10 @@ class Provenance:
     openai: str
     document: str
     note: str = ""
+    part: int | None = None  # 0-based part of a split document; None in cassettes written before it was kept
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
+        part = {} if self.part is None else {"part": self.part}
         return {
             "kind": self.kind,
             "model": self.model,
@@ -123,6 +125,7 @@ class Provenance:
             "openai": self.openai,
             "document": self.document,
             "note": self.note,
+            **part,
         }
 
 
@@ -234,6 +237,7 @@ def read_cassette(path: Path) -> Cassette:
         openai=prov.get("openai", ""),
         document=prov.get("document", ""),
         note=prov.get("note", ""),
+        part=int(prov["part"]) if isinstance(prov.get("part"), int) else None,
     )
     return Cassette(path=path, provenance=provenance, exchange=exchange)
 
@@ -286,6 +290,16 @@ class CassetteIndex:
     def all(self) -> list[Cassette]:
         return list(self._by_key.values())
 
+    def stale(self, doc: str, part: int) -> Cassette | None:
+        """The first-turn answer for `doc` (and `part`) whatever prompt asked for it: the newest
+        by date, then by file name, so the choice is the same on every machine."""
+        pool = [
+            c
+            for c in self._by_key.values()
+            if c.provenance.document == doc and first_turn(c.exchange.request_body) and part_of(c) == part
+        ]
+        return max(pool, key=lambda c: (c.provenance.date, c.path.name), default=None)
+
     def miss(self, body: Any, *, doc: str = "", prompt: str = "") -> CassetteMiss:
         """The error for a request no cassette answers, naming the nearest one and what differs."""
         key = body_key(body)
@@ -314,6 +328,25 @@ class CassetteIndex:
             hint=hint,
             doc=doc,
         )
+
+
+_PART = re.compile(r"part (\d+) of (\d+)")
+
+
+def first_turn(body: Any) -> bool:
+    """A request with no re-ask turns after the document (an initial question, not a correction)."""
+    return isinstance(body, dict) and not _split_messages(body.get("messages"))[2]
+
+
+def part_of(c: Cassette) -> int:
+    """The 0-based part a cassette answers: from its provenance, else from 'part N of M' in the
+    document message of older cassettes, else 0 (a whole document)."""
+    if c.provenance.part is not None:
+        return c.provenance.part
+    body = c.exchange.request_body
+    user = _split_messages(body.get("messages"))[1] if isinstance(body, dict) else ""
+    m = _PART.search(user[:2000])
+    return int(m.group(1)) - 1 if m else 0
 
 
 def describe_differences(old: Any, new: Any) -> list[str]:
@@ -383,3 +416,16 @@ def _first_difference(old: str, new: str, context: int = 24) -> str:
         return ("…" if start else "") + piece + ("…" if i + context < len(text) else "")
 
     return f'at char {i}: "{clip(old)}" -> "{clip(new)}"'
+
+
+def answer_message(body: Any, text: str, call_id: str) -> tuple[dict[str, Any], str]:
+    """The assistant message (and finish reason) that carries `text` as the answer to `body`,
+    shaped for the request's mode: a tool call when tools were offered, else message content.
+    One place for the wire shape that reference answers, relayed answers and the loopback
+    endpoints all produce."""
+    if isinstance(body, dict) and body.get("tools"):
+        name = body["tools"][0]["function"]["name"]
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+    return {"role": "assistant", "content": text}, "stop"
+

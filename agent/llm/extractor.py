@@ -101,7 +101,7 @@ class LLMExtractor:
         extraction: FileExtraction | None = None
         error = ""
         budget_hit = False
-        with call_scope(request.doc_path, str(request.prompt)) as log:
+        with call_scope(request.doc_path, str(request.prompt), request.chunk) as log:
             try:
                 answer = create_extraction(self._client, request, self.config)
                 # a fresh model: instructor hangs the raw completion on the one it returns
@@ -141,6 +141,8 @@ class LLMExtractor:
             prompt=str(request.prompt),
             cassette=", ".join(dict.fromkeys(log.cassettes)),
             error=error,
+            request_hash=log.keys[0] if log.keys else "",
+            stale=", ".join(dict.fromkeys(log.stale)),
         )
 
     def _source(self, log: CallLog, budget_hit: bool) -> CallSource:

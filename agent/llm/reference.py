@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from agent.llm.cassettes import (
     Cassette,
     CassetteIndex,
     Exchange,
+    answer_message,
     body_key,
     canonical_json,
     describe_differences,
@@ -46,14 +48,7 @@ def reference_completion(body: dict[str, Any], extraction: FileExtraction, model
     """The chat completion a model would have returned with `extraction` as its answer."""
     key = body_key(body)
     arguments = extraction.model_dump_json()
-    if body.get("tools"):
-        name = body["tools"][0]["function"]["name"]
-        call = {"id": f"call_ref_{key[:12]}", "type": "function", "function": {"name": name, "arguments": arguments}}
-        message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
-        finish = "tool_calls"
-    else:
-        message = {"role": "assistant", "content": arguments}
-        finish = "stop"
+    message, finish = answer_message(body, arguments, f"call_ref_{key[:12]}")
     prompt_tokens = estimate_tokens(canonical_json(body))
     completion_tokens = estimate_tokens(arguments)
     created = int(dt.datetime.combine(dt.date.today(), dt.time(), tzinfo=dt.UTC).timestamp())
@@ -222,3 +217,42 @@ def rekey_reference_cassettes(
                 cassette.path.unlink(missing_ok=True)
             written.append(path)
     return written
+
+
+@dataclass(frozen=True)
+class RequestCheck:
+    """How a cassette folder stands against an evening's requests as they are asked today."""
+
+    answered: list[str]  # 'doc' or 'doc part N': answered by the exact request
+    stale: list[tuple[str, str]]  # (doc, prompt stamp): answered only under another prompt (--allow-stale)
+    missing: list[str]  # answered by nothing
+    used: set[Path]  # cassette files these requests replay, re-asks of an answered opening included
+
+
+def check_requests(requests: list[ExtractionRequest], config: LLMConfig) -> RequestCheck:
+    """Sort the requests into answered, stale and missing, and name the files they use."""
+    index = CassetteIndex.load(config.cassette_dir)
+    answered: list[str] = []
+    stale: list[tuple[str, str]] = []
+    missing: list[str] = []
+    used: set[Path] = set()
+    for request in requests:
+        name = request.doc_path + (f" part {request.chunk + 1}" if request.chunks > 1 else "")
+        current = current_request_body(request, config)
+        hit = index.get(body_key(current))
+        if hit is not None:
+            answered.append(name)
+            used.add(hit.path)
+            turns = len(request.messages)
+            for c in index.all():  # the re-asks that continue this very request
+                body = c.exchange.request_body
+                if isinstance(body, dict) and {**body, "messages": body.get("messages", [])[:turns]} == current:
+                    used.add(c.path)
+            continue
+        old = index.stale(request.doc_path, request.chunk)
+        if old is not None:
+            stale.append((name, old.provenance.prompt))
+            used.add(old.path)
+        else:
+            missing.append(name)
+    return RequestCheck(answered, stale, missing, used)

@@ -29,7 +29,7 @@ from agent.errors import PredigestError
 from agent.extract import ExtractionRequest
 from agent.llm.budget import Budget
 from agent.llm.calllog import call_scope
-from agent.llm.cassettes import CassetteIndex, body_key
+from agent.llm.cassettes import CassetteIndex, answer_message, body_key
 from agent.llm.client import build_client, create_extraction
 from agent.llm.config import LLMConfig
 from agent.llm.reference import current_request_body
@@ -85,14 +85,7 @@ class RelayedAnswer:
 def _completion(body: dict[str, Any], text: str, model: str, n: int) -> dict[str, Any]:
     """The chat completion that carries `text` unchanged, shaped for the request's mode. No
     `usage`: the tokens the model spent were not reported with the answer."""
-    if body.get("tools"):
-        name = body["tools"][0]["function"]["name"]
-        call = {"id": f"call_relay_{n}", "type": "function", "function": {"name": name, "arguments": text}}
-        message: dict[str, Any] = {"role": "assistant", "content": None, "tool_calls": [call]}
-        finish = "tool_calls"
-    else:
-        message = {"role": "assistant", "content": text}
-        finish = "stop"
+    message, finish = answer_message(body, text, f"call_relay_{n}")
     return {
         "id": f"chatcmpl-relay-{n}",
         "object": "chat.completion",

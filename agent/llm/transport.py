@@ -53,11 +53,30 @@ def exchange_response(exchange: Exchange) -> httpx2.Response:
     )
 
 
-class ReplayTransport(httpx2.BaseTransport):
-    """Answers from cassettes only; a miss raises `CassetteMiss` naming the nearest cassette."""
+class KeyedTransport(httpx2.BaseTransport):
+    """Notes each exchange's request hash on the call's log (the run log names every request by it)."""
 
-    def __init__(self, index: CassetteIndex) -> None:
+    def __init__(self, inner: httpx2.BaseTransport) -> None:
+        self._inner = inner
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        current_call().keys.append(request_key(request.read()))
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class ReplayTransport(httpx2.BaseTransport):
+    """Answers from cassettes only; a miss raises `CassetteMiss` naming the nearest cassette.
+
+    With `allow_stale`, a miss is answered by the same document's (and part's) first-turn answer
+    recorded under another prompt, and the call's log names that prompt: after a prompt edit, a
+    rule change can still be measured on the answers a real model gave."""
+
+    def __init__(self, index: CassetteIndex, *, allow_stale: bool = False) -> None:
         self._index = index
+        self._allow_stale = allow_stale
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         raw = request.read()
@@ -65,7 +84,11 @@ class ReplayTransport(httpx2.BaseTransport):
         log = current_call()
         if cassette is None:
             body: Any = json.loads(raw) if raw else None
-            raise self._index.miss(body, doc=log.doc_path, prompt=log.prompt)
+            stale = self._index.stale(log.doc_path, log.part) if self._allow_stale and log.doc_path else None
+            if stale is None:
+                raise self._index.miss(body, doc=log.doc_path, prompt=log.prompt)
+            cassette = stale
+            log.stale.append(stale.provenance.prompt or "unknown prompt")
         ex = cassette.exchange
         log.note_stored("cassette", ex.usage, ex.latency_s, cassette.path.name)
         return exchange_response(ex)
@@ -154,6 +177,7 @@ class RecordTransport(httpx2.BaseTransport):
                 openai=self._versions[1],
                 document=log.doc_path,
                 note=self._note,
+                part=log.part,
             )
             path = write_cassette(self._index.root, exchange, provenance)
             self._index.add(Cassette(path=path, provenance=provenance, exchange=exchange))
@@ -209,7 +233,7 @@ def build_transport(
     """The chain for the configured backend (see the module docstring)."""
     backend = resolve_backend(config)
     if backend == "replay":
-        return ReplayTransport(index)
+        return KeyedTransport(ReplayTransport(index, allow_stale=config.allow_stale))
     chain: httpx2.BaseTransport = RetryTransport(
         network or network_transport(config.base_url),
         RetryPolicy.from_config(config),
@@ -221,4 +245,4 @@ def build_transport(
         chain = CacheTransport(chain, cache)
     if backend == "record":
         chain = RecordTransport(chain, index, replace_reference=config.replace_reference)
-    return chain
+    return KeyedTransport(chain)

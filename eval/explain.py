@@ -1,0 +1,207 @@
+"""Why a gold item was missed: the stage of the pipeline that lost it, read from the run itself.
+
+The rules already explain every decision as a finding; this module only connects a gold item
+to the claim of the model's answers that was about it, and that claim to its findings
+(`agent.runlog.claim_fate`). So a missed increment reads "not extracted" (no answer has a claim
+at its file and §, with its arXiv ID, or titled like it), "document failed", "ungrounded",
+"covered by anchor X", "merged into Y", "demoted by select", "past the limit", or "became an
+increment the matching did not pair". Pure: it reads a finished `CaseRun` and writes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.arxiv import find_ids
+from agent.runlog import claim_fate
+from agent.text import similarity
+from eval.metrics import TITLE_THRESHOLD, file_refs, increment_arxiv, is_file_ref
+from eval.runner import CaseRun
+from schemas.briefing import Briefing, Increment
+from schemas.extraction import Claim
+from schemas.run import FindingRecord
+from schemas.runlog import ItemFate
+
+_NEAR = 0.3  # a claim of the credited document this alike is "about" the gold item even at another §
+
+
+@dataclass(frozen=True)
+class _Said:
+    """One claim the model returned, with the document it came from."""
+
+    doc: str
+    claim: Claim
+
+    @property
+    def arxiv(self) -> set[str]:
+        return {m.id.key for a in self.claim.arxiv for m in find_ids(a.arxiv_id)}
+
+
+def _squash(s: str) -> str:
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", s))
+
+
+def _label(inc: Increment) -> str:
+    return f"增量 {inc.number}：{inc.title}"
+
+
+def fates(run: CaseRun) -> list[ItemFate]:
+    """Every gold increment (matched or missed, with why) and every missed new arXiv ID and
+    to-verify item of one row; [] when the row did not get as far as scoring."""
+    gold, output, card, outcome = run.gold, run.output, run.card, run.outcome
+    if gold is None or output is None or card is None or outcome is None:
+        return []
+    said = [_Said(r.request.doc_path, c) for r in run.results if r.extraction for c in r.extraction.claims]
+    failed = {r.request.doc_path: r.record.error for r in run.results if r.extraction is None}
+    asked = {r.request.doc_path for r in run.results}
+    findings = [FindingRecord(**f.__dict__) for f in outcome.findings]
+    m = card.matching
+    paired = {p.gold: p for p in m.pairs}
+    gold_of_out = {p.out: p.gold for p in m.pairs}
+    out: list[ItemFate] = []
+    for gi, g in enumerate(gold.increments):
+        if gi in paired:
+            o = output.increments[paired[gi].out]
+            out.append(
+                ItemFate(
+                    metric="increment_recall",
+                    item=_label(g),
+                    matched=True,
+                    stage="matched",
+                    detail=f"↔ {_label(o)} ({', '.join(paired[gi].reasons)})",
+                )
+            )
+            continue
+        out.append(_missed_increment(g, said, failed, asked, findings, output, gold, gold_of_out))
+    scores = run.scores
+    for key in scores["new_arxiv_f1"].missed if "new_arxiv_f1" in scores else ():
+        out.append(_missed_arxiv(key, said, findings))
+    for title in scores["to_verify_recall"].missed if "to_verify_recall" in scores else ():
+        out.append(
+            ItemFate(
+                metric="to_verify_recall",
+                item=title,
+                matched=False,
+                stage="not raised",
+                detail="no to-verify item of the output is alike (no model doubt, figure conflict or carried item)",
+            )
+        )
+    return out
+
+
+def _about(g: Increment, s: _Said) -> tuple[int, float] | None:
+    """How strongly a claim is about a gold increment: (strong signals, title similarity), or None."""
+    sections = {(r.ref.strip().removeprefix("./"), _squash(r.section)) for r in g.sources if is_file_ref(r.ref)}
+    strong = int((s.doc, _squash(s.claim.section_ref)) in sections) + int(bool(s.arxiv & increment_arxiv(g)))
+    sim = similarity(g.title, s.claim.title)
+    if strong or sim >= TITLE_THRESHOLD or (s.doc in file_refs(g) and sim >= _NEAR):
+        return strong, sim
+    return None
+
+
+def _missed_increment(
+    g: Increment,
+    said: Sequence[_Said],
+    failed: dict[str, str],
+    asked: set[str],
+    findings: Sequence[FindingRecord],
+    output: Briefing,
+    gold: Briefing,
+    gold_of_out: dict[int, int],
+) -> ItemFate:
+    label = _label(g)
+    scored = [(score, s) for s in said if (score := _about(g, s)) is not None]
+    docs = file_refs(g)
+    if not scored:
+        broken = [d for d in docs if d in failed]
+        if broken:
+            return ItemFate(
+                metric="increment_recall",
+                item=label,
+                matched=False,
+                stage="document failed",
+                detail=f"{broken[0]}: {failed[broken[0]]}",
+            )
+        where = ", ".join(f"{r.ref} {r.section}".strip() for r in g.sources) or "its sources"
+        unasked = [d for d in docs if d not in asked]
+        why = f" ({', '.join(unasked)} not among the evening's requests)" if unasked else ""
+        return ItemFate(
+            metric="increment_recall",
+            item=label,
+            matched=False,
+            stage="not extracted",
+            detail=f"no claim of the model's answers at {where}, with its arXiv IDs, or titled like it{why}",
+        )
+    _, best = max(scored, key=lambda x: x[0])
+    fate = claim_fate(findings, best.doc, best.claim.title)
+    claim = f"claim {best.claim.title!r} ({best.doc} {best.claim.section_ref})".replace(" )", ")")
+    if fate.stage == "increment":
+        oi = next((i for i, o in enumerate(output.increments) if o.title == best.claim.title), None)
+        other = gold_of_out.get(oi) if oi is not None else None
+        why = (
+            f"paired with gold {_label(gold.increments[other])} instead"
+            if other is not None
+            else "not alike enough to pair (file+§, arXiv or title)"
+        )
+        return ItemFate(
+            metric="increment_recall",
+            item=label,
+            matched=False,
+            stage="unpaired increment",
+            detail=f"{claim} became an increment, {why}",
+        )
+    stage = fate.stage if fate.stage in _STAGES else "not extracted"
+    return ItemFate(
+        metric="increment_recall",
+        item=label,
+        matched=False,
+        stage=stage,  # type: ignore[arg-type]
+        detail=f"{claim}: {fate.detail}",
+    )
+
+
+_STAGES = {"ungrounded", "covered", "merged", "demoted by select", "past the limit", "dropped by select", "adjacent"}
+
+
+def _missed_arxiv(key: str, said: Sequence[_Said], findings: Sequence[FindingRecord]) -> ItemFate:
+    citing = [s for s in said if key in s.arxiv]
+    if not citing:
+        return ItemFate(
+            metric="new_arxiv_f1",
+            item=key,
+            matched=False,
+            stage="not extracted",
+            detail="no claim of the model's answers cites it",
+        )
+    s = citing[0]
+    rejected = [
+        f for f in findings if f.rule == "arxiv" and f.doc == s.doc and f.subject == s.claim.title and key in f.detail
+    ]
+    if rejected:
+        return ItemFate(
+            metric="new_arxiv_f1",
+            item=key,
+            matched=False,
+            stage="ungrounded",
+            detail=f"claim {s.claim.title!r}: id rejected: {rejected[0].detail}",
+        )
+    fate = claim_fate(findings, s.doc, s.claim.title)
+    if fate.stage == "increment":
+        return ItemFate(
+            metric="new_arxiv_f1",
+            item=key,
+            matched=False,
+            stage="covered",
+            detail=f"in the increment {s.claim.title!r}, but anchored before: listed as continued",
+        )
+    stage = fate.stage if fate.stage in _STAGES else "not extracted"
+    return ItemFate(
+        metric="new_arxiv_f1",
+        item=key,
+        matched=False,
+        stage=stage,  # type: ignore[arg-type]
+        detail=f"claim {s.claim.title!r} ({s.doc}): {fate.detail}",
+    )

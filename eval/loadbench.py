@@ -1,0 +1,348 @@
+"""`python -m eval.bench --load`: what a real evening costs, against a latency-simulating endpoint.
+
+The claim under test: a live run costs `calls × latency ÷ concurrency`, and everything else
+(client, instructor, cache, rules, rendering) is noise beside it — also after months of history.
+
+Each live row runs in a fresh child process (`--load-row`), so its peak RSS and CPU are its own;
+the endpoint (`python -m eval.endpoint`) is a separate process too, started and stopped here,
+so its CPU is not counted as the pipeline's (on a 2-core machine it still competes for a core,
+which makes the figures conservative). The workspaces are generated into a temporary folder
+(`eval/evening.py`) and deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from eval.evening import DATE, TOPIC, write_evening
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE_KEY = "sk-bench-not-a-key"
+
+# name -> (target, unit, lower is better)
+TARGETS: dict[str, tuple[float, str, bool]] = {
+    "efficiency at 16 in flight": (0.85, "", False),
+    "overhead per document at 0 ms": (10.0, "ms", True),
+    "peak RSS, 200 documents": (300.0, "MB", True),
+    "prompt tokens per document, grown / today": (1.25, "×", True),
+    "anchors load after 100 evenings": (300.0, "ms", True),
+    "rules after 100 evenings / today": (2.0, "×", True),
+    "warm re-run": (1000.0, "ms", True),
+    "warm re-run requests": (0.0, "", True),
+    "demo run, replayed, whole process": (2000.0, "ms", True),
+    "inspection command, whole process (slowest)": (500.0, "ms", True),
+}
+
+
+# --- one live run, in its own process --------------------------------------------------------------
+
+
+def run_row(spec: dict[str, Any]) -> dict[str, Any]:
+    """One evening, live against `spec['base_url']`: the run's stages timed one by one (what
+    `agent.pipeline.run` does), and what the process used."""
+    from agent.pipeline import Settings, brief, extract, plan, write
+
+    started_cpu = time.process_time()
+    settings = Settings(
+        workspace=Path(spec["workspace"]),
+        topic=TOPIC,
+        date=DATE,
+        out=Path(spec["out"]),
+        force=True,
+        backend="live",
+        api_key=FAKE_KEY,
+        base_url=spec["base_url"],
+        mode=spec.get("mode", "tools"),
+        concurrency=spec["concurrency"],
+        cache_dir=Path(spec["cache_dir"]) if spec.get("cache_dir") else None,
+        no_cache=not spec.get("cache_dir"),
+    )
+    stages: dict[str, float] = {}
+    t = time.perf_counter()
+    ev = plan(settings)
+    stages["plan_s"] = time.perf_counter() - t
+    results = extract(ev)
+    stages["extract_s"] = time.perf_counter() - t - stages["plan_s"]
+    outcome = brief(ev, results)
+    stages["brief_s"] = time.perf_counter() - t - stages["plan_s"] - stages["extract_s"]
+    write(outcome, force=True)
+    wall = time.perf_counter() - t
+    stages["write_s"] = wall - sum(stages.values())
+    records = outcome.records
+    return {
+        "wall_s": wall,
+        **stages,
+        "cpu_s": time.process_time() - started_cpu,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "documents": len(ev.sources),
+        "calls": len(records),
+        "sources": {s: sum(r.source == s for r in records) for s in {r.source for r in records}},
+        "errors": sum(bool(r.error) for r in records),
+        "input_tokens": sum(r.input_tokens for r in records),
+        "output_tokens": sum(r.output_tokens for r in records),
+        "increments": len(outcome.composed.briefing.increments),
+    }
+
+
+# --- the orchestration -------------------------------------------------------------------------------
+
+
+@contextmanager
+def endpoint(latency_ms: float, jitter_ms: float = 0.0, error_rate: float = 0.0) -> Iterator[str]:
+    """The simulated endpoint as a child process; yields its base URL. Closing its stdin ends it."""
+    args = ["--latency-ms", str(latency_ms), "--jitter-ms", str(jitter_ms), "--error-rate", str(error_rate)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "eval.endpoint", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _call(base_url: str, path: str, post: bool = False) -> dict[str, Any]:
+    req = urllib.request.Request(base_url + path, data=b"{}" if post else None, method="POST" if post else "GET")
+    with urllib.request.urlopen(req, timeout=10) as resp:  # loopback only: our own endpoint
+        result: dict[str, Any] = json.loads(resp.read())
+        return result
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    name: str
+    workspace: Path
+    concurrency: int
+    latency_ms: float
+    cache_dir: Path | None = None
+
+
+def live_row(row: Row, base_url: str, out: Path) -> dict[str, Any]:
+    """Run `row` in a child process against the endpoint at `base_url`; join both sides' figures."""
+    _call(base_url, "/_reset", post=True)
+    spec = {
+        "workspace": str(row.workspace),
+        "out": str(out),
+        "base_url": base_url,
+        "concurrency": row.concurrency,
+        "cache_dir": str(row.cache_dir) if row.cache_dir else None,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "eval.bench", "--load-row", json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"load row {row.name} failed:\n{done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    server = _call(base_url, "/_stats")
+    calls = server["requests"]
+    ideal = calls * row.latency_ms / 1000 / row.concurrency
+    docs = result["documents"]
+    result.update(
+        key=row.key,
+        name=row.name,
+        concurrency=row.concurrency,
+        latency_ms=row.latency_ms,
+        requests=calls,
+        max_in_flight=server["max_in_flight"],
+        prefix_share_mean=server["prefix_share_mean"],
+        prefix_share_min=server["prefix_share_min"],
+        common_prefix_tokens=server["common_prefix_tokens"],
+        ideal_s=ideal,
+        efficiency=ideal / result["wall_s"] if ideal else None,
+        outside_ms_per_doc=(result["wall_s"] - ideal) * 1000 / docs,
+        cpu_ms_per_doc=result["cpu_s"] * 1000 / docs,
+        prompt_tokens_per_doc=result["input_tokens"] / docs,
+        completion_tokens_per_doc=result["output_tokens"] / docs,
+    )
+    return result
+
+
+def _median_ms(fn: Any, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t) * 1000)
+    return statistics.median(samples)
+
+
+def growth(today: Path, grown: Path) -> dict[str, Any]:
+    """Anchors load and rules on the same evening, with one evening of history and with 100."""
+    from agent.anchors import LISTED_ANCHORS, build_registry
+    from agent.compose import Limits, compose
+    from agent.ingest import scan, sources
+    from agent.rules import DocResult
+    from agent.text import _bigrams
+    from agent.workspace import load_workspace
+    from eval.endpoint import extraction_for
+    from schemas.extraction import FileExtraction
+
+    out: dict[str, Any] = {"listed_anchors_bound": LISTED_ANCHORS}
+    for label, root in (("today", today), ("grown", grown)):
+        ws = load_workspace(root)
+        docs = scan(ws, TOPIC, DATE)
+        reg = build_registry(docs, TOPIC, DATE)
+        results = [DocResult(d, FileExtraction.model_validate(extraction_for(d.text))) for d in sources(docs)]
+        baselines = [d for d in docs if d.kind == "baseline" and d.read]
+        limits = Limits(**ws.config.limits.model_dump())
+
+        rules_ms = []
+        for _ in range(3):
+            _bigrams.cache_clear()  # cold, as a fresh process would run them
+            t = time.perf_counter()
+            fresh = replace(reg)  # and its lookup indexes built again, as in a new run
+            compose(results, fresh, baselines, topic=TOPIC, date=DATE, window="w", limits=limits, footer="f")
+            rules_ms.append((time.perf_counter() - t) * 1000)
+
+        out[label] = {
+            "anchors": len(reg.anchors),
+            "baselines": len(baselines),
+            "anchors_load_ms": _median_ms(lambda ws=ws: build_registry(scan(ws, TOPIC, DATE), TOPIC, DATE), 3),
+            "rules_ms": statistics.median(rules_ms),
+            "listed_anchors_max": max(len(reg.relevant_to(d.text)) for d in sources(docs)),
+        }
+    return out
+
+
+def processes(repeat: int = 5) -> dict[str, float]:
+    """Whole-process wall times, median of `repeat` (what a user waits for, imports included)."""
+    world = str(ROOT / "examples" / "world")
+    seed = str(ROOT / "examples" / "world" / "inbox" / "tom" / "2026-09-21-inference-e1prep.md")
+    day = ["--topic", TOPIC, "--date", DATE.isoformat()]
+    out_dir = tempfile.mkdtemp(prefix="predigest-bench-")
+    commands = {
+        "demo run, replayed": ["run", world, *day, "--out", out_dir, "--force", "--backend", "replay", "--no-cache"],
+        "inbox": ["inbox", world, *day],
+        "anchors": ["anchors", world, *day],
+        "parse": ["parse", seed, "--json"],
+    }
+    entry = [sys.executable, "-c", "from agent.cli import main; main()"]
+    env = {**os.environ, "OPENAI_API_KEY": ""}
+    return {
+        name: _median_ms(
+            lambda args=args: subprocess.run([*entry, *args], capture_output=True, check=True, env=env), repeat
+        )
+        for name, args in commands.items()
+    }
+
+
+def measure(
+    docs: int, c1_docs: int, latency_ms: float, history: int, living_anchors: int, repeat: int = 5
+) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="predigest-load-") as tmp:
+        base = Path(tmp)
+        today = write_evening(base / "today", docs)
+        small = write_evening(base / "c1", c1_docs)
+        grown = write_evening(base / "grown", docs, history=history, living_anchors=living_anchors)
+        rows: list[dict[str, Any]] = []
+        with endpoint(latency_ms) as url:
+            for row in (
+                Row("c1", f"c=1, {latency_ms:g} ms", small, 1, latency_ms),
+                Row("c4", f"c=4, {latency_ms:g} ms", today, 4, latency_ms),
+                Row("c16", f"c=16, {latency_ms:g} ms", today, 16, latency_ms),
+            ):
+                rows.append(live_row(row, url, base / "out"))
+        with endpoint(0) as url:
+            cache = base / "cache"
+            rows.append(live_row(Row("zero", "c=16, 0 ms (overhead)", today, 16, 0, cache), url, base / "out"))
+            rows.append(live_row(Row("warm", "c=16, warm re-run (cache)", today, 16, 0, cache), url, base / "out"))
+            grown_row = Row("grown", f"c=16, 0 ms, {history} evenings before", grown, 16, 0)
+            rows.append(live_row(grown_row, url, base / "out"))
+        grow = growth(today, grown)
+    procs = processes(repeat)
+    return {
+        "machine": machine(),
+        "documents": docs,
+        "rows": rows,
+        "growth": grow,
+        "processes_ms": procs,
+        "summary": summary(rows, grow, procs),
+    }
+
+
+def summary(rows: list[dict[str, Any]], grow: dict[str, Any], procs: dict[str, float]) -> dict[str, float]:
+    by = {r["key"]: r for r in rows}
+    zero, warm, grown = by["zero"], by["warm"], by["grown"]
+    return {
+        "efficiency at 16 in flight": by["c16"]["efficiency"],
+        "overhead per document at 0 ms": zero["outside_ms_per_doc"],
+        "peak RSS, 200 documents": max(r["peak_rss_mb"] for r in rows),
+        "prompt tokens per document, grown / today": grown["prompt_tokens_per_doc"] / zero["prompt_tokens_per_doc"],
+        "anchors load after 100 evenings": grow["grown"]["anchors_load_ms"],
+        "rules after 100 evenings / today": grow["grown"]["rules_ms"] / grow["today"]["rules_ms"],
+        "warm re-run": warm["wall_s"] * 1000,
+        "warm re-run requests": warm["requests"],
+        "demo run, replayed, whole process": procs["demo run, replayed"],
+        "inspection command, whole process (slowest)": max(procs[k] for k in ("inbox", "anchors", "parse")),
+    }
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"{os.cpu_count()} cores, {cpu}, Python {sys.version.split()[0]}, load average {load:.1f} at start"
+
+
+def print_report(result: dict[str, Any]) -> None:
+    print(f"load benchmark · {result['machine']}")
+    head = f"{'row':<34} {'docs':>4} {'calls':>5} {'wall s':>7} {'ideal s':>7} {'eff':>5} {'out ms/doc':>10}"
+    head += f" {'cpu ms/doc':>10} {'RSS MB':>6} {'prompt/doc':>10} {'compl/doc':>9} {'prefix':>6} {'peak':>4}"
+    print(head)
+    for r in result["rows"]:
+        eff = f"{r['efficiency']:.2f}" if r["efficiency"] is not None else "-"
+        print(
+            f"{r['name']:<34} {r['documents']:>4} {r['requests']:>5} {r['wall_s']:>7.2f} {r['ideal_s']:>7.2f} "
+            f"{eff:>5} {r['outside_ms_per_doc']:>10.1f} {r['cpu_ms_per_doc']:>10.1f} {r['peak_rss_mb']:>6.0f} "
+            f"{r['prompt_tokens_per_doc']:>10.0f} {r['completion_tokens_per_doc']:>9.0f} "
+            f"{r['prefix_share_mean']:>6.1%} {r['max_in_flight']:>4}"
+        )
+    print("where the wall time goes, s (plan / extract / brief / write):")
+    for r in result["rows"]:
+        stages = " / ".join(f"{r[k]:.2f}" for k in ("plan_s", "extract_s", "brief_s", "write_s"))
+        print(f"  {r['name']:<34} {stages}")
+    g = result["growth"]
+    for label in ("today", "grown"):
+        x = g[label]
+        print(
+            f"history {label:<5}: {x['baselines']} briefings, {x['anchors']} anchors · anchors load "
+            f"{x['anchors_load_ms']:.0f} ms · rules {x['rules_ms']:.0f} ms · anchors listed per prompt ≤ "
+            f"{x['listed_anchors_max']} (bound {g['listed_anchors_bound']})"
+        )
+    print("whole processes (median): " + " · ".join(f"{k} {v:.0f} ms" for k, v in result["processes_ms"].items()))
+    print(f"{'target':<45} {'measured':>9} {'target':>8}")
+    for name, value in result["summary"].items():
+        target, unit, lower = TARGETS[name]
+        ok = value <= target if lower else value >= target
+        print(
+            f"{name:<45} {value:>9.2f} {('≤ ' if lower else '≥ ') + f'{target:g}{unit}':>8}{'' if ok else '  ← miss'}"
+        )

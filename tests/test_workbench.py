@@ -1,0 +1,351 @@
+"""The prompt workbench as a prompt engineer uses it: edit a prompt, score it against a live model
+(here an OpenAI-compatible server on 127.0.0.1, real client, real HTTP), compare with the replayed
+baseline run, and read why each item moved.
+
+The loopback "model" answers each document of the demo evening with its reference answer; asked
+with the second prompt (tests/prompts/extract-terse.md, recognised by its system message) it
+answers three documents differently, as a terser model might: it leaves out the Dynamo claim,
+paraphrases the FP8 claim's quotes, and rates HookPoint 3★. Each change must surface as a
+flipped item with the stage of the pipeline that lost it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.runlog import MIGRATIONS, connect
+from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, completion, world_answers, world_responder
+from tests.paths import ROOT, predigest
+
+CASE = "2026-09-22-inference"
+TERSE = ROOT / "tests" / "prompts" / "extract-terse.md"
+DYNAMO = "inbox/jay/2026-09-22-database-backend-cloudnative-inference.md"
+FP8 = "inbox/jay/2026-09-22-1735-jay-inference-vector-db-mcp-trending.md"
+HOOK = "inbox/jay/2026-09-22-1450-jay-engineering-filter.md"
+
+
+def terse_answers() -> dict[str, Any]:
+    answers = copy.deepcopy(world_answers())
+    answers[DYNAMO]["claims"] = [c for c in answers[DYNAMO]["claims"] if not c["title"].startswith("NVIDIA Dynamo")]
+    fp8 = next(c for c in answers[FP8]["claims"] if c["title"].startswith("vLLM FP8"))
+    fp8["evidence"] = ["FP8 KV cache is production ready on Hopper and Blackwell"]  # paraphrased, not copied
+    hook = next(c for c in answers[HOOK]["claims"] if c["title"].startswith("HookPoint"))
+    hook["stars"] = 3
+    return answers
+
+
+def variant_responder() -> Any:
+    """The reference answers for the committed prompt, the terse ones for the second prompt."""
+    plain, terse = world_responder(world_answers()), world_responder(terse_answers())
+
+    def answer(body: Any) -> Reply:
+        system = body["messages"][0]["content"]
+        return (terse if "Be terse" in system else plain)(body)
+
+    return answer
+
+
+@pytest.fixture(scope="module")
+def workbench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("workbench")
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp / "logs.db")}
+    base = predigest("eval", "--case", CASE, env=env)
+    with FakeOpenAI(default=variant_responder()) as server:
+        live_env = {**env, "OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
+        args = ("eval", "--case", CASE, "--backend", "record", "--prompt", str(TERSE))
+        args += ("--cassettes", str(tmp / "cassettes"), "--cache-dir", str(tmp / "cache"))
+        live = predigest(*args, env=live_env)
+        calls = server.count
+    listed = predigest("logs", "--json", env=env)
+    runs = json.loads(listed.stdout)
+    ids = {r["backend"]: r["id"] for r in runs}
+    page = tmp / "compare.html"
+    compared = predigest("eval", "--compare", ids["replay"], ids["record"], "--json", "--html", str(page), env=env)
+    return {
+        "tmp": tmp,
+        "env": env,
+        "base": base,
+        "live": live,
+        "calls": calls,
+        "runs": runs,
+        "ids": ids,
+        "compared": compared,
+        "page": page,
+        "server_requests": calls,
+    }
+
+
+def test_eval_records_the_second_prompt_against_the_endpoint(workbench: dict[str, Any]) -> None:
+    assert workbench["base"].returncode == 0, workbench["base"].stdout + workbench["base"].stderr
+    live = workbench["live"]
+    assert live.returncode == 1, live.stdout + live.stderr  # scores fell below the baseline: the run says so
+    assert "below" in live.stdout
+    assert workbench["calls"] == 14  # every document of the evening asked once, over HTTP
+    recorded = list((workbench["tmp"] / "cassettes" / "world").glob("*.json"))
+    assert len(recorded) == 14
+    provenance = [json.loads(p.read_text(encoding="utf-8"))["provenance"] for p in recorded]
+    assert {p["kind"] for p in provenance} == {"recorded"}
+    assert {p["prompt"].split("#")[0] for p in provenance} == {"extract-terse@1"}
+    assert all(FAKE_KEY not in p.read_text(encoding="utf-8") for p in recorded)
+
+
+def test_logs_list_both_runs(workbench: dict[str, Any]) -> None:
+    runs = workbench["runs"]
+    assert [r["backend"] for r in runs] == ["record", "replay"]  # newest first
+    assert runs[0]["prompt"].startswith("extract-terse@1#") and runs[1]["prompt"].startswith("extract@2#")
+    assert runs[0]["command"][:3] == ["eval", "--case", CASE]
+    assert not runs[0]["ok"] and runs[1]["ok"]
+    text = predigest("logs", env=workbench["env"]).stdout
+    assert workbench["ids"]["record"] in text and workbench["ids"]["replay"] in text
+
+
+def test_compare_names_every_flipped_item_and_the_stage_that_lost_it(workbench: dict[str, Any]) -> None:
+    r = workbench["compared"]
+    assert r.returncode == 0, r.stdout + r.stderr
+    data = json.loads(r.stdout)
+    case = next(c for c in data["cases"] if c["case"] == CASE)
+    assert case["metrics"]["increment_recall"]["delta"] == pytest.approx(-0.5)
+    flips = {(f["metric"], f["item"]): f for f in case["flips"]}
+    incs = {item: f for (metric, item), f in flips.items() if metric == "increment_recall"}
+    assert set(incs) == {
+        "增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层",
+        "增量 4：vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用",
+        "增量 5：HookPoint — 推理可观测性 3.6% overhead",
+    }
+    assert all(f["matched_in"] == "A" for f in incs.values())
+    dynamo = incs["增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层"]
+    assert dynamo["stage"] == "not extracted" and DYNAMO in dynamo["detail"]
+    fp8 = incs["增量 4：vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用"]
+    assert fp8["stage"] == "ungrounded" and "quote not in the document" in fp8["detail"]
+    hook = incs["增量 5：HookPoint — 推理可观测性 3.6% overhead"]
+    assert hook["stage"] == "demoted by select" and "3★ < 4★" in hook["detail"]
+    # the lost increments' doubts go with them
+    assert flips[("to_verify_recall", "vLLM FP8 KV-Cache 具体压缩比和 latency 改善")]["stage"] == "not raised"
+    # the offline row does not depend on the prompt: nothing of it flipped
+    offline = next(c for c in data["cases"] if c["case"].endswith("offline"))
+    assert offline["flips"] == []
+    page = workbench["page"].read_text(encoding="utf-8")
+    assert page.count("<tr class='flip ") == sum(len(c["flips"]) for c in data["cases"])
+    assert "demoted by select" in page and "<script" not in page
+
+
+def test_logs_show_doc_prints_the_answer_and_each_claims_fate(workbench: dict[str, Any]) -> None:
+    env = workbench["env"]
+    r = predigest("logs", "show", workbench["ids"]["record"], "--doc", FP8, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "FP8 KV cache is production ready on Hopper and Blackwell" in r.stdout  # the answer, as the model gave it
+    assert "→ ungrounded: quote not in the document" in r.stdout
+    assert "source live" not in r.stdout and "· live ·" in r.stdout
+    whole = predigest("logs", "show", workbench["ids"]["record"], env=env)
+    assert "missed 增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层 — not extracted" in whole.stdout
+    bad = predigest("logs", "show", "nosuchrun", env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: no logged run 'nosuchrun'")
+
+
+def test_the_log_is_sqlite_with_numbered_migrations(workbench: dict[str, Any]) -> None:
+    db = sqlite3.connect(workbench["tmp"] / "logs.db")
+    applied = [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY name")]
+    assert applied == [name for name, _ in MIGRATIONS]
+    hashes = db.execute("SELECT COUNT(DISTINCT request_hash) FROM calls WHERE source = 'live'").fetchone()[0]
+    assert hashes == 14
+    db.close()
+
+
+def test_an_old_log_gains_the_new_tables(tmp_path: Path) -> None:
+    """A log written before m002 existed opens, gets m002, and keeps its runs."""
+    path = tmp_path / "logs.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)")
+    for statement in filter(str.strip, MIGRATIONS[0][1].split(";")):
+        db.execute(statement)
+    db.execute("INSERT INTO _migrations VALUES ('m001_runs', 'then')")
+    db.commit()
+    db.close()
+    db = connect(path)
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "calls" in tables
+    assert [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")] == ["m001_runs", "m002_calls"]
+
+
+def test_record_without_a_key_is_one_line(tmp_path: Path) -> None:
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp_path / "logs.db")}
+    r = predigest("eval", "--case", CASE, "--backend", "record", env=env)
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: eval --backend record needs an API key")
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_loopback_answer_reaches_the_row_through_the_settings_path(tmp_path: Path) -> None:
+    """--backend live with --model: the model name goes into every request, no cassette is written."""
+    env = {**os.environ, "PREDIGEST_LOGS_DB": "off"}
+    with FakeOpenAI(default=world_responder(world_answers())) as server:
+        env.update(OPENAI_API_KEY=FAKE_KEY, OPENAI_BASE_URL=server.base_url)
+        r = predigest("eval", "--case", CASE, "--backend", "live", "--model", "fake-7b", "--no-cache", env=env)
+        models = {req.body["model"] for req in server.requests}
+    assert models == {"fake-7b"}
+    assert "fake-7b" in r.stdout, r.stdout + r.stderr
+    _ = completion  # the responder builds completions with it
+
+
+def test_stale_answers_replay_under_the_new_prompt_and_say_so(workbench: dict[str, Any]) -> None:
+    """The terse recordings, replayed under the committed prompt: a miss without --allow-stale;
+    with it, the answers a model gave to the older prompt, and every report says whose they were."""
+    env, recorded = workbench["env"], str(workbench["tmp"] / "cassettes")
+    strict = predigest("eval", "--case", CASE, "--cassettes", recorded, env=env)
+    assert strict.returncode == 1 and "no cassette for" in strict.stdout + strict.stderr
+    stale = predigest("eval", "--case", CASE, "--cassettes", recorded, "--allow-stale", "--json", env=env)
+    data = json.loads(stale.stdout)
+    row = next(c for c in data["cases"] if c["case"] == CASE)
+    assert row["stamp"].endswith("stale (extract-terse@1)"), row["stamp"]
+    assert row["errors"] == [] and row["metrics"]["increment_recall"]["score"] == pytest.approx(0.5)
+    shown = predigest("logs", "show", "last", env=env).stdout
+    assert "stale answers of extract-terse@1#" in shown
+
+
+def test_cassettes_check_lists_stale_missing_and_unused(workbench: dict[str, Any], tmp_path: Path) -> None:
+    committed = predigest("cassettes", "check", "--case", CASE)
+    assert committed.returncode == 0, committed.stdout + committed.stderr
+    assert "14 answered · 0 stale · 0 missing" in committed.stdout
+    recorded = workbench["tmp"] / "cassettes"
+    r = predigest("cassettes", "check", "--case", CASE, "--cassettes", str(recorded), "--json")
+    assert r.returncode == 1
+    case = json.loads(r.stdout)["cases"][0]
+    assert case["answered"] == 0 and len(case["stale"]) == 14 and case["missing"] == []
+    assert {s["prompt"].split("#")[0] for s in case["stale"]} == {"extract-terse@1"}
+    # the same recordings asked with the prompt they were made for: all answered; a stray file is unused
+    stray = recorded / "world" / "stray--000000000000.json"
+    data = json.loads(next((recorded / "world").glob("*.json")).read_text(encoding="utf-8"))
+    data["request"]["body"]["temperature"] = 0.7  # a request no case sends
+    stray.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    try:
+        r = predigest("cassettes", "check", "--case", CASE, "--cassettes", str(recorded), "--prompt", str(TERSE))
+    finally:
+        stray.unlink()
+    assert "14 answered · 0 stale · 0 missing" in r.stdout, r.stdout + r.stderr
+    assert f"unused world/{stray.name}" in r.stdout and r.returncode == 1
+
+
+def test_update_baseline_lists_drops_and_refuses_without_accept_drops(
+    workbench: dict[str, Any], tmp_path: Path
+) -> None:
+    env, recorded = workbench["env"], str(workbench["tmp"] / "cassettes")
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"), encoding="utf-8")
+    before = baseline.read_text(encoding="utf-8")
+    args = ("eval", "--case", CASE, "--cassettes", recorded, "--allow-stale", "--baseline", str(baseline))
+    refused = predigest(*args, "--update-baseline", env=env)
+    assert refused.returncode == 2
+    errors = [ln for ln in refused.stderr.splitlines() if ln.startswith("error:")]  # the rest is progress
+    assert len(errors) == 1 and errors[0] == refused.stderr.strip().splitlines()[-1]
+    line = errors[0]
+    assert line.startswith("error: --update-baseline would lower")
+    assert f"{CASE} increment_recall 1.000 → 0.500" in line and "--accept-drops" in line
+    assert baseline.read_text(encoding="utf-8") == before
+    accepted = predigest(*args, "--update-baseline", "--accept-drops", env=env)
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
+    written = json.loads(baseline.read_text(encoding="utf-8"))
+    assert written["cases"][CASE]["increment_recall"]["score"] == 0.5
+    stamp = written["stamps"][CASE]
+    assert (
+        stamp["prompt"].startswith("extract@2#") and stamp["model"] == "gpt-4o-mini" and stamp["cassettes"] == "world"
+    )
+    # the committed baseline carries its stamps too, one per row
+    committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))
+    assert set(committed["stamps"]) == set(committed["cases"])
+
+
+def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -> None:
+    """The report of the terse answers (replayed stale under the committed prompt), loaded in
+    headless Chromium through a proxy that refuses everything; `--dump-dom` hands back the DOM the
+    browser built. It must hold every part the report promises, and load nothing."""
+    import re
+    import subprocess
+
+    from tests.test_page_browser import BROWSER_SERVICES, FLAGS, RefusingProxy, _chromium
+
+    chromium = _chromium()
+    env, tmp = workbench["env"], workbench["tmp"]
+    page = tmp / "report.html"
+    r = predigest(
+        "eval", "--case", CASE, "--cassettes", str(tmp / "cassettes"), "--allow-stale", "--html", str(page), env=env
+    )
+    assert page.is_file(), r.stdout + r.stderr
+    with RefusingProxy() as proxy:
+        shown = subprocess.run(
+            [
+                chromium,
+                *FLAGS,
+                f"--user-data-dir={tmp / 'profile'}",
+                f"--proxy-server=http://127.0.0.1:{proxy.port}",
+                "--proxy-bypass-list=<-loopback>",
+                "--virtual-time-budget=2000",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    dom = shown.stdout
+    assert "</html>" in dom, shown.stderr[-2000:]
+    assert [x for x in proxy.requests if not BROWSER_SERVICES.match(x)] == []
+    assert not [ln for ln in shown.stderr.splitlines() if "CONSOLE" in ln or "Content Security Policy" in ln]
+    # the header of each row: prompt and model, and the stale mark
+    stamps = re.findall(r'<p class="stamp">asked with: (.*?)</p>', dom, re.S)
+    assert len(stamps) == 3 and "extract@2#" in stamps[0] and "gpt-4o-mini" in stamps[0]  # world, offline, relayed
+    assert "stale (extract-terse@1)" in stamps[0] and stamps[1].startswith("offline")
+    assert "world-relayed · stale (extract-terse@1)" in stamps[2]
+    # each missed gold increment with the stage that lost it
+    reasons = re.findall(r'<li class="missed-reason"><b>(.*?)</b> <span class="tag stage">(.*?)</span>', dom)
+    stages = {item: stage for item, stage in reasons if item.startswith("增量")}
+    assert stages == {
+        "增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层": "not extracted",
+        "增量 4：vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用": "ungrounded",
+        "增量 5：HookPoint — 推理可观测性 3.6% overhead": "demoted by select",
+    }
+    # a fact-level diff inside matched pairs, and 三 / 四 / 五 side by side for both rows
+    assert dom.count('class="meta facts-diff only-gold"') + dom.count('class="meta facts-diff only-out"') >= 1
+    assert [b for b in re.findall(r'data-block="(\w+)"', dom)] == ["verify", "arxiv", "five"] * 3
+    # per document: what the model returned, and each claim's fate (14 documents in each row)
+    assert dom.count('<details class="doc-answer">') == 14 * 3
+    fates = re.findall(r'<tr class="claim"><td>(.*?)</td>.*?<span class="tag stage">(.*?)</span>', dom, re.S)
+    assert ("vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用", "ungrounded") in fates
+    assert ("HookPoint — 推理可观测性 3.6% overhead", "demoted by select") in fates
+
+
+def test_run_is_logged_too(tmp_path: Path) -> None:
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp_path / "logs.db")}
+    out = str(tmp_path / "b.md")
+    r = predigest(
+        "run", "examples/world", "-t", "inference", "-d", "2026-09-22", "--out", out, "--backend", "replay", env=env
+    )
+    assert r.returncode == 0, r.stderr
+    runs = json.loads(predigest("logs", "--json", env=env).stdout)
+    assert [(x["kind"], x["backend"]) for x in runs] == [("run", "replay")]
+    shown = predigest("logs", "show", runs[0]["id"][:15], "--doc", "work-queue/2026-09-22-2200.md", env=env)
+    assert shown.returncode == 0 and "work-queue/2026-09-22-2200.md part 1/1 · cassette · request " in shown.stdout
+
+
+def test_prompt_twice_runs_both_and_compares(workbench: dict[str, Any]) -> None:
+    """The committed prompt (stale answers of the terse one) against the terse prompt (its own
+    recordings): the same answers either way, so every score is equal and nothing flips."""
+    env, recorded = workbench["env"], str(workbench["tmp"] / "cassettes")
+    r = predigest(
+        "eval", "--case", CASE, "--cassettes", recorded, "--allow-stale",
+        "--prompt", str(ROOT / "prompts" / "extract.md"), "--prompt", str(TERSE), "--json", env=env,
+    )  # fmt: skip
+    data = json.loads(r.stdout)
+    row = next(c for c in data["cases"] if c["case"] == CASE)
+    assert row["a"].endswith("stale (extract-terse@1)") and row["b"].startswith("extract-terse@1#")
+    assert row["flips"] == [] and all(m["delta"] == 0 for m in row["metrics"].values())
+    assert [x["id"] for x in json.loads(predigest("logs", "--json", "-n", "2", env=env).stdout)] == [
+        data["b"],
+        data["a"],
+    ]
