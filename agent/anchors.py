@@ -18,6 +18,7 @@ from typing import Literal
 
 from agent.arxiv import find_ids
 from agent.errors import ParseError, WorkspaceError
+from agent.labels import ZH
 from agent.parse import nearest_day, parse
 from agent.text import bigrams, similarity
 from schemas.briefing import Briefing, VerifyItem
@@ -308,7 +309,8 @@ def _md(d: dt.date) -> str:
 
 
 _KIND_TAG = re.compile(r"^\s*\[(?:subject|arxiv|url)\]\s*", re.I)
-_ITEM_TAG = re.compile(r"^\s*(?:矛盾/)?待核实\s*[\u2460-\u2473\d]*\s*[：:]\s*")
+_HEAD, _, _TAIL = ZH.verify_item.rpartition("/")  # '矛盾/待核实': the tag, its first word optional
+_ITEM_TAG = re.compile(rf"^\s*(?:{re.escape(_HEAD)}/)?{re.escape(_TAIL)}\s*[\u2460-\u2473\d]*\s*[：:]\s*")
 _DATE_TAIL = re.compile(r"\s*(?:[·•]\s*\d{1,2}-\d{1,2}|[（(][^（()）]*\d{1,2}-\d{1,2}[^（()）]*[）)])\s*$")
 
 

@@ -73,6 +73,10 @@ class Labels:
     covered_by_living: str = "活文档已有覆盖"
     covered_by_briefing: str = "{when} {topic} e1prep 已有覆盖"
     write_into: str = "写入 {section}"
+    to_verify_short: str = "待核实"  # 三's items where space is short (the terminal)
+    unmatched: str = "（增量未匹配）"  # a gold fact of an increment the output has no match for (eval)
+    carried_short: str = "延续"  # '9-21 延续' where space is short (the eval page)
+    blocks_short: tuple[str, ...] = ("三 矛盾/待核实", "四 arXiv", "五 无增量")  # the eval page's side by side
     conflict_problem: str = "{a} 称 {va} {unit}，{b} 称 {vb} {unit}"
     conflict_title: str = "{subject} 数字不一致"
     conflict_suggestion: str = "读两份原文，确认以哪个数字为准再写入活文档"

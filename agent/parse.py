@@ -190,7 +190,7 @@ def _title(line: _Line, path: str, labels: Labels) -> tuple[str, dt.date]:
     m = re.match(rf"^(.+?)\s*[·•]\s*{re.escape(labels.title_kind)}\s*[(（](\d{{4}}-\d{{2}}-\d{{2}})[)）]", t)
     if not m:
         raise ParseError(
-            "the first line is not a briefing title ('<topic> · E1 预消化简报(YYYY-MM-DD)')",
+            f"the first line is not a briefing title ('<topic>{labels.title_sep}{labels.title_kind}(YYYY-MM-DD)')",
             block="title",
             line_no=line.no,
             line=line.raw,
@@ -342,7 +342,7 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
             continue
         if not drafts:
             raise ParseError(
-                "text before the first '增量 N：…（⭐…）' line",
+                f"text before the first '{L.increment} N：…（{L.star}…）' line",
                 block=L.increments,
                 line_no=ln.no,
                 line=ln.raw,
@@ -465,7 +465,8 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
         if not items:
             if _is_none_marker(t):
                 continue
-            raise ParseError("expected '矛盾/待核实 ①：…'", block=L.to_verify, line_no=ln.no, line=ln.raw, path=path)
+            expected = f"expected '{L.verify_item} ①：…'"
+            raise ParseError(expected, block=L.to_verify, line_no=ln.no, line=ln.raw, path=path)
         body = _strip_bullet(t)
         cur = items[-1]
         if m := re.match(rf"^{L.problem}\s*{COLON}\s*(.*)$", body):

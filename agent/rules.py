@@ -131,60 +131,61 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
         doc_facts = facts(r.doc.text)
         for claim in r.extraction.claims:
             order += 1
-            found = {q: locate(q, r.doc.text) for q in claim.evidence}
-            missing = [q for q, a in found.items() if a.kind == "none"]
-            bad_ids = [a.arxiv_id for a in claim.arxiv if key_of(a.arxiv_id) not in doc_ids]
-            stray = [p for p in claim.key_points if not _point_facts(p) <= doc_facts]
-            if not claim.evidence or bad_ids or len(missing) == len(claim.evidence) or (missing and stray):
-                why = (
-                    "no evidence quote"
-                    if not claim.evidence
-                    else f"arXiv {bad_ids[0]} is not in the document"
-                    if bad_ids
-                    else f"quote not in the document: {missing[0][:40]!r}"
-                    + ("" if len(missing) == len(claim.evidence) else ", and a key point's figures are not either")
-                )
-                findings.append(Finding("grounding", claim.title, r.doc.path, "dropped", why))
-                continue
-            for q in missing:
-                findings.append(
-                    Finding(
-                        "grounding",
-                        claim.title,
-                        r.doc.path,
-                        "quote dropped",
-                        f"not in the document: {q[:40]!r}; the claim stands on its other quotes",
-                    )
-                )
-            for q, a in found.items():
-                if a.kind == "elided":
-                    findings.append(
-                        Finding(
-                            "grounding", claim.title, r.doc.path, "quote elided", f"parts found in order: {q[:40]!r}"
-                        )
-                    )
-            evidence = [q for q in claim.evidence if q not in missing]
-            points = [p for p in claim.key_points if p not in stray]
-            for p in stray:
-                gone = sorted(_point_facts(p) - doc_facts)
-                findings.append(
-                    Finding(
-                        "grounding",
-                        claim.title,
-                        r.doc.path,
-                        "key point dropped",
-                        f"{', '.join(gone[:3])} not in the document: {p.text[:40]!r}",
-                    )
-                )
-            kept.append(
-                Candidate(
-                    claim.model_copy(update={"key_points": points, "evidence": evidence}),
-                    r.doc,
-                    order,
-                    r.extraction.relevance,
-                )
-            )
+            cand, f = _ground_claim(claim, r, doc_ids, doc_facts, order)
+            findings += f
+            kept += [cand] if cand else []
     return kept, findings
+
+
+def _ground_claim(
+    claim: Claim, r: DocResult, doc_ids: set[str], doc_facts: set[str], order: int
+) -> tuple[Candidate | None, list[Finding]]:
+    """One claim through grounding: dropped whole, or kept with what could not be found removed."""
+    assert r.extraction is not None
+    found = {q: locate(q, r.doc.text) for q in claim.evidence}
+    missing = [q for q, a in found.items() if a.kind == "none"]
+    bad_ids = [a.arxiv_id for a in claim.arxiv if key_of(a.arxiv_id) not in doc_ids]
+    stray = [p for p in claim.key_points if not _point_facts(p) <= doc_facts]
+    if not claim.evidence or bad_ids or len(missing) == len(claim.evidence) or (missing and stray):
+        why = (
+            "no evidence quote"
+            if not claim.evidence
+            else f"arXiv {bad_ids[0]} is not in the document"
+            if bad_ids
+            else f"quote not in the document: {missing[0][:40]!r}"
+            + ("" if len(missing) == len(claim.evidence) else ", and a key point's figures are not either")
+        )
+        return None, [Finding("grounding", claim.title, r.doc.path, "dropped", why)]
+    findings = [
+        Finding(
+            "grounding",
+            claim.title,
+            r.doc.path,
+            "quote dropped",
+            f"not in the document: {q[:40]!r}; the claim stands on its other quotes",
+        )
+        for q in missing
+    ]
+    findings += [
+        Finding("grounding", claim.title, r.doc.path, "quote elided", f"parts found in order: {q[:40]!r}")
+        for q, a in found.items()
+        if a.kind == "elided"
+    ]
+    for p in stray:
+        gone = sorted(_point_facts(p) - doc_facts)
+        findings.append(
+            Finding(
+                "grounding",
+                claim.title,
+                r.doc.path,
+                "key point dropped",
+                f"{', '.join(gone[:3])} not in the document: {p.text[:40]!r}",
+            )
+        )
+    evidence = [q for q in claim.evidence if q not in missing]
+    points = [p for p in claim.key_points if p not in stray]
+    trimmed = claim.model_copy(update={"key_points": points, "evidence": evidence})
+    return Candidate(trimmed, r.doc, order, r.extraction.relevance), findings
 
 
 def _point_facts(p: KeyPoint) -> set[str]:

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from agent.arxiv import find_ids, normalise, validate
+from agent.labels import ZH
 from agent.text import facts, similarity
 from schemas.briefing import Briefing, Increment, VerifyItem
 
@@ -33,7 +34,7 @@ METRICS: dict[str, str] = {
     "increment_recall": "gold increments the output found",
     "increment_f1": "harmonic mean of increment precision and recall",
     "new_arxiv_f1": "set F1 of the summary's new arXiv IDs (versionless)",
-    "continued_arxiv_f1": "set F1 of continued arXiv rows as ID→anchoring date (N-N锚定)",
+    "continued_arxiv_f1": "set F1 of continued arXiv rows as ID→anchoring date (the M-D of its relation)",
     "key_fact_recall": "numbers, versions, flags and names of the gold key points found in the matched output increment"
     " (an unmatched gold increment's facts count as missed)",
     "sources_recall": "gold source-table rows the output lists (by key file)",
@@ -182,7 +183,7 @@ def match_increments(gold: Briefing, out: Briefing, threshold: float = TITLE_THR
 
 
 def _inc_label(inc: Increment) -> str:
-    return f"增量 {inc.number}：{inc.title}"
+    return f"{ZH.increment} {inc.number}：{inc.title}"
 
 
 # --- increments -----------------------------------------------------------------------------------
@@ -271,8 +272,9 @@ def key_fact_recall(gold: Briefing, out: Briefing, m: Matching) -> Score:
         if gi in paired:
             o = out.increments[paired[gi]]
             have = _facts_of([o.title, o.arxiv_line, *(k.text for k in o.all_points())])
-        matched += [f"增量 {g.number} · {f}" for f in sorted(want & have)]
-        missed += [f"增量 {g.number} · {f}" + ("" if gi in paired else "（增量未匹配）") for f in sorted(want - have)]
+        matched += [f"{ZH.increment} {g.number} · {f}" for f in sorted(want & have)]
+        unmatched = "" if gi in paired else ZH.unmatched
+        missed += [f"{ZH.increment} {g.number} · {f}{unmatched}" for f in sorted(want - have)]
     total = len(matched) + len(missed)
     return Score(
         "key_fact_recall",
