@@ -215,7 +215,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
 def _mark_partial(composed: Composed, n: int) -> Composed:
     """A partial evening says so where a reader looks first, and 五 stops calling everything checked."""
     b = composed.briefing
-    note = "；".join(x for x in (b.summary.count_note, ZH.partial_note.format(n=n)) if x)
+    note = ZH.list_sep.join(x for x in (b.summary.count_note, ZH.partial_note.format(n=n)) if x)
     briefing = b.model_copy(
         update={
             "summary": b.summary.model_copy(update={"count_note": note}),

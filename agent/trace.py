@@ -127,7 +127,7 @@ def run_record(
     claims = {r.doc.path: r for r in results if r.extraction is not None}
 
     incs = [_increment(inc, claims, registry, findings, spans) for inc in b.increments]
-    verify = _verify(b.to_verify, incs, claims, registry)
+    verify = _verify(b.to_verify, incs, claims, registry, composed.conflict_items)
     for v in verify:
         for n in v.increments:
             incs[n - 1].verify.append(v.number)
@@ -267,10 +267,15 @@ def _supplement(
 
 
 def _verify(
-    items: Sequence[VerifyItem], incs: list[IncrementTrace], claims: dict[str, DocResult], registry: AnchorRegistry
+    items: Sequence[VerifyItem],
+    incs: list[IncrementTrace],
+    claims: dict[str, DocResult],
+    registry: AnchorRegistry,
+    held: Sequence[tuple[NumberConflict, int]] = (),
 ) -> list[VerifyTrace]:
     """Each item with the increments whose claims raised it (by its title, or alike enough that
-    compose folded the note into it), or the briefing it was carried from."""
+    compose folded the note into it; an item stating a disagreement, by the conflict's subject),
+    or the briefing it was carried from."""
     notes: dict[int, list[str]] = {}
     for inc in incs:
         for ct in inc.claims:
@@ -278,6 +283,7 @@ def _verify(
             claim = next((c for c in r.extraction.claims if c.title == ct.title), None) if r and r.extraction else None
             notes.setdefault(inc.number, []).extend(v.title for v in (claim.to_verify if claim else []))
     titles = {inc.number: ct.title for inc in incs for ct in inc.claims[:1]}
+    disputed = {item: c.subject for c, item in held}  # item number -> lead title of its conflict
     out = []
     for v in items:
         if v.carried_from:
@@ -288,7 +294,7 @@ def _verify(
             n
             for n, ts in notes.items()
             if any(t == v.title or similarity(t, v.title) >= _VERIFY_SIMILAR for t in ts)
-            or (n in titles and v.title.startswith(f"{titles[n]} "))  # "<lead title> 数字不一致"
+            or (n in titles and disputed.get(v.number) == titles[n])
         ]
         out.append(VerifyTrace(number=v.number, increments=sorted(set(concerned))))
     return out
