@@ -58,6 +58,8 @@ class Labels:
     over_budget: str = "未核实即停止延续：{title}（{since} 起；今晚三的待核实上限 {budget} 条已满，排序在后）"
     count_under: str = "低于 {min} 条目标下限：今晚仅 {n} 条合格增量，未用弱条目补凑"
     count_within: str = "在 {min}-{max} 目标区间内"
+    # reading vocabulary: how any writer says the count is under target (parse reads gold briefings too)
+    under_target_words: tuple[str, ...] = ("低于", "不足", "未达", "under", "below")
     supplement_word: str = "补充"  # what a relation must say for an increment that adds to an anchor
     supplement_note: str = "（补充 {when} {topic} 锚定：{anchor}）"
     last_night: str = "昨夜基线"

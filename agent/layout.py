@@ -61,6 +61,7 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
         summary=StatusSummary(
             increment_count=n,
             count_note=note,
+            under_target=n < lim.min_increments,
             window=s.window,
             headlines=[i.title for i in increments],
             new_arxiv=new_keys,

@@ -222,8 +222,15 @@ def _summary(lines: list[_Line], n_increments: int, L: Labels) -> StatusSummary:
                 new = [x.strip() for x in re.split(r"\s*[/／、,，]\s*", n.group(1)) if x.strip()]
             if c := re.search(rf"{L.arxiv_continued}\s*(\S+?)\s*{L.arxiv_new_unit}", rest):
                 cont = c.group(1)
+    under = re.compile("|".join(map(re.escape, L.under_target_words)), re.I).search(note) is not None
     return StatusSummary(
-        increment_count=count, count_note=note, window=window, headlines=heads, new_arxiv=new, continued_arxiv=cont
+        increment_count=count,
+        count_note=note,
+        under_target=under,
+        window=window,
+        headlines=heads,
+        new_arxiv=new,
+        continued_arxiv=cont,
     )
 
 

@@ -27,7 +27,6 @@ from schemas.briefing import Briefing, Increment, VerifyItem
 
 TITLE_THRESHOLD = 0.5  # unrelated seed titles stay below 0.15; a paraphrase of one title scores ≥ 0.5
 PRIORITY_LINK = 0.3  # a priority row "is about" the increment whose title is most like it, if this alike
-_UNDER_TARGET = re.compile(r"低于|不足|未达|under|below", re.IGNORECASE)
 
 METRICS: dict[str, str] = {
     "increment_precision": "output increments that match a gold increment",
@@ -505,7 +504,7 @@ def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:
     count: list[str] = []
     if n > ctx.max_increments:
         count.append(f"{n} increments, more than {ctx.max_increments}")
-    elif n < ctx.min_increments and not _UNDER_TARGET.search(out.summary.count_note):
+    elif n < ctx.min_increments and not out.summary.under_target:
         count.append(f"{n} increments, fewer than {ctx.min_increments}, and the summary does not say so")
     if out.summary.increment_count != n:
         count.append(f"the summary says {out.summary.increment_count}, the briefing has {n}")

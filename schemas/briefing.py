@@ -44,6 +44,11 @@ class StatusSummary(_Model):
 
     increment_count: int = Field(ge=0)
     count_note: str = Field(description="Why the count is what it is, e.g. '在 3-8 目标区间内'.")
+    under_target: bool = Field(
+        default=False,
+        description="The note says the count is under the target (our rules decided it; a parsed briefing "
+        "says so in words: 低于, 不足 …); not rendered, the note's words carry it.",
+    )
     window: str = Field(description="The evening window as shown, e.g. '2026-09-21 22:00 ~ 2026-09-22 22:00'.")
     headlines: list[str] = Field(default_factory=list, description="One short line per increment.")
     new_arxiv: list[str] = Field(default_factory=list, description="Versionless new arXiv IDs.")

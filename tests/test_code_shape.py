@@ -100,7 +100,6 @@ READERS = {
 # Single literals elsewhere that read rather than write, each with its reason.
 INPUT_PATTERNS = {
     ("agent/parse.py", "暂无"): "how other agents mark an empty block",
-    ("eval/metrics.py", "低于|不足|未达"): "how any writer says the count is under target (the metric reads gold too)",
     ("agent/errors.py", "状态摘要"): "errors.py sits below labels.py; the hint names the blocks as the file shows them",
 }
 

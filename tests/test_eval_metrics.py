@@ -91,7 +91,7 @@ def nine_increments(b: Briefing) -> Briefing:
 def under_target_said(b: Briefing) -> Briefing:
     out = _with_increments(b, b.increments[:2])
     note = "低于 3 条目标下限：今晚仅 2 条合格增量，未用弱条目补凑"
-    return out.model_copy(update={"summary": out.summary.model_copy(update={"count_note": note})})
+    return out.model_copy(update={"summary": out.summary.model_copy(update={"count_note": note, "under_target": True})})
 
 
 def nothing_said(b: Briefing) -> Briefing:
