@@ -24,7 +24,7 @@ class Composed:
 
     briefing: Briefing
     findings: list[Finding]
-    outcome: RuleOutcome | None = None
+    outcome: RuleOutcome
     # (disagreement, number of the 三 item that states it), for the page to mark the figures
     conflict_items: tuple[tuple[NumberConflict, int], ...] = field(default=())
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from agent.anchors import AnchorRegistry
 from agent.arxiv import find_ids, key_of
-from agent.chain import Doubt, Note, RuleOutcome, Scope, Stopped
+from agent.chain import Doubt, Note, RuleOutcome, Stopped
 from agent.labels import ZH, Labels
 from agent.rules import REL_RANK, Candidate, DocResult, Group, NumberConflict, Selection, short_subject
 from agent.text import similarity
@@ -384,4 +384,4 @@ def _priorities(sel: Selection, labels: Labels) -> list[PriorityRow]:
     return rows
 
 
-__all__ = ["Layout", "Scope", "lay_out", "names_subject", "verify_item"]
+__all__ = ["Layout", "lay_out", "names_subject", "verify_item"]
