@@ -18,13 +18,13 @@ from typing import Literal
 
 from agent.arxiv import find_ids
 from agent.errors import ParseError, WorkspaceError
-from agent.parse import parse
+from agent.labels import ZH
+from agent.parse import nearest_day, parse
 from agent.text import bigrams, similarity
 from schemas.briefing import Briefing, VerifyItem
 from schemas.documents import SourceDoc
 
 AnchorKind = Literal["arxiv", "subject", "url"]
-_ANCHORED = re.compile(r"(\d{1,2})-(\d{1,2})\s*锚定")
 _LIVING_DATE = re.compile(r"[（(]\s*(\d{1,2})-(\d{1,2})\b[^）)]*[）)]")
 _CELL_DATE = re.compile(r"\|\s*(\d{1,2})-(\d{1,2})\s*(?=\|)")  # a table cell that is only 'M-D'
 _URL = re.compile(
@@ -235,8 +235,7 @@ def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
         ids = find_ids(row.arxiv_id)
         if not ids:
             continue
-        when = _ANCHORED.search(row.relation)
-        first = _dated(b.date, int(when.group(1)), int(when.group(2))) if when else b.date
+        first = row.anchored_on or b.date
         out.append(
             Anchor(
                 "arxiv",
@@ -259,7 +258,7 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
         if not t or t.startswith("#"):
             continue
         m = _LIVING_DATE.search(t) or (_CELL_DATE.search(t) if t.startswith("|") else None)
-        first = _dated(date, int(m.group(1)), int(m.group(2))) if m else None
+        first = (nearest_day(date, int(m.group(1)), int(m.group(2))) or date) if m else None
         if first is not None and first >= date:
             # written by tonight's E2 update or a later one: not known before this evening, and a
             # re-run of an earlier evening must not find its own increments already anchored
@@ -305,24 +304,13 @@ def _earlier(a: dt.date | None, b: dt.date | None) -> bool:
     return b is None or a <= b
 
 
-def _dated(ref: dt.date, month: int, day: int) -> dt.date:
-    """'9-18' read on the evening `ref`: the nearest such day, so '12-30' read on 1-2 is last
-    year's, and '9-21' read on 9-20 (a living document written after that evening) is tomorrow."""
-    days: list[dt.date] = []
-    for year in (ref.year - 1, ref.year, ref.year + 1):
-        try:
-            days.append(dt.date(year, month, day))
-        except ValueError:
-            continue
-    return min(days, key=lambda d: abs(d - ref)) if days else ref
-
-
 def _md(d: dt.date) -> str:
     return f"{d.month}-{d.day}"
 
 
 _KIND_TAG = re.compile(r"^\s*\[(?:subject|arxiv|url)\]\s*", re.I)
-_ITEM_TAG = re.compile(r"^\s*(?:矛盾/)?待核实\s*[\u2460-\u2473\d]*\s*[：:]\s*")
+_HEAD, _, _TAIL = ZH.verify_item.rpartition("/")  # '矛盾/待核实': the tag, its first word optional
+_ITEM_TAG = re.compile(rf"^\s*(?:{re.escape(_HEAD)}/)?{re.escape(_TAIL)}\s*[\u2460-\u2473\d]*\s*[：:]\s*")
 _DATE_TAIL = re.compile(r"\s*(?:[·•]\s*\d{1,2}-\d{1,2}|[（(][^（()）]*\d{1,2}-\d{1,2}[^（()）]*[）)])\s*$")
 
 

@@ -9,17 +9,21 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from agent.errors import PredigestError
+from agent.labels import ZH
 
 if TYPE_CHECKING:
     from agent.extract import ExtractionResult
     from agent.pipeline import Evening, RunReport
+    from agent.runlog import DocAnswer
+    from eval.runner import Variant
+    from schemas.runlog import RunLog
 
 app = typer.Typer(
     add_completion=False,
@@ -113,11 +117,12 @@ def parse_cmd(
     for inc in b.increments:
         refs = "; ".join(f"{s.ref} {s.section}".strip() for s in inc.sources)
         out.print(
-            f"  增量 {inc.number} [{'*' * inc.stars}] {inc.title}\n      {refs}  ({len(inc.all_points())} key points)"
+            f"  {ZH.increment} {inc.number} [{'*' * inc.stars}] {inc.title}\n"
+            f"      {refs}  ({len(inc.all_points())} key points)"
         )
     for v in b.to_verify:
         carried = f", carried from {v.carried_from}" if v.carried_from else ""
-        out.print(f"  待核实 {v.number}: {v.title} ({v.risk}{carried})")
+        out.print(f"  {ZH.to_verify_short} {v.number}: {v.title} ({v.risk}{carried})")
 
 
 @app.command("inbox")
@@ -577,48 +582,64 @@ def cassettes_relay(
     out.print(f"wrote {len(paths)} relayed cassette(s) into {cassettes}", markup=False)
 
 
+# eval's options, named once (the signature stays readable and other commands can reuse them)
+CasesOpt = Annotated[Path, typer.Option(help="Folder of gold cases (<date>-<topic>/case.toml + gold.md).")]
+BaselineOpt = Annotated[Path, typer.Option(help="Committed scores to hold the run against.")]
+UpdateBaselineOpt = Annotated[
+    bool, typer.Option("--update-baseline", help="Write the current scores as the new baseline.")
+]
+EvalHtmlOpt = Annotated[
+    Path | None, typer.Option(help="Also write the report as a page (with --compare: the comparison).")
+]
+CaseOpt = Annotated[str | None, typer.Option(help="Run only the case with this folder name.")]
+EvalBackendOpt = Annotated[
+    str, typer.Option(help="replay (CI: cassettes only, no cache), record or live (the prompt workbench).")
+]
+PromptsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(help="A prompt template file (default: prompts/extract.md); twice: run both and compare."),
+]
+EvalModelOpt = Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")]
+EvalModeOpt = Annotated[str | None, typer.Option(help=_llm_help("mode"))]
+EvalCassettesOpt = Annotated[
+    Path | None, typer.Option(help="Record / replay each case's cassette set under this folder instead.")
+]
+EvalCacheDirOpt = Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")]
+EvalNoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
+EvalConcurrencyOpt = Annotated[int | None, typer.Option(help=_llm_help("concurrency"))]
+EvalMaxCallsOpt = Annotated[int | None, typer.Option(help=_llm_help("max_calls"))]
+EvalMaxCostOpt = Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))]
+AllowStaleOpt = Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))]
+EvalForceOpt = Annotated[bool, typer.Option(help="Let `record` write over reference cassettes.")]
+AcceptDropsOpt = Annotated[bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")]
+CompareOpt = Annotated[
+    tuple[str, str] | None,
+    typer.Option(help="Compare two logged evals (ids, id prefixes, last, last~1) instead of running."),
+]
+
+
 @app.command("eval")
 def eval_cmd(
-    cases: Annotated[Path, typer.Option(help="Folder of gold cases (<date>-<topic>/case.toml + gold.md).")] = Path(
-        "eval/cases"
-    ),
-    baseline: Annotated[Path, typer.Option(help="Committed scores to hold the run against.")] = Path(
-        "eval/baseline.json"
-    ),
-    update_baseline: Annotated[
-        bool, typer.Option("--update-baseline", help="Write the current scores as the new baseline.")
-    ] = False,
+    cases: CasesOpt = Path("eval/cases"),
+    baseline: BaselineOpt = Path("eval/baseline.json"),
+    update_baseline: UpdateBaselineOpt = False,
     as_json: JsonOpt = False,
-    html: Annotated[
-        Path | None, typer.Option(help="Also write the report as a page (with --compare: the comparison).")
-    ] = None,
-    case: Annotated[str | None, typer.Option(help="Run only the case with this folder name.")] = None,
-    backend: Annotated[
-        str, typer.Option(help="replay (CI: cassettes only, no cache), record or live (the prompt workbench).")
-    ] = "replay",
-    prompt: Annotated[
-        list[Path] | None,
-        typer.Option(help="A prompt template file (default: prompts/extract.md); twice: run both and compare."),
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")] = None,
-    mode: Annotated[str | None, typer.Option(help=_llm_help("mode"))] = None,
-    cassettes: Annotated[
-        Path | None, typer.Option(help="Record / replay each case's cassette set under this folder instead.")
-    ] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
-    concurrency: Annotated[int | None, typer.Option(help=_llm_help("concurrency"))] = None,
-    max_calls: Annotated[int | None, typer.Option(help=_llm_help("max_calls"))] = None,
-    max_cost: Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))] = None,
-    allow_stale: Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))] = False,
-    force: Annotated[bool, typer.Option(help="Let `record` write over reference cassettes.")] = False,
-    accept_drops: Annotated[
-        bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")
-    ] = False,
-    compare: Annotated[
-        tuple[str, str] | None,
-        typer.Option(help="Compare two logged evals (ids, id prefixes, last, last~1) instead of running."),
-    ] = None,
+    html: EvalHtmlOpt = None,
+    case: CaseOpt = None,
+    backend: EvalBackendOpt = "replay",
+    prompt: PromptsOpt = None,
+    model: EvalModelOpt = None,
+    mode: EvalModeOpt = None,
+    cassettes: EvalCassettesOpt = None,
+    cache_dir: EvalCacheDirOpt = None,
+    no_cache: EvalNoCacheOpt = False,
+    concurrency: EvalConcurrencyOpt = None,
+    max_calls: EvalMaxCallsOpt = None,
+    max_cost: EvalMaxCostOpt = None,
+    allow_stale: AllowStaleOpt = False,
+    force: EvalForceOpt = False,
+    accept_drops: AcceptDropsOpt = False,
+    compare: CompareOpt = None,
 ) -> None:
     """Replay every gold case, score it against its gold briefing, and compare with the baseline.
 
@@ -628,7 +649,6 @@ def eval_cmd(
 
     Example: predigest eval --backend record --prompt my-extract.md && predigest eval --compare last~1 last
     """
-    import os
 
     from agent.runlog import logs_path
     from eval import compare_logged
@@ -638,8 +658,6 @@ def eval_cmd(
         c = compare_logged(compare[0], compare[1], logs)
         _show_comparison(c, as_json, html)
         return
-    from eval import print_report, run_eval, to_json, variants
-
     flags = {
         "mode": mode,
         "cache_dir": cache_dir.absolute() if cache_dir else None,
@@ -649,18 +667,46 @@ def eval_cmd(
         "max_cost_usd": max_cost,
         "replace_reference": force or None,
     }
-    prompts = [p.absolute() for p in prompt or []]
+    runs = _variants(prompt or [], backend, model, flags, cassettes, allow_stale)
+    options = {"only": case, "update_baseline": update_baseline, "accept_drops": accept_drops}
+    _eval_variants(runs, cases, baseline, html, as_json, logs, options)
+
+
+def _variants(
+    prompt: list[Path], backend: str, model: str | None, flags: dict[str, Any], cassettes: Path | None, stale: bool
+) -> list[Variant]:
+    """One variant per prompt given (at most two: a comparison), else one with the default prompt."""
+    import os
+
+    from eval import variants
+
+    prompts = [p.absolute() for p in prompt]
     if len(prompts) > 2:
         raise PredigestError("--prompt is given more than twice", hint="compare two prompts at a time")
-    runs = variants(
+    return variants(
         prompts,
         backend=backend,
         model=model,
         flags=flags,
         env=os.environ,
         cassette_root=cassettes.absolute() if cassettes else None,
-        allow_stale=allow_stale,
+        allow_stale=stale,
     )
+
+
+def _eval_variants(
+    runs: list[Variant],
+    cases: Path,
+    baseline: Path,
+    html: Path | None,
+    as_json: bool,
+    logs: Path | None,
+    options: dict[str, Any],
+) -> None:
+    """Each variant's eval, reported; two variants are compared. Exits 1 when one fails."""
+    from eval import compare_logged, print_report, run_eval, to_json
+
+    case, update_baseline, accept_drops = options["only"], options["update_baseline"], options["accept_drops"]
     reports = []
     for variant in runs:
         with _eval_progress() as (on_plan, on_result):
@@ -818,6 +864,11 @@ def logs_show(
             }
         )
         return
+    _print_answer(record, answer)
+
+
+def _print_answer(record: RunLog, answer: DocAnswer) -> None:
+    """One document's answer in a logged run, each claim with the stage that decided its fate."""
     e = answer.evening
     out.print(f"run {record.id} · {e.name} · {e.prompt or 'offline'} · {e.model} · {e.backend}", markup=False)
     for c in answer.calls:

@@ -86,7 +86,7 @@ def parse(text: str, path: str = "", labels: Labels = ZH, *, lenient: bool = Fal
         sources=part(lambda: [_source_row(c) for c in _table_rows(src)], []),
         increments=increments,
         to_verify=part(lambda: _verify(ver, path, labels), []),
-        arxiv_rows=part(lambda: [_arxiv_row(c) for c in _table_rows(arx)], []),
+        arxiv_rows=part(lambda: [_arxiv_row(c, date, labels) for c in _table_rows(arx)], []),
         no_increment_intro=intro,
         no_increment=notes,
         priorities=priorities,
@@ -190,7 +190,7 @@ def _title(line: _Line, path: str, labels: Labels) -> tuple[str, dt.date]:
     m = re.match(rf"^(.+?)\s*[·•]\s*{re.escape(labels.title_kind)}\s*[(（](\d{{4}}-\d{{2}}-\d{{2}})[)）]", t)
     if not m:
         raise ParseError(
-            "the first line is not a briefing title ('<topic> · E1 预消化简报(YYYY-MM-DD)')",
+            f"the first line is not a briefing title ('<topic>{labels.title_sep}{labels.title_kind}(YYYY-MM-DD)')",
             block="title",
             line_no=line.no,
             line=line.raw,
@@ -222,8 +222,15 @@ def _summary(lines: list[_Line], n_increments: int, L: Labels) -> StatusSummary:
                 new = [x.strip() for x in re.split(r"\s*[/／、,，]\s*", n.group(1)) if x.strip()]
             if c := re.search(rf"{L.arxiv_continued}\s*(\S+?)\s*{L.arxiv_new_unit}", rest):
                 cont = c.group(1)
+    under = re.compile("|".join(map(re.escape, L.under_target_words)), re.I).search(note) is not None
     return StatusSummary(
-        increment_count=count, count_note=note, window=window, headlines=heads, new_arxiv=new, continued_arxiv=cont
+        increment_count=count,
+        count_note=note,
+        under_target=under,
+        window=window,
+        headlines=heads,
+        new_arxiv=new,
+        continued_arxiv=cont,
     )
 
 
@@ -254,9 +261,25 @@ def _source_row(cells: list[str]) -> SourceRow:
     return SourceRow(directory=d, key_file=key, held=held, relevance=r)
 
 
-def _arxiv_row(cells: list[str]) -> ArxivRow:
+def _arxiv_row(cells: list[str], date: dt.date, L: Labels) -> ArxivRow:
+    """A row of 四; a continued one ('9-21锚定') gets the day it was first anchored."""
     i, t, c, r = _pad(cells, 4)
-    return ArxivRow(arxiv_id=i, title=t, credibility=c, relation=r)
+    m = re.search(rf"(\d{{1,2}})-(\d{{1,2}})\s*{re.escape(L.anchored_suffix)}", r)
+    anchored = nearest_day(date, int(m[1]), int(m[2])) if m else None
+    return ArxivRow(arxiv_id=i, title=t, credibility=c, relation=r, anchored_on=anchored)
+
+
+def nearest_day(ref: dt.date, month: int, day: int) -> dt.date | None:
+    """'9-18' read on the evening `ref`: the nearest such day, so '12-30' read on 1-2 is last
+    year's, and '9-21' read on 9-20 (a living document written after that evening) is tomorrow.
+    None when no year has that day."""
+    days: list[dt.date] = []
+    for year in (ref.year - 1, ref.year, ref.year + 1):
+        try:
+            days.append(dt.date(year, month, day))
+        except ValueError:
+            continue
+    return min(days, key=lambda d: abs(d - ref)) if days else None
 
 
 def _split_paren(text: str) -> tuple[str, str]:
@@ -293,8 +316,11 @@ class _Draft:
     points: list[_Tok] = field(default_factory=list)
     fields: dict[str, str] = field(default_factory=dict)
 
-    def build(self) -> Increment:
+    def build(self, L: Labels) -> Increment:
         f = self.fields
+        relation = f.get("relation", "")
+        # a writer who names the anchor it adds to says 补充 or 锚定 (ours always says 补充)
+        supplement = L.supplement_word in relation or L.anchored_suffix in relation
         level, reason = _split_paren(f.get("credibility", ""))
         return Increment(
             number=self.number,
@@ -304,7 +330,8 @@ class _Draft:
             arxiv_line=f.get("arxiv", ""),
             key_points=_nest(self.points),
             credibility=Credibility(level=level, reason=reason),
-            relation=f.get("relation", ""),
+            relation=relation,
+            relation_kind="supplement" if supplement else "new",
             suggested_section=f.get("section", ""),
         )
 
@@ -322,7 +349,7 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
             continue
         if not drafts:
             raise ParseError(
-                "text before the first '增量 N：…（⭐…）' line",
+                f"text before the first '{L.increment} N：…（{L.star}…）' line",
                 block=L.increments,
                 line_no=ln.no,
                 line=ln.raw,
@@ -344,7 +371,7 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
             raise ParseError(
                 "line outside any field of an increment", block=L.increments, line_no=ln.no, line=ln.raw, path=path
             )
-    return [_checked(d.build, d.line, L.increments, path) for d in drafts]
+    return [_checked(lambda d=d: d.build(L), d.line, L.increments, path) for d in drafts]
 
 
 def _checked(build: Callable[[], _M], line: _Line, block: str, path: str) -> _M:
@@ -445,7 +472,8 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
         if not items:
             if _is_none_marker(t):
                 continue
-            raise ParseError("expected '矛盾/待核实 ①：…'", block=L.to_verify, line_no=ln.no, line=ln.raw, path=path)
+            expected = f"expected '{L.verify_item} ①：…'"
+            raise ParseError(expected, block=L.to_verify, line_no=ln.no, line=ln.raw, path=path)
         body = _strip_bullet(t)
         cur = items[-1]
         if m := re.match(rf"^{L.problem}\s*{COLON}\s*(.*)$", body):

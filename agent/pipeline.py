@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -206,7 +206,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
         footer=footer,
     )
     if screened:
-        composed = Composed(composed.briefing, [*screened, *composed.findings])
+        composed = replace(composed, findings=[*screened, *composed.findings])
     if unread:
         composed = _mark_partial(composed, len(unread))
     return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results, tuple(results))
@@ -215,14 +215,14 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
 def _mark_partial(composed: Composed, n: int) -> Composed:
     """A partial evening says so where a reader looks first, and 五 stops calling everything checked."""
     b = composed.briefing
-    note = "；".join(x for x in (b.summary.count_note, ZH.partial_note.format(n=n)) if x)
+    note = ZH.list_sep.join(x for x in (b.summary.count_note, ZH.partial_note.format(n=n)) if x)
     briefing = b.model_copy(
         update={
             "summary": b.summary.model_copy(update={"count_note": note}),
             "no_increment_intro": ZH.partial_intro.format(topic=b.topic),
         }
     )
-    return Composed(briefing, composed.findings)
+    return replace(composed, briefing=briefing)
 
 
 def _doc_results(ev: Evening, results: Sequence[ExtractionResult]) -> tuple[list[DocResult], list[tuple[str, str]]]:

@@ -14,10 +14,12 @@ from functools import cached_property
 
 from agent.anchors import Anchor, AnchorRegistry, bare_name, normalise_url
 from agent.arxiv import find_ids, key_of, validate
+from agent.labels import Labels
 from agent.text import bigram_counts, facts, locate, similarity
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
 from schemas.extraction import ArxivRef, Claim, FileExtraction
+from schemas.run import Decision, Rule
 
 CRED_RANK = {"高": 3, "中高": 2, "中": 1, "低": 0}
 REL_RANK = {"高": 3, "中": 2, "邻接": 1, "参考": 0}
@@ -28,10 +30,10 @@ MERGE_SIMILARITY = 0.6
 class Finding:
     """One decision about one candidate: which rule, what it decided, and why."""
 
-    rule: str
+    rule: Rule
     subject: str
     doc: str
-    decision: str
+    decision: Decision
     detail: str = ""
 
     def line(self) -> str:
@@ -129,60 +131,61 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
         doc_facts = facts(r.doc.text)
         for claim in r.extraction.claims:
             order += 1
-            found = {q: locate(q, r.doc.text) for q in claim.evidence}
-            missing = [q for q, a in found.items() if a.kind == "none"]
-            bad_ids = [a.arxiv_id for a in claim.arxiv if key_of(a.arxiv_id) not in doc_ids]
-            stray = [p for p in claim.key_points if not _point_facts(p) <= doc_facts]
-            if not claim.evidence or bad_ids or len(missing) == len(claim.evidence) or (missing and stray):
-                why = (
-                    "no evidence quote"
-                    if not claim.evidence
-                    else f"arXiv {bad_ids[0]} is not in the document"
-                    if bad_ids
-                    else f"quote not in the document: {missing[0][:40]!r}"
-                    + ("" if len(missing) == len(claim.evidence) else ", and a key point's figures are not either")
-                )
-                findings.append(Finding("grounding", claim.title, r.doc.path, "dropped", why))
-                continue
-            for q in missing:
-                findings.append(
-                    Finding(
-                        "grounding",
-                        claim.title,
-                        r.doc.path,
-                        "quote dropped",
-                        f"not in the document: {q[:40]!r}; the claim stands on its other quotes",
-                    )
-                )
-            for q, a in found.items():
-                if a.kind == "elided":
-                    findings.append(
-                        Finding(
-                            "grounding", claim.title, r.doc.path, "quote elided", f"parts found in order: {q[:40]!r}"
-                        )
-                    )
-            evidence = [q for q in claim.evidence if q not in missing]
-            points = [p for p in claim.key_points if p not in stray]
-            for p in stray:
-                gone = sorted(_point_facts(p) - doc_facts)
-                findings.append(
-                    Finding(
-                        "grounding",
-                        claim.title,
-                        r.doc.path,
-                        "key point dropped",
-                        f"{', '.join(gone[:3])} not in the document: {p.text[:40]!r}",
-                    )
-                )
-            kept.append(
-                Candidate(
-                    claim.model_copy(update={"key_points": points, "evidence": evidence}),
-                    r.doc,
-                    order,
-                    r.extraction.relevance,
-                )
-            )
+            cand, f = _ground_claim(claim, r, doc_ids, doc_facts, order)
+            findings += f
+            kept += [cand] if cand else []
     return kept, findings
+
+
+def _ground_claim(
+    claim: Claim, r: DocResult, doc_ids: set[str], doc_facts: set[str], order: int
+) -> tuple[Candidate | None, list[Finding]]:
+    """One claim through grounding: dropped whole, or kept with what could not be found removed."""
+    assert r.extraction is not None
+    found = {q: locate(q, r.doc.text) for q in claim.evidence}
+    missing = [q for q, a in found.items() if a.kind == "none"]
+    bad_ids = [a.arxiv_id for a in claim.arxiv if key_of(a.arxiv_id) not in doc_ids]
+    stray = [p for p in claim.key_points if not _point_facts(p) <= doc_facts]
+    if not claim.evidence or bad_ids or len(missing) == len(claim.evidence) or (missing and stray):
+        why = (
+            "no evidence quote"
+            if not claim.evidence
+            else f"arXiv {bad_ids[0]} is not in the document"
+            if bad_ids
+            else f"quote not in the document: {missing[0][:40]!r}"
+            + ("" if len(missing) == len(claim.evidence) else ", and a key point's figures are not either")
+        )
+        return None, [Finding("grounding", claim.title, r.doc.path, "dropped", why)]
+    findings = [
+        Finding(
+            "grounding",
+            claim.title,
+            r.doc.path,
+            "quote dropped",
+            f"not in the document: {q[:40]!r}; the claim stands on its other quotes",
+        )
+        for q in missing
+    ]
+    findings += [
+        Finding("grounding", claim.title, r.doc.path, "quote elided", f"parts found in order: {q[:40]!r}")
+        for q, a in found.items()
+        if a.kind == "elided"
+    ]
+    for p in stray:
+        gone = sorted(_point_facts(p) - doc_facts)
+        findings.append(
+            Finding(
+                "grounding",
+                claim.title,
+                r.doc.path,
+                "key point dropped",
+                f"{', '.join(gone[:3])} not in the document: {p.text[:40]!r}",
+            )
+        )
+    evidence = [q for q in claim.evidence if q not in missing]
+    points = [p for p in claim.key_points if p not in stray]
+    trimmed = claim.model_copy(update={"key_points": points, "evidence": evidence})
+    return Candidate(trimmed, r.doc, order, r.extraction.relevance), findings
 
 
 def _point_facts(p: KeyPoint) -> set[str]:
@@ -384,6 +387,13 @@ def one_release(a: Candidate, b: Candidate) -> bool:
     return similarity(subject_head(a.claim.title), subject_head(b.claim.title)) >= MERGE_SIMILARITY
 
 
+def short_subject(title: str) -> str:
+    """The subject of an increment title as 三 and 一 name it: before its dash, full-width colon
+    or parenthesis, at most 30 characters."""
+    head = re.split(r"\s+[—–-]+\s+|——|：|（|\(", title, maxsplit=1)[0].strip()
+    return head[:30]
+
+
 def subject_head(title: str) -> str:
     """The subject of a title: what comes before its dash, colon or parenthesis."""
     return re.split(r"\s+[—–-]+\s+|——|：|:|（|\(", title, maxsplit=1)[0].strip()
@@ -436,7 +446,7 @@ def reconcile_sections(groups: list[Group], living: Sequence[str]) -> tuple[list
                     "sections",
                     g.lead.claim.title,
                     g.lead.doc.path,
-                    "renumbered" if block == name else "renamed",
+                    "renumbered" if block == name else "renamed",  # a Decision either way
                     f"§{num} {name} -> §{number} {block}",
                 )
             )
@@ -518,20 +528,45 @@ def _measures(claim: Claim) -> dict[str, set[str]]:
     return out
 
 
-def number_conflicts(g: Group) -> list[str]:
+@dataclass(frozen=True)
+class Figures:
+    """What one document states for a unit: its document and the figures, sorted."""
+
+    doc: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NumberConflict:
+    """Two documents on one subject give figures with the same unit that share nothing. A fact,
+    not a sentence: the layout words it for 三 and the trace finds each side's figures."""
+
+    subject: str  # the lead claim's title of the group
+    unit: str
+    sides: tuple[Figures, Figures]
+    risk: str = "中"  # a disagreement between sources: worth a look, not an alarm
+
+    def words(self, labels: Labels) -> str:
+        """The disagreement as 三 states it (and the contradiction finding's detail)."""
+        (a, va), (b, vb) = ((s.doc, " / ".join(s.values)) for s in self.sides)
+        return labels.conflict_problem.format(a=a, va=va, b=b, vb=vb, unit=self.unit)
+
+
+def number_conflicts(g: Group) -> list[NumberConflict]:
     """Figures with the same unit that share nothing between two documents on one subject."""
     by_doc: dict[str, dict[str, set[str]]] = {}
     for c in g.members:
         for unit, nums in _measures(c.claim).items():
             by_doc.setdefault(c.doc.path, {}).setdefault(unit, set()).update(nums)
     docs = list(by_doc)
-    out: list[str] = []
+    out: list[NumberConflict] = []
     for i, a in enumerate(docs):
         for b in docs[i + 1 :]:
             for unit in sorted(by_doc[a].keys() & by_doc[b].keys()):
                 va, vb = by_doc[a][unit], by_doc[b][unit]
                 if va.isdisjoint(vb):
-                    out.append(f"{a} 称 {' / '.join(sorted(va))} {unit}，{b} 称 {' / '.join(sorted(vb))} {unit}")
+                    sides = (Figures(a, tuple(sorted(va))), Figures(b, tuple(sorted(vb))))
+                    out.append(NumberConflict(g.lead.claim.title, unit, sides))
     return out
 
 

@@ -19,7 +19,7 @@ from typing import Literal
 
 from agent.anchors import AnchorRegistry
 from agent.compose import Composed
-from agent.rules import Candidate, DocResult, claim_facts, match_anchor
+from agent.rules import Candidate, DocResult, NumberConflict, claim_facts, match_anchor
 from agent.text import facts, locate, similarity
 from schemas.briefing import Increment, KeyPoint, SourceRow, VerifyItem
 from schemas.documents import SourceDoc
@@ -28,12 +28,14 @@ from schemas.run import (
     ClaimTrace,
     Conflict,
     ConflictSide,
+    Decision,
     Document,
     FindingRecord,
     IncrementTrace,
     MatchKind,
     PointTrace,
     Removed,
+    Rule,
     RunRecord,
     SourceLink,
     Span,
@@ -47,7 +49,7 @@ from schemas.run import (
 # Decisions that keep a claim (or say nothing about removing one); every other decision a rule
 # reports removed or demoted something, and goes to the page's last block. A denylist on purpose:
 # a rule added later shows up there without a change here.
-_KEPT = frozenset(
+_KEPT: frozenset[Decision] = frozenset(
     {
         "new",
         "supplement",
@@ -65,9 +67,7 @@ _KEPT = frozenset(
     }
 )
 # Rules about to-verify notes, not claims: 三 and 五 say what became of them (and --explain why).
-_NOT_CLAIMS = frozenset({"to-verify", "carry"})
-# How agent.rules.number_conflicts words a disagreement: "<doc> 称 <v / v> <unit>，<doc> 称 <v> <unit>".
-_CONFLICT = re.compile(r"^(?P<a>\S+) 称 (?P<va>.+?) (?P<u>\S+)，(?P<b>\S+) 称 (?P<vb>.+?) (?P=u)$")
+_NOT_CLAIMS: frozenset[Rule] = frozenset({"to-verify", "carry"})
 _VERIFY_SIMILAR = 0.5
 Role = Literal["quote", "fact", "figure"]  # compose folds a new note into an item this alike; so does the link back
 
@@ -127,12 +127,12 @@ def run_record(
     claims = {r.doc.path: r for r in results if r.extraction is not None}
 
     incs = [_increment(inc, claims, registry, findings, spans) for inc in b.increments]
-    verify = _verify(b.to_verify, incs, claims, registry)
+    verify = _verify(b.to_verify, incs, claims, registry, composed.conflict_items)
     for v in verify:
         for n in v.increments:
             incs[n - 1].verify.append(v.number)
     for it, inc in zip(incs, b.increments, strict=True):
-        it.conflicts.extend(_conflicts(it, inc, findings, b.to_verify, spans))
+        it.conflicts.extend(_conflicts(it, inc, composed.conflict_items, spans))
         _mark_points(it, inc)
     sources = [_source_link(i, row, docs) for i, row in enumerate(b.sources)]
     removed = [
@@ -267,10 +267,15 @@ def _supplement(
 
 
 def _verify(
-    items: Sequence[VerifyItem], incs: list[IncrementTrace], claims: dict[str, DocResult], registry: AnchorRegistry
+    items: Sequence[VerifyItem],
+    incs: list[IncrementTrace],
+    claims: dict[str, DocResult],
+    registry: AnchorRegistry,
+    held: Sequence[tuple[NumberConflict, int]] = (),
 ) -> list[VerifyTrace]:
     """Each item with the increments whose claims raised it (by its title, or alike enough that
-    compose folded the note into it), or the briefing it was carried from."""
+    compose folded the note into it; an item stating a disagreement, by the conflict's subject),
+    or the briefing it was carried from."""
     notes: dict[int, list[str]] = {}
     for inc in incs:
         for ct in inc.claims:
@@ -278,6 +283,7 @@ def _verify(
             claim = next((c for c in r.extraction.claims if c.title == ct.title), None) if r and r.extraction else None
             notes.setdefault(inc.number, []).extend(v.title for v in (claim.to_verify if claim else []))
     titles = {inc.number: ct.title for inc in incs for ct in inc.claims[:1]}
+    disputed = {item: c.subject for c, item in held}  # item number -> lead title of its conflict
     out = []
     for v in items:
         if v.carried_from:
@@ -288,31 +294,27 @@ def _verify(
             n
             for n, ts in notes.items()
             if any(t == v.title or similarity(t, v.title) >= _VERIFY_SIMILAR for t in ts)
-            or (n in titles and v.title.startswith(f"{titles[n]} "))  # "<lead title> 数字不一致"
+            or (n in titles and disputed.get(v.number) == titles[n])
         ]
         out.append(VerifyTrace(number=v.number, increments=sorted(set(concerned))))
     return out
 
 
 def _conflicts(
-    it: IncrementTrace, inc: Increment, findings: list[FindingRecord], items: Sequence[VerifyItem], spans: _Spans
+    it: IncrementTrace, inc: Increment, held: Sequence[tuple[NumberConflict, int]], spans: _Spans
 ) -> list[Conflict]:
-    """The contradiction rule's findings for this increment, with each side's figures found in
-    its own document (within the claim's quotes where they are written there)."""
+    """The disagreements about this increment that an item of 三 states, with each side's
+    figures found in its own document (within the claim's quotes where they are written there)."""
     lead = it.claims[0].title if it.claims else inc.title
     out = []
-    for f in findings:
-        if f.rule != "contradiction" or f.subject != lead:
+    for c, item in held:
+        if c.subject != lead:
             continue
-        m = _CONFLICT.match(f.detail)
-        item = next((v.number for v in items if v.problem == f.detail), None)
-        if m is None or item is None:
-            continue
-        sides = []
-        for doc, values in ((m["a"], m["va"]), (m["b"], m["vb"])):
-            vals = values.split(" / ")
-            sides.append(ConflictSide(doc=doc, values=vals, spans=_figures(doc, vals, m["u"], it, spans)))
-        out.append(Conflict(verify=item, unit=m["u"], sides=sides))
+        sides = [
+            ConflictSide(doc=s.doc, values=list(s.values), spans=_figures(s.doc, list(s.values), c.unit, it, spans))
+            for s in c.sides
+        ]
+        out.append(Conflict(verify=item, unit=c.unit, sides=sides))
     return out
 
 

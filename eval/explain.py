@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.arxiv import find_ids
+from agent.labels import ZH
 from agent.runlog import claim_fate
 from agent.text import similarity
 from eval.metrics import TITLE_THRESHOLD, file_refs, increment_arxiv, is_file_ref
@@ -45,7 +46,7 @@ def _squash(s: str) -> str:
 
 
 def _label(inc: Increment) -> str:
-    return f"增量 {inc.number}：{inc.title}"
+    return f"{ZH.increment} {inc.number}：{inc.title}"
 
 
 def fates(run: CaseRun) -> list[ItemFate]:

@@ -21,20 +21,19 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from agent.arxiv import find_ids, normalise, validate
+from agent.labels import ZH
 from agent.text import facts, similarity
 from schemas.briefing import Briefing, Increment, VerifyItem
 
 TITLE_THRESHOLD = 0.5  # unrelated seed titles stay below 0.15; a paraphrase of one title scores ≥ 0.5
 PRIORITY_LINK = 0.3  # a priority row "is about" the increment whose title is most like it, if this alike
-_CONTINUED = re.compile(r"(\d{1,2}-\d{1,2})\s*锚定")
-_UNDER_TARGET = re.compile(r"低于|不足|未达|under|below", re.IGNORECASE)
 
 METRICS: dict[str, str] = {
     "increment_precision": "output increments that match a gold increment",
     "increment_recall": "gold increments the output found",
     "increment_f1": "harmonic mean of increment precision and recall",
     "new_arxiv_f1": "set F1 of the summary's new arXiv IDs (versionless)",
-    "continued_arxiv_f1": "set F1 of continued arXiv rows as ID→anchoring date (N-N锚定)",
+    "continued_arxiv_f1": "set F1 of continued arXiv rows as ID→anchoring date (the M-D of its relation)",
     "key_fact_recall": "numbers, versions, flags and names of the gold key points found in the matched output increment"
     " (an unmatched gold increment's facts count as missed)",
     "sources_recall": "gold source-table rows the output lists (by key file)",
@@ -183,7 +182,7 @@ def match_increments(gold: Briefing, out: Briefing, threshold: float = TITLE_THR
 
 
 def _inc_label(inc: Increment) -> str:
-    return f"增量 {inc.number}：{inc.title}"
+    return f"{ZH.increment} {inc.number}：{inc.title}"
 
 
 # --- increments -----------------------------------------------------------------------------------
@@ -243,8 +242,8 @@ def continued_rows(b: Briefing) -> set[str]:
     """Continued arXiv rows as 'key@M-D' (the date it was first anchored), e.g. '2609.20511@9-21'."""
     out = set()
     for row in b.arxiv_rows:
-        if m := _CONTINUED.search(row.relation):
-            out.add(f"{_arxiv_key(row.arxiv_id)}@{m.group(1)}")
+        if (d := row.anchored_on) is not None:
+            out.add(f"{_arxiv_key(row.arxiv_id)}@{d.month}-{d.day}")
     return out
 
 
@@ -272,8 +271,9 @@ def key_fact_recall(gold: Briefing, out: Briefing, m: Matching) -> Score:
         if gi in paired:
             o = out.increments[paired[gi]]
             have = _facts_of([o.title, o.arxiv_line, *(k.text for k in o.all_points())])
-        matched += [f"增量 {g.number} · {f}" for f in sorted(want & have)]
-        missed += [f"增量 {g.number} · {f}" + ("" if gi in paired else "（增量未匹配）") for f in sorted(want - have)]
+        matched += [f"{ZH.increment} {g.number} · {f}" for f in sorted(want & have)]
+        unmatched = "" if gi in paired else ZH.unmatched
+        missed += [f"{ZH.increment} {g.number} · {f}{unmatched}" for f in sorted(want - have)]
     total = len(matched) + len(missed)
     return Score(
         "key_fact_recall",
@@ -489,9 +489,6 @@ def _all_ids(b: Briefing) -> list[str]:
     return list(dict.fromkeys(x.strip() for x in ids if x.strip()))
 
 
-_SUPPLEMENT = re.compile(r"补充|锚定")
-
-
 def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:
     """The share of the four rules the briefing keeps; every violation is listed. Must be 1.0."""
     passed: list[str] = []
@@ -507,7 +504,7 @@ def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:
     count: list[str] = []
     if n > ctx.max_increments:
         count.append(f"{n} increments, more than {ctx.max_increments}")
-    elif n < ctx.min_increments and not _UNDER_TARGET.search(out.summary.count_note):
+    elif n < ctx.min_increments and not out.summary.under_target:
         count.append(f"{n} increments, fewer than {ctx.min_increments}, and the summary does not say so")
     if out.summary.increment_count != n:
         count.append(f"the summary says {out.summary.increment_count}, the briefing has {n}")
@@ -520,7 +517,7 @@ def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:
         [
             f"{_inc_label(inc)} is about arXiv {key}, anchored before {ctx.date}, and does not say it supplements it"
             for inc in out.increments
-            if not _SUPPLEMENT.search(inc.relation)
+            if inc.relation_kind != "supplement"
             for key in sorted(increment_arxiv(inc) & ctx.anchored_arxiv)
         ],
         "no increment repeats an anchor as new",

@@ -16,13 +16,14 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from agent.labels import ZH
 from agent.runlog import claim_fate
 from agent.templating import render
 from agent.text import facts
 from eval.explain import fates
 from eval.metrics import METRICS, Matching
 from eval.runner import CaseResult, CaseRun, EvalReport, MetricResult
-from schemas.briefing import Briefing, Increment
+from schemas.briefing import Briefing, Increment, VerifyItem
 from schemas.run import FindingRecord
 
 _SHOW = 3  # items per list in the terminal; the JSON and HTML have them all
@@ -212,9 +213,10 @@ def _blocks(gold: Briefing | None, output: Briefing | None) -> list[dict[str, ob
         return []
 
     def verify(b: Briefing) -> list[str]:
-        return [
-            f"{v.title}（{v.risk}风险{'，' + v.carried_from + ' 延续' if v.carried_from else ''}）" for v in b.to_verify
-        ]
+        def carried(v: VerifyItem) -> str:
+            return f"，{v.carried_from} {ZH.carried_short}" if v.carried_from else ""
+
+        return [f"{v.title}（{v.risk}{ZH.risk_suffix}{carried(v)}）" for v in b.to_verify]
 
     def arxiv(b: Briefing) -> list[str]:
         return [f"{a.arxiv_id} · {a.title} · {a.relation}" for a in b.arxiv_rows]
@@ -224,10 +226,8 @@ def _blocks(gold: Briefing | None, output: Briefing | None) -> list[dict[str, ob
 
     return [
         {"id": key, "label": label, "output": fn(output), "gold": fn(gold)}
-        for key, label, fn in (
-            ("verify", "三 矛盾/待核实", verify),
-            ("arxiv", "四 arXiv", arxiv),
-            ("five", "五 无增量", five),
+        for (key, fn), label in zip(
+            (("verify", verify), ("arxiv", arxiv), ("five", five)), ZH.blocks_short, strict=True
         )
     ]
 
@@ -272,7 +272,7 @@ def _side_by_side(
     rows: list[dict[str, object]] = []
     for p in m.pairs:
         g = gold.increments[p.gold]
-        missed = [f.split(" · ", 1)[1] for f in missed_facts if f.startswith(f"增量 {g.number} · ")]
+        missed = [f.split(" · ", 1)[1] for f in missed_facts if f.startswith(f"{ZH.increment} {g.number} · ")]
         only_gold, only_out = _fact_diff(g, output.increments[p.out])
         rows.append(
             {

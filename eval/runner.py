@@ -361,6 +361,23 @@ def _items(entry: dict[str, object] | None, key: str) -> list[str]:
 # --- all cases ------------------------------------------------------------------------------------
 
 
+def _stamp_notes(runs: list[CaseRun], committed: dict[str, dict[str, str]]) -> list[str]:
+    """A row scored under another prompt, model or cassette set than its baseline says so."""
+    notes: list[str] = []
+    for r in runs:
+        was, now = committed.get(r.case.name), run_stamp(r)
+        if (
+            was
+            and r.outcome is not None
+            and (changed := [k for k in ("prompt", "model", "cassettes") if was.get(k) != now[k]])
+        ):
+            notes.append(
+                f"{r.case.name}: baseline scored with {', '.join(f'{k} {was.get(k)!r}' for k in changed)}; "
+                f"this run with {', '.join(f'{k} {now[k]!r}' for k in changed)}"
+            )
+    return notes
+
+
 def evaluate(
     cases_dir: Path,
     baseline_path: Path,
@@ -396,18 +413,7 @@ def evaluate(
         runs.append(run_case(row, variant, **progress))
         if "@" not in row.name:  # the offline floor does not depend on a cassette set: once per case
             runs.append(run_case(offline_row(row), variant, backend="offline", **progress))
-    notes: list[str] = []
-    for r in runs:
-        was, now = committed_stamps.get(r.case.name), run_stamp(r)
-        if (
-            was
-            and r.outcome is not None
-            and (changed := [k for k in ("prompt", "model", "cassettes") if was.get(k) != now[k]])
-        ):
-            notes.append(
-                f"{r.case.name}: baseline scored with {', '.join(f'{k} {was.get(k)!r}' for k in changed)}; "
-                f"this run with {', '.join(f'{k} {now[k]!r}' for k in changed)}"
-            )
+    notes = _stamp_notes(runs, committed_stamps)
     if update_baseline and not accept_drops and (lower := drops(runs, baseline)):
         raise PredigestError(
             f"--update-baseline would lower {len(lower)} committed score(s): {'; '.join(lower)}",

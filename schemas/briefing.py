@@ -9,8 +9,11 @@ what lets one parser read briefings written by other agents without losing anyth
 from __future__ import annotations
 
 import datetime as dt
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+RelationKind = Literal["new", "supplement"]
 
 
 class _Model(BaseModel):
@@ -41,6 +44,11 @@ class StatusSummary(_Model):
 
     increment_count: int = Field(ge=0)
     count_note: str = Field(description="Why the count is what it is, e.g. '在 3-8 目标区间内'.")
+    under_target: bool = Field(
+        default=False,
+        description="The note says the count is under the target (our rules decided it; a parsed briefing "
+        "says so in words: 低于, 不足 …); not rendered, the note's words carry it.",
+    )
     window: str = Field(description="The evening window as shown, e.g. '2026-09-21 22:00 ~ 2026-09-22 22:00'.")
     headlines: list[str] = Field(default_factory=list, description="One short line per increment.")
     new_arxiv: list[str] = Field(default_factory=list, description="Versionless new arXiv IDs.")
@@ -79,6 +87,11 @@ class Increment(_Model):
     key_points: list[KeyPoint] = Field(default_factory=list)
     credibility: Credibility
     relation: str = Field(description="与活文档现有脉络的关系.")
+    relation_kind: RelationKind = Field(
+        default="new",
+        description="'supplement' when the relation says it adds to an anchor (our rules decided it; a "
+        "parsed briefing says so in words: 补充 or 锚定); not rendered, the relation's words carry it.",
+    )
     suggested_section: str = Field(description="建议归入章节.")
 
     def all_points(self) -> list[KeyPoint]:
@@ -103,6 +116,11 @@ class ArxivRow(_Model):
     title: str
     credibility: str
     relation: str = Field(description="'本次新增锚点 → §…' for new ones, '9-21锚定' for continued ones.")
+    anchored_on: dt.date | None = Field(
+        default=None,
+        description="For a continued row, the day the paper was first anchored ('9-21锚定'); None for a new "
+        "one. Not rendered: the relation's words carry it.",
+    )
 
 
 class NoIncrementNote(_Model):

@@ -22,6 +22,51 @@ RUN_SCHEMA_VERSION = 1
 
 MatchKind = Literal["exact", "folded", "fuzzy", "elided", "none"]
 
+# Every rule of the chain and every decision one can take, spelled once. The strings are the run
+# record's (and `--explain`'s) vocabulary: the page, the eval and the workbench tally them, so a
+# new value is added here and never renamed.
+Rule = Literal[
+    "extraction",
+    "adjacent",
+    "injection",
+    "grounding",
+    "arxiv",
+    "dedupe",
+    "merge",
+    "sections",
+    "select",
+    "relevance",
+    "resolve",
+    "carry",
+    "to-verify",
+    "contradiction",
+]
+Decision = Literal[
+    "failed",
+    "reference only",
+    "dropped",
+    "quote dropped",
+    "quote elided",
+    "key point dropped",
+    "id rejected",
+    "new",
+    "already covered",
+    "supplement",
+    "merged",
+    "renumbered",
+    "renamed",
+    "increment",
+    "secondary anchor",
+    "relabelled",
+    "ignored",
+    "not resolved",
+    "resolved",
+    "carried over",
+    "dropped unverified",
+    "to verify",
+    "dropped by budget",
+]
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -53,10 +98,10 @@ class Span(_Model):
 class FindingRecord(_Model):
     """One rule decision, as agent.rules.Finding states it."""
 
-    rule: str
+    rule: Rule
     subject: str
     doc: str
-    decision: str
+    decision: Decision
     detail: str = ""
 
 

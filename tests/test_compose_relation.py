@@ -11,7 +11,9 @@ import datetime as dt
 import pytest
 
 from agent.anchors import Anchor, AnchorRegistry
-from agent.compose import Limits, compose
+from agent.compose import Composed, Limits, compose
+from agent.parse import parse
+from agent.render import render
 from agent.rules import DocResult
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
@@ -24,7 +26,7 @@ FLASH = Anchor(
 )
 
 
-def _relation(note: str) -> str:
+def _composed(note: str) -> Composed:
     claim = Claim(
         title="DeepSeek-V4.1-Flash 压缩数字",
         stars=4,
@@ -42,8 +44,11 @@ def _relation(note: str) -> str:
     doc = SourceDoc(path="inbox/jay/a.md", kind="report", agent="jay", in_window=True, read=True, text=TEXT)
     ex = FileExtraction(relevance="高", relevance_reason="r", held="h", claims=[claim])
     reg = AnchorRegistry(topic="inference", date=DATE, anchors=(FLASH,), open_items=(), sections=())
-    b = compose([DocResult(doc, ex)], reg, [], topic="inference", date=DATE, window="w", limits=Limits()).briefing
-    return b.increments[0].relation
+    return compose([DocResult(doc, ex)], reg, [], topic="inference", date=DATE, window="w", limits=Limits())
+
+
+def _relation(note: str) -> str:
+    return _composed(note).briefing.increments[0].relation
 
 
 @pytest.mark.parametrize(
@@ -60,3 +65,18 @@ def test_a_supplement_says_what_it_supplements(note: str, appended: bool) -> Non
     assert relation.startswith(note)
     assert ("（补充 9-20 inference 锚定：DeepSeek-V4.1-Flash）" in relation) is appended
     assert "补充" in relation and "9-20" in relation
+
+
+@pytest.mark.parametrize("note", ["补上 KV 占用数字", "对 9-20 锚定的补充：KV 占用数字"])
+def test_the_relation_is_a_fact_that_survives_the_page(note: str) -> None:
+    """The chain's decision travels as a field, and reading the briefing back gives the same
+    field: nothing downstream has to find 补充 or 锚定 in the prose."""
+    composed = _composed(note)
+    (group,) = composed.outcome.supplements
+    assert group.lead.anchor == FLASH
+    b = composed.briefing
+    assert [i.relation_kind for i in b.increments] == ["supplement"]
+    again = parse(render(b))
+    assert [i.relation_kind for i in again.increments] == ["supplement"]
+    assert again.arxiv_rows == b.arxiv_rows
+    assert [(r.arxiv_id, r.anchored_on) for r in b.arxiv_rows] == [("2609.19969", dt.date(2026, 9, 20))]

@@ -91,7 +91,7 @@ def nine_increments(b: Briefing) -> Briefing:
 def under_target_said(b: Briefing) -> Briefing:
     out = _with_increments(b, b.increments[:2])
     note = "低于 3 条目标下限：今晚仅 2 条合格增量，未用弱条目补凑"
-    return out.model_copy(update={"summary": out.summary.model_copy(update={"count_note": note})})
+    return out.model_copy(update={"summary": out.summary.model_copy(update={"count_note": note, "under_target": True})})
 
 
 def nothing_said(b: Briefing) -> Briefing:
@@ -130,7 +130,8 @@ def missing_file(b: Briefing) -> Briefing:
 
 
 def continued_wrong_date(b: Briefing) -> Briefing:
-    rows = [r.model_copy(update={"relation": "9-20锚定"}) if r.arxiv_id == "2609.20511" else r for r in b.arxiv_rows]
+    wrong = {"relation": "9-20锚定", "anchored_on": dt.date(2026, 9, 20)}
+    rows = [r.model_copy(update=wrong) if r.arxiv_id == "2609.20511" else r for r in b.arxiv_rows]
     return b.model_copy(update={"arxiv_rows": rows})
 
 
@@ -254,7 +255,8 @@ def test_violations_say_what_broke(ctx: RuleContext) -> None:
 
 def test_a_declared_supplement_to_an_anchored_paper_complies(ctx: RuleContext) -> None:
     b = anchored_increment(_copy())
-    inc = b.increments[4].model_copy(update={"relation": "对 9-21 锚定的 EOS Tokens 的补充：新增长度膨胀的实测"})
+    declared = {"relation": "对 9-21 锚定的 EOS Tokens 的补充：新增长度膨胀的实测", "relation_kind": "supplement"}
+    inc = b.increments[4].model_copy(update=declared)
     b = _with_increments(b, [*b.increments[:4], inc, *b.increments[5:]])
     assert score(GOLD, b, ctx).scores["rule_compliance"].value == 1.0
 

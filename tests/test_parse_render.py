@@ -270,3 +270,34 @@ def test_a_mangled_briefing_parses_or_says_where_it_stopped(text: str) -> None:
         assert e.block and e.line_no >= 1 and "m.md:" in str(e)
     else:
         assert render(parse(render(b))) == render(b)
+
+
+# --- typed facts the words carry --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("relation", "anchored_on"),
+    [
+        ("9-21锚定", dt.date(2026, 9, 21)),
+        ("9-20锚定；续立确认", dt.date(2026, 9, 20)),
+        ("9-2 锚定", dt.date(2026, 9, 2)),
+        ("本次新增锚点 → §1.3 KV Cache", None),
+        ("2-30锚定", None),  # no such day in any year
+    ],
+)
+def test_an_arxiv_row_reads_its_anchoring_day(relation: str, anchored_on: dt.date | None) -> None:
+    lines = SEED_TEXT.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith("| 2609.20511 "))
+    cells = lines[at].split(" | ")
+    lines[at] = " | ".join([*cells[:-1], f"{relation} |"])
+    row = next(r for r in parse("\n".join(lines)).arxiv_rows if r.arxiv_id == "2609.20511")
+    assert (row.relation, row.anchored_on) == (relation, anchored_on)
+
+
+def test_the_seed_says_which_rows_continue_and_which_increments_supplement(seed: Briefing) -> None:
+    continued = [r for r in seed.arxiv_rows if r.anchored_on is not None]
+    assert len(continued) == len(seed.arxiv_rows) - len(seed.summary.new_arxiv)
+    assert all(f"{r.anchored_on.month}-{r.anchored_on.day}锚定" in r.relation for r in continued if r.anchored_on)
+    kinds = [i.relation_kind for i in seed.increments]
+    assert kinds[:2] == ["supplement", "supplement"]  # "是对 9-20 锚定的关键补充", "是对 9-21 锚定的工程化补充"
+    assert "new" in kinds

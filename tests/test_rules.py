@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 
 from agent.anchors import Anchor, AnchorRegistry, OpenItem
+from agent.labels import ZH
 from agent.rules import (
     Candidate,
     DocResult,
@@ -330,7 +331,10 @@ def test_number_conflicts_between_documents() -> None:
     a = Candidate(claim(points=("SGLang ~16,200 tok/s",)), doc("inbox/jay/a.md"), 1, "高")
     b = Candidate(claim(points=("SGLang 15,800 tok/s",)), doc("inbox/jay/b.md"), 2, "高")
     same = Candidate(claim(points=("SGLang ~16,200 tok/s",)), doc("inbox/jay/c.md"), 3, "高")
-    assert number_conflicts(Group((a, b)))
+    (conflict,) = number_conflicts(Group((a, b)))
+    sides = [(s.doc, s.values) for s in conflict.sides]
+    assert (conflict.unit, sides) == ("tok/s", [("inbox/jay/a.md", ("16200",)), ("inbox/jay/b.md", ("15800",))])
+    assert conflict.words(ZH) == "inbox/jay/a.md 称 16200 tok/s，inbox/jay/b.md 称 15800 tok/s"
     assert number_conflicts(Group((a, same))) == []
 
 
