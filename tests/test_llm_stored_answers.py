@@ -38,15 +38,13 @@ def test_warm_and_replayed_records_match_the_transports(server: FakeOpenAI, tmp_
 
     live = record.with_(backend="live")
     with LLMExtractor(live) as extractor:
-        extractor._body(_requests()[0])  # the body is learnt through the client once per run
-        extractor._client = None  # type: ignore[assignment]  # and after that, stored answers need no client
         warm = extractor.extract_all(_requests())
+        assert extractor._client is None  # stored answers need no client: it was never built
     assert server.count == 3  # the cache answered every one
     replay = record.with_(backend="replay", cache_dir=None)
     with LLMExtractor(replay) as extractor:
-        extractor._body(_requests()[0])
-        extractor._client = None  # type: ignore[assignment]
         replayed = extractor.extract_all(_requests())
+        assert extractor._client is None
     for a, w, r in zip(first, warm, replayed, strict=True):
         assert w.extraction == r.extraction == a.extraction
         assert (w.record.source, r.record.source) == ("cache", "cassette")

@@ -10,6 +10,7 @@ Modules:
 - budget.py     the run's call and cost limit
 - calllog.py    what the transport learns about one request, via a contextvar
 - extractor.py  LLMExtractor, the `agent.extract.Extractor` over all of the above
+- body.py       the request body built as instructor builds it, without importing it
 - reference.py  hand-written expected answers as replayable cassettes, and their re-keying
 - relay.py      a real model's answers obtained elsewhere, recorded over loopback HTTP as `relayed`
 """
@@ -21,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from agent.llm.config import LLMConfig, resolve_backend
 
 if TYPE_CHECKING:
+    from agent.llm.body import cassettes_answer
     from agent.llm.extractor import LLMExtractor
     from agent.llm.reference import (
         RequestCheck,
-        cassettes_answer,
         check_requests,
         rekey_reference_cassettes,
         write_reference_cassette,
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "LLMExtractor": "agent.llm.extractor",
     "RequestCheck": "agent.llm.reference",
-    "cassettes_answer": "agent.llm.reference",
+    "cassettes_answer": "agent.llm.body",
     "check_requests": "agent.llm.reference",
     "rekey_reference_cassettes": "agent.llm.reference",
     "write_reference_cassette": "agent.llm.reference",

@@ -14,9 +14,8 @@ import httpx2
 import instructor
 from openai import OpenAI
 
-from agent.errors import PredigestError
 from agent.extract import ExtractionRequest
-from agent.llm.config import LLMConfig, resolve_backend
+from agent.llm.config import LLMConfig, require_key
 from schemas.extraction import FileExtraction
 
 INSTRUCTOR_MODES: dict[str, instructor.Mode] = {
@@ -30,12 +29,7 @@ def build_client(config: LLMConfig, transport: httpx2.BaseTransport) -> instruct
     """An instructor client over `transport`, with the openai client's own retries off
     (`max_retries=0`): our retry layer owns them, so the two never multiply."""
     _quiet_instructor()
-    backend = resolve_backend(config)
-    if backend in ("live", "record") and not config.api_key:
-        raise PredigestError(
-            f"backend {backend!r} needs an API key",
-            hint="set OPENAI_API_KEY (any non-empty value for a local server without auth)",
-        )
+    require_key(config)
     openai_client = OpenAI(
         api_key=config.api_key or _OFFLINE_KEY,
         base_url=config.base_url,

@@ -6,6 +6,7 @@ reads the environment, so tests and the eval can build one by hand.
 
 from __future__ import annotations
 
+from agent.errors import PredigestError
 from agent.settings import Backend, EffectiveBackend, LLMSettings, Mode, default_cache_dir
 
 LLMConfig = LLMSettings
@@ -19,6 +20,17 @@ def resolve_backend(config: LLMSettings) -> EffectiveBackend:
     return config.effective_backend
 
 
+def require_key(config: LLMSettings) -> None:
+    """A live or recording run needs a key, said before any call (the extractor checks it when
+    it is built, before the client is, since a replay may never build the client at all)."""
+    backend = resolve_backend(config)
+    if backend in ("live", "record") and not config.api_key:
+        raise PredigestError(
+            f"backend {backend!r} needs an API key",
+            hint="set OPENAI_API_KEY (any non-empty value for a local server without auth)",
+        )
+
+
 __all__ = [
     "BACKENDS",
     "MODES",
@@ -27,5 +39,6 @@ __all__ = [
     "LLMConfig",
     "Mode",
     "default_cache_dir",
+    "require_key",
     "resolve_backend",
 ]

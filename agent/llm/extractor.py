@@ -15,22 +15,27 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx2
-import openai
 from pydantic import ValidationError
 
 from agent.errors import BudgetExceeded, LLMError
 from agent.extract import CallRecord, CallSource, ExtractionRequest, ExtractionResult
+from agent.llm.body import request_body
 from agent.llm.budget import Budget
 from agent.llm.calllog import CallLog, ExchangeSource, call_scope
 from agent.llm.cassettes import CassetteIndex, Exchange, body_key, canonical_json, token_counts
-from agent.llm.client import build_client, create_extraction
-from agent.llm.config import LLMConfig, resolve_backend
-from agent.llm.reference import current_request_body
+from agent.llm.config import LLMConfig, require_key, resolve_backend
 from agent.llm.transport import CacheTransport, KeyedTransport, build_transport
 from schemas.extraction import FileExtraction
+
+if TYPE_CHECKING:
+    import instructor
+
+# agent.llm.client and agent.llm.reference import instructor and openai (~1.5 s): they are
+# imported only when a request needs the client, so an evening answered wholly by stored
+# answers (a replayed demo) never loads them.
 
 _E = TypeVar("_E", bound=BaseException)
 
@@ -61,8 +66,10 @@ class LLMExtractor:
             if self.backend in ("replay", "record")
             else CassetteIndex(config.cassette_dir)
         )
+        require_key(config)  # before any call, though the client is built only when first needed
         self._transport = build_transport(config, self.budget, self._index, network=network)
-        self._client = build_client(config, self._transport)
+        self._client: instructor.Instructor | None = None
+        self._client_lock = threading.Lock()
         self._template: dict[str, Any] | None = None  # the body around the messages, once learnt
         self._template_known = False
         self._template_lock = threading.Lock()
@@ -110,7 +117,9 @@ class LLMExtractor:
             try:
                 extraction = self._stored_answer(request, log)
                 if extraction is None:
-                    answer = create_extraction(self._client, request, self.config)
+                    from agent.llm.client import create_extraction
+
+                    answer = create_extraction(self.client(), request, self.config)
                     # a fresh model: instructor hangs the raw completion on the one it returns
                     extraction = FileExtraction.model_validate(answer.model_dump())
                 for write in log.deferred:  # only a validated answer is worth keeping
@@ -158,14 +167,30 @@ class LLMExtractor:
             log.note_stored(source, exchange.usage, exchange.latency_s, name)
         return extraction
 
+    def client(self) -> instructor.Instructor:
+        """The instructor client over our transport chain, built on first use (by one thread)."""
+        with self._client_lock:
+            if self._client is None:
+                from agent.llm.client import build_client
+
+                self._client = build_client(self.config, self._transport)
+            return self._client
+
     def _body(self, request: ExtractionRequest) -> dict[str, Any] | None:
-        """The request body instructor would send for `request`: its messages inside the body
-        instructor built for the first request (model, temperature, and the schema as a tool
-        or response format), which is the same for every request of a run. Learnt once per
-        run through the real client (`current_request_body`), and used only if instructor sent
-        that request's messages as given; otherwise None, and every call goes through the client."""
+        """The request body instructor would send for `request`. Built without instructor
+        (`agent.llm.body`, proven equal to the client's by tests/test_llm_request_body.py) when
+        the installed instructor is the release it mirrors. Otherwise its messages inside the
+        body instructor built for the first request (model, temperature, and the schema as a
+        tool or response format), learnt once per run through the real client
+        (`current_request_body`) and used only if instructor sent that request's messages as
+        given; failing that None, and every call goes through the client."""
+        built = request_body(request, self.config)
+        if built is not None:
+            return built
         with self._template_lock:
             if not self._template_known:
+                from agent.llm.reference import current_request_body
+
                 first = current_request_body(request, self.config)
                 messages = [dict(m) for m in request.messages]
                 if isinstance(first, dict) and canonical_json(first.get("messages")) == canonical_json(messages):
@@ -284,6 +309,8 @@ def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
             f"the endpoint answered without a completion (no choices) {attempts} — check that base_url points at"
             " an OpenAI-compatible chat completions API and that the model name is right"
         )
+    import openai  # only here, on a failure: a replay answered from stored answers never loads it
+
     invalid = _find(exc, ValidationError)
     if invalid is not None:
         first = str(invalid).splitlines()

@@ -135,19 +135,6 @@ def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
     raise PredigestError("the client sent no request", hint="this is a bug in predigest")
 
 
-def cassettes_answer(requests: list[ExtractionRequest], config: LLMConfig) -> bool:
-    """Whether the cassette folder answers at least one of `requests` as they are asked today.
-
-    Only documents some cassette was made for are tried, so an evening the cassettes never saw
-    costs one directory read; the rest compare the exact request key a replay would look up."""
-    index = CassetteIndex.load(config.cassette_dir)
-    made_for = {c.provenance.document for c in index.all()}
-    for request in requests:
-        if request.doc_path in made_for and index.get(body_key(current_request_body(request, config))):
-            return True
-    return False
-
-
 def write_reference_cassette(
     request: ExtractionRequest, extraction: FileExtraction, config: LLMConfig, note: str = ""
 ) -> Path:
