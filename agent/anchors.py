@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Literal
 
-from agent.arxiv import find_ids
+from agent.arxiv import find_ids, id_keys
 from agent.errors import ParseError, WorkspaceError
 from agent.labels import ZH
 from agent.parse import nearest_day, parse
@@ -125,7 +125,7 @@ class AnchorRegistry:
         """The anchors worth showing the model for one document: its arXiv IDs and URLs first,
         then the subjects that share the most with it. At most `limit`, however long the
         history: what a prompt lists is bounded by relevance, not by how much is anchored."""
-        keys = {m.id.key for m in find_ids(text)}
+        keys = id_keys(text)
         urls = {normalise_url(u) for u in _URL.findall(text)}
         found = [self._position.get(("arxiv", k)) for k in keys] + [self._position.get(("url", u)) for u in urls]
         hits = [self.anchors[i] for i in sorted(i for i in found if i is not None)]

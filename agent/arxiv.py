@@ -16,6 +16,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 from typing import Literal
 
 # Archives that issued old-style IDs (archive/YYMMNNN) until 2007-03. `q-fin` and `stat` only
@@ -153,6 +154,14 @@ def _plausible_bare(arxiv_id: ArxivId) -> bool:
         return True
     yymm = arxiv_id.yymm
     return "0704" <= yymm <= "1412" and 1 <= int(yymm[2:]) <= 12
+
+
+@lru_cache(maxsize=1024)
+def id_keys(text: str) -> frozenset[str]:
+    """The versionless keys of every arXiv ID in `text`. Memoised: each document of an evening
+    is searched three times (the anchors listed in its prompt, grounding, and the arXiv rows
+    re-confirmed tonight), and finding is a pass of its own over the whole text."""
+    return frozenset(m.id.key for m in find_ids(text))
 
 
 def find_ids(text: str) -> list[ArxivMatch]:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.anchors import AnchorRegistry
-from agent.arxiv import find_ids, key_of
+from agent.arxiv import id_keys, key_of
 from agent.chain import Doubt, Note, RuleOutcome, Stopped
 from agent.labels import ZH, Labels
 from agent.rules import REL_RANK, Candidate, DocResult, Group, NumberConflict, Selection, short_subject
@@ -201,7 +201,7 @@ def _arxiv_rows(
             new_keys.append(key)
             relation = f"{labels.arxiv_new_relation} → {g.lead.claim.suggested_section}"
             rows.append(ArxivRow(arxiv_id=a.arxiv_id, title=a.title, credibility=g.credibility, relation=relation))
-    tonight = {m.id.key for r in results if r.doc.kind != "adjacent" for m in find_ids(r.doc.text)}
+    tonight = {k for r in results if r.doc.kind != "adjacent" for k in id_keys(r.doc.text)}
     for anchor in reg.anchors:
         if anchor.kind != "arxiv" or anchor.first_date is None or anchor.key in new_keys:
             continue

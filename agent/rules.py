@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from agent.anchors import Anchor, AnchorRegistry, bare_name, normalise_url
-from agent.arxiv import find_ids, key_of, validate
+from agent.arxiv import find_ids, id_keys, key_of, validate
 from agent.labels import Labels
 from agent.text import bigram_counts, facts, locate, similarity
 from schemas.briefing import KeyPoint
@@ -127,7 +127,7 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
     for r in results:
         if r.extraction is None:
             continue
-        doc_ids = {m.id.key for m in find_ids(r.doc.text)}
+        doc_ids = id_keys(r.doc.text)
         doc_facts = facts(r.doc.text)
         for claim in r.extraction.claims:
             order += 1
@@ -138,7 +138,7 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
 
 
 def _ground_claim(
-    claim: Claim, r: DocResult, doc_ids: set[str], doc_facts: set[str], order: int
+    claim: Claim, r: DocResult, doc_ids: frozenset[str], doc_facts: set[str], order: int
 ) -> tuple[Candidate | None, list[Finding]]:
     """One claim through grounding: dropped whole, or kept with what could not be found removed."""
     assert r.extraction is not None

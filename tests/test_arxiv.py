@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.arxiv import ArxivId, find_ids, normalise, same_paper, validate
+from agent.arxiv import ArxivId, find_ids, id_keys, normalise, same_paper, validate
 
 BRIEFING_DATE = date(2026, 9, 22)
 SEED = Path(__file__).resolve().parents[1] / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
@@ -267,3 +267,16 @@ def test_key_of_one_id(raw: str, key: str | None) -> None:
     from agent.arxiv import key_of
 
     assert key_of(raw) == key
+
+
+@pytest.mark.parametrize(
+    ("text", "keys"),
+    [
+        ("见 arXiv:2605.11093v2 与 https://arxiv.org/abs/2605.11093", {"2605.11093"}),
+        ("hep-th/9901001 和 arXiv 2609.20755", {"hep-th/9901001", "2609.20755"}),
+        ("v0.5.19 发布于 2026.09.22", set()),
+    ],
+)
+def test_id_keys_are_the_keys_find_ids_finds(text: str, keys: set[str]) -> None:
+    assert id_keys(text) == {m.id.key for m in find_ids(text)} == keys
+    assert id_keys(text) is id_keys(text)  # memoised: each document is searched once per evening
