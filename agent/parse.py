@@ -10,6 +10,7 @@ first block it could not find and the line where it stopped.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -138,11 +139,33 @@ def _block_names(labels: Labels) -> list[str]:
     ]
 
 
+_DECOR_CHARS = "#>* \t"  # every character `_DECOR` may strip from the start of a line
+
+
+def _undecorated(text: str) -> str:
+    """`text` without Markdown decoration at its ends; most lines have none, and skip the regex."""
+    if text and not (text[0] in "#>*" or text[0].isspace() or text[-1] == "*" or text[-1].isspace()):
+        return text
+    return _DECOR.sub("", text)
+
+
+def _undecorated_start(raw: str) -> str:
+    """`raw` without the leading characters `_DECOR` may strip (any whitespace among them)."""
+    while (rest := raw.lstrip(_DECOR_CHARS).lstrip()) != raw:
+        raw = rest
+    return raw
+
+
+@functools.lru_cache(maxsize=8)
+def _header_starts(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(name.partition("、")[0] + "、" if "、" in name else name for name in names)
+
+
 def _header_of(line: _Line, names: list[str]) -> int | None:
     """Which block header a line is: '一、…' by its numeral, 状态摘要 by its name."""
-    if not any(name.partition("、")[0] in line.raw for name in names):
-        return None  # most lines: decoration is only stripped from the ends, so no header hides here
-    t = _DECOR.sub("", line.text)
+    if not _undecorated_start(line.raw).startswith(_header_starts(tuple(names))):
+        return None  # most lines: a header starts, after its decoration, with its numeral or its name
+    t = _undecorated(line.text)
     for i, name in enumerate(names):
         numeral, sep, _ = name.partition("、")
         if (sep and t.startswith(numeral + sep)) or (not sep and t.rstrip("：:") == name):
@@ -186,7 +209,7 @@ def _split_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -
 
 
 def _title(line: _Line, path: str, labels: Labels) -> tuple[str, dt.date]:
-    t = _DECOR.sub("", line.text)
+    t = _undecorated(line.text)
     m = re.match(rf"^(.+?)\s*[·•]\s*{re.escape(labels.title_kind)}\s*[(（](\d{{4}}-\d{{2}}-\d{{2}})[)）]", t)
     if not m:
         raise ParseError(
@@ -342,7 +365,7 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
     drafts: list[_Draft] = []
     current = ""  # the field the last label opened; continuation lines belong to it
     for ln in lines:
-        t = _DECOR.sub("", ln.text)
+        t = _undecorated(ln.text)
         if m := head.match(t):
             drafts.append(_Draft(int(m.group(1)), m.group(2), len(m.group(3)), ln))
             current = ""
@@ -450,7 +473,7 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
     items: list[dict[str, str | int]] = []
     lines_of: list[_Line] = []
     for ln in lines:
-        t = _DECOR.sub("", ln.text)
+        t = _undecorated(ln.text)
         if m := head.match(t):
             num = L.uncircle(m.group(1)) or int(m.group(1))
             title, risk, carried = m.group(2).strip(), "", ""
