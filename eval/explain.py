@@ -82,12 +82,11 @@ def fates(run: CaseRun) -> list[ItemFate]:
         out.append(_missed_arxiv(key, said, findings))
     for title in scores["to_verify_recall"].missed if "to_verify_recall" in scores else ():
         out.append(
-            ItemFate(
-                metric="to_verify_recall",
-                item=title,
-                matched=False,
-                stage="not raised",
-                detail="no to-verify item of the output is alike (no model doubt, figure conflict or carried item)",
+            _missed(
+                "to_verify_recall",
+                title,
+                "not raised",
+                "no to-verify item of the output is alike (no model doubt, figure conflict or carried item)",
             )
         )
     return out
@@ -119,22 +118,15 @@ def _missed_increment(
     if not scored:
         broken = [d for d in docs if d in failed]
         if broken:
-            return ItemFate(
-                metric="increment_recall",
-                item=label,
-                matched=False,
-                stage="document failed",
-                detail=f"{broken[0]}: {failed[broken[0]]}",
-            )
+            return _missed("increment_recall", label, "document failed", f"{broken[0]}: {failed[broken[0]]}")
         where = ", ".join(f"{r.ref} {r.section}".strip() for r in g.sources) or "its sources"
         unasked = [d for d in docs if d not in asked]
         why = f" ({', '.join(unasked)} not among the evening's requests)" if unasked else ""
-        return ItemFate(
-            metric="increment_recall",
-            item=label,
-            matched=False,
-            stage="not extracted",
-            detail=f"no claim of the model's answers at {where}, with its arXiv IDs, or titled like it{why}",
+        return _missed(
+            "increment_recall",
+            label,
+            "not extracted",
+            f"no claim of the model's answers at {where}, with its arXiv IDs, or titled like it{why}",
         )
     _, best = max(scored, key=lambda x: x[0])
     fate = claim_fate(findings, best.doc, best.claim.title)
@@ -147,21 +139,18 @@ def _missed_increment(
             if other is not None
             else "not alike enough to pair (file+§, arXiv or title)"
         )
-        return ItemFate(
-            metric="increment_recall",
-            item=label,
-            matched=False,
-            stage="unpaired increment",
-            detail=f"{claim} became an increment, {why}",
-        )
-    stage = fate.stage if fate.stage in _STAGES else "not extracted"
-    return ItemFate(
-        metric="increment_recall",
-        item=label,
-        matched=False,
-        stage=stage,  # type: ignore[arg-type]
-        detail=f"{claim}: {fate.detail}",
-    )
+        return _missed("increment_recall", label, "unpaired increment", f"{claim} became an increment, {why}")
+    return _missed("increment_recall", label, _stage(fate.stage), f"{claim}: {fate.detail}")
+
+
+def _missed(metric: str, item: str, stage: str, detail: str) -> ItemFate:
+    """A gold item of `metric` that the output lacks, and the stage that decided it."""
+    return ItemFate(metric=metric, item=item, matched=False, stage=stage, detail=detail)  # type: ignore[arg-type]
+
+
+def _stage(decided: str) -> str:
+    """A claim's fate as a stage of the report; a fate it has no name for reads "not extracted"."""
+    return decided if decided in _STAGES else "not extracted"
 
 
 _STAGES = {"ungrounded", "covered", "merged", "demoted by select", "past the limit", "dropped by select", "adjacent"}
@@ -170,39 +159,19 @@ _STAGES = {"ungrounded", "covered", "merged", "demoted by select", "past the lim
 def _missed_arxiv(key: str, said: Sequence[_Said], findings: Sequence[FindingRecord]) -> ItemFate:
     citing = [s for s in said if key in s.arxiv]
     if not citing:
-        return ItemFate(
-            metric="new_arxiv_f1",
-            item=key,
-            matched=False,
-            stage="not extracted",
-            detail="no claim of the model's answers cites it",
-        )
+        return _missed("new_arxiv_f1", key, "not extracted", "no claim of the model's answers cites it")
     s = citing[0]
     rejected = [
         f for f in findings if f.rule == "arxiv" and f.doc == s.doc and f.subject == s.claim.title and key in f.detail
     ]
     if rejected:
-        return ItemFate(
-            metric="new_arxiv_f1",
-            item=key,
-            matched=False,
-            stage="ungrounded",
-            detail=f"claim {s.claim.title!r}: id rejected: {rejected[0].detail}",
-        )
+        return _missed("new_arxiv_f1", key, "ungrounded", f"claim {s.claim.title!r}: id rejected: {rejected[0].detail}")
     fate = claim_fate(findings, s.doc, s.claim.title)
     if fate.stage == "increment":
-        return ItemFate(
-            metric="new_arxiv_f1",
-            item=key,
-            matched=False,
-            stage="covered",
-            detail=f"in the increment {s.claim.title!r}, but anchored before: listed as continued",
+        return _missed(
+            "new_arxiv_f1",
+            key,
+            "covered",
+            f"in the increment {s.claim.title!r}, but anchored before: listed as continued",
         )
-    stage = fate.stage if fate.stage in _STAGES else "not extracted"
-    return ItemFate(
-        metric="new_arxiv_f1",
-        item=key,
-        matched=False,
-        stage=stage,  # type: ignore[arg-type]
-        detail=f"claim {s.claim.title!r} ({s.doc}): {fate.detail}",
-    )
+    return _missed("new_arxiv_f1", key, _stage(fate.stage), f"claim {s.claim.title!r} ({s.doc}): {fate.detail}")
