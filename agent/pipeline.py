@@ -42,13 +42,9 @@ EXIT_PARTIAL = 3  # a briefing was made, but some of the evening's documents wer
 
 
 def settings_from(flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
-    """Flags win over the environment; the workspace's predigest.toml fills the rest in `plan`."""
-    run_fields = set(Settings.model_fields) - {"llm"}
-    given = {k: v for k, v in flags.items() if k in run_fields and v is not None}
-    llm = llm_overrides({k: v for k, v in flags.items() if k not in run_fields and k != "no_cache"}, env)
-    if flags.get("no_cache"):
-        llm["cache_dir"] = None
-    return Settings(**given, llm=llm)
+    """Flags win over the environment (`Settings` routes the `[llm]` flags over the environment's
+    values); the workspace's predigest.toml fills the rest in `plan`."""
+    return Settings(**{k: v for k, v in flags.items() if v is not None}, llm=llm_overrides({}, env))
 
 
 @dataclass(frozen=True)

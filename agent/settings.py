@@ -233,15 +233,9 @@ class Settings(_Frozen):
         if not isinstance(data, Mapping):
             return data
         data = dict(data)
-        llm = dict(data.pop("llm", None) or {})
-        for name in list(data):
-            if name in LLMSettings.model_fields or name == "cassettes":
-                value = data.pop(name)
-                if value is not None:  # None is "not given"; 0 is a value
-                    llm[name] = value
-        if data.pop("no_cache", False):
-            llm["cache_dir"] = None
-        return {**data, "llm": llm}
+        given = dict(data.pop("llm", None) or {})
+        routed = {n: data.pop(n) for n in list(data) if n in LLMSettings.model_fields or n in ("cassettes", "no_cache")}
+        return {**data, "llm": {**given, **llm_overrides(routed, {})}}
 
 
 ENV_LLM = {
@@ -253,9 +247,12 @@ ENV_LLM = {
 
 
 def llm_overrides(flags: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
-    """The environment's values under the flags actually given (None means "not given"; 0 is a value)."""
+    """The environment's values under the flags actually given: None means "not given", 0 is a
+    value, and `no_cache=True` is `cache_dir=None`. The one place a flag becomes an `[llm]` value."""
     values: dict[str, Any] = {field: env[var] for var, field in ENV_LLM.items() if env.get(var)}
-    values.update({k: v for k, v in flags.items() if v is not None})
+    values.update({k: v for k, v in flags.items() if v is not None and k != "no_cache"})
+    if flags.get("no_cache"):
+        values["cache_dir"] = None
     return values
 
 

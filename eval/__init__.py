@@ -81,9 +81,7 @@ def variants(
 ) -> list[Variant]:
     """One variant per prompt file (the default prompt when none), with the `[llm]` overrides of
     the flags over the environment: the settings path `run` takes."""
-    llm = llm_overrides({k: v for k, v in flags.items() if k != "no_cache"}, env)
-    if flags.get("no_cache"):
-        llm["cache_dir"] = None
+    llm = llm_overrides(flags, env)
     return [
         Variant(
             backend=backend,
