@@ -9,7 +9,7 @@ import pytest
 
 from agent.errors import PredigestError
 from agent.extract import ExtractionResult
-from agent.llm import LLMConfig, LLMExtractor, resolve_backend
+from agent.llm import LLMConfig, LLMExtractor
 from tests.fake_openai import (
     FAKE_KEY,
     FakeOpenAI,
@@ -86,8 +86,8 @@ def test_unreachable_endpoint_is_an_error_result(tmp_path: Path) -> None:
 def test_config_keeps_the_key_out_of_sight(tmp_path: Path) -> None:
     config = make_config(tmp_path, "http://127.0.0.1:9/v1")
     assert FAKE_KEY not in repr(config) and FAKE_KEY not in str(config.public_dict())
-    assert resolve_backend(config.with_(backend="auto")) == "live"
-    assert resolve_backend(config.with_(backend="auto", api_key="")) == "replay"
+    assert config.with_(backend="auto").effective_backend == "live"
+    assert config.with_(backend="auto", api_key="").effective_backend == "replay"
     with pytest.raises(PredigestError, match="needs an API key"):
         LLMExtractor(config.with_(backend="live", api_key=""))
     with pytest.raises(PredigestError, match="concurrency"):

@@ -2,7 +2,7 @@
 
 Modules:
 
-- config.py     LLMConfig, the one settings value, and the backend it resolves to
+- config.py     LLMConfig (the [llm] section of agent.settings) and the key check
 - client.py     the instructor + openai client and the one extraction call
 - transport.py  the httpx2 transport chain: replay | record -> cache -> retry -> network
 - retry.py      tenacity policy for transport retries (429 / 5xx / timeouts, Retry-After)
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agent.llm.config import LLMConfig, resolve_backend
+from agent.llm.config import LLMConfig
 
 if TYPE_CHECKING:
     from agent.llm.body import cassettes_answer
@@ -58,6 +58,5 @@ __all__ = [
     "cassettes_answer",
     "check_requests",
     "rekey_reference_cassettes",
-    "resolve_backend",
     "write_reference_cassette",
 ]

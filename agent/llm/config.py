@@ -11,19 +11,10 @@ from agent.settings import Backend, EffectiveBackend, LLMSettings, Mode, default
 
 LLMConfig = LLMSettings
 
-MODES: tuple[str, ...] = ("tools", "json_schema")
-BACKENDS: tuple[str, ...] = ("auto", "live", "record", "replay", "offline")  # offline: agent.offline, no model
-
-
-def resolve_backend(config: LLMSettings) -> EffectiveBackend:
-    """`auto` means live when a key is set, replay otherwise: CI without a key never calls out."""
-    return config.effective_backend
-
-
 def require_key(config: LLMSettings) -> None:
     """A live or recording run needs a key, said before any call (the extractor checks it when
     it is built, before the client is, since a replay may never build the client at all)."""
-    backend = resolve_backend(config)
+    backend = config.effective_backend
     if backend in ("live", "record") and not config.api_key:
         raise PredigestError(
             f"backend {backend!r} needs an API key",
@@ -32,13 +23,10 @@ def require_key(config: LLMSettings) -> None:
 
 
 __all__ = [
-    "BACKENDS",
-    "MODES",
     "Backend",
     "EffectiveBackend",
     "LLMConfig",
     "Mode",
     "default_cache_dir",
     "require_key",
-    "resolve_backend",
 ]

@@ -26,7 +26,7 @@ from agent.llm.body import request_body
 from agent.llm.budget import Budget
 from agent.llm.calllog import CallLog, ExchangeSource, call_scope
 from agent.llm.cassettes import CassetteIndex, Exchange, body_key, canonical_json, token_counts
-from agent.llm.config import LLMConfig, require_key, resolve_backend
+from agent.llm.config import LLMConfig, require_key
 from agent.llm.transport import CacheTransport, KeyedTransport, build_transport
 from schemas.extraction import FileExtraction
 
@@ -59,7 +59,7 @@ class LLMExtractor:
 
     def __init__(self, config: LLMConfig, *, network: httpx2.BaseTransport | None = None) -> None:
         self.config = config
-        self.backend = resolve_backend(config)
+        self.backend = config.effective_backend
         self.budget = Budget(config)
         self._index = (
             CassetteIndex.load(config.cassette_dir)

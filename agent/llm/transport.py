@@ -35,7 +35,7 @@ from agent.llm.cassettes import (
     request_key,
     write_cassette,
 )
-from agent.llm.config import LLMConfig, resolve_backend
+from agent.llm.config import LLMConfig
 from agent.llm.retry import EXCHANGE_EXT, RetryPolicy, RetryTransport
 
 logger = logging.getLogger("predigest")
@@ -241,7 +241,7 @@ def build_transport(
     network: httpx2.BaseTransport | None = None,
 ) -> httpx2.BaseTransport:
     """The chain for the configured backend (see the module docstring)."""
-    backend = resolve_backend(config)
+    backend = config.effective_backend
     if backend == "replay":
         return KeyedTransport(ReplayTransport(index, allow_stale=config.allow_stale))
     chain: httpx2.BaseTransport = RetryTransport(
