@@ -33,9 +33,8 @@ from tests.paths import ROOT, WORLD, predigest
 DATE = dt.date(2026, 9, 22)
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunRecord, Path]:
-    tmp = tmp_path_factory.mktemp("page")
+def demo_page(tmp: Path) -> tuple[RunRecord, Path]:
+    """The demo evening replayed into `tmp`, its run record and its page (the browser tests use it too)."""
     s = Settings(
         workspace=WORLD,
         topic="inference",
@@ -49,6 +48,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunRecord, Path]:
     json_path = report.written.json_path
     assert json_path is not None
     return load_record(json_path), view(json_path)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunRecord, Path]:
+    return demo_page(tmp_path_factory.mktemp("page"))
 
 
 def test_every_increment_rests_on_located_quotes(demo: tuple[RunRecord, Path]) -> None:

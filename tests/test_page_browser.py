@@ -11,7 +11,6 @@ Without Chromium the test skips, saying so; with PREDIGEST_REQUIRE_BROWSER=1 it 
 
 from __future__ import annotations
 
-import datetime as dt
 import html as htmlmod
 import json
 import os
@@ -25,10 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.page import load_record, view
-from agent.pipeline import Settings, run
 from schemas.run import RunRecord
-from tests.paths import ROOT, WORLD
+from tests.test_page import demo_page
 
 FLAGS = [
     "--headless",
@@ -152,20 +149,7 @@ class RefusingProxy:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunRecord, Path]:
-    tmp = tmp_path_factory.mktemp("browser")
-    s = Settings(
-        workspace=WORLD,
-        topic="inference",
-        date=dt.date(2026, 9, 22),
-        out=tmp / "b.md",
-        backend="replay",
-        no_cache=True,
-        cassette_dir=ROOT / "cassettes" / "world",
-    )
-    report = run(s)
-    json_path = report.written.json_path
-    assert json_path is not None
-    return load_record(json_path), view(json_path)
+    return demo_page(tmp_path_factory.mktemp("browser"))
 
 
 # Chromium's own services (component updates, network time, sign-in), which it calls on an empty

@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from agent.anchors import AnchorRegistry, OpenItem
+from agent.anchors import AnchorRegistry
 from agent.llm.cassettes import CassetteIndex
 from agent.llm.reference import extraction_from_completion
 from agent.pipeline import Evening, Settings, plan
 from agent.rules import Candidate, DocResult, check_arxiv, dedupe, ground, match_anchor, merge, resolve
-from schemas.briefing import VerifyItem
 from schemas.documents import SourceDoc
 from schemas.extraction import Claim, FileExtraction, Resolution
 from tests.paths import ROOT, WORLD
+from tests.test_rules import COLIBRI as ITEM
+from tests.test_rules import SETTLED
 
 DATE = dt.date(2026, 9, 22)
 RELAYED = ROOT / "cassettes" / "world-relayed"
@@ -102,19 +103,6 @@ def test_arxiv_ids_as_models_write_them(evening: Evening, answers: dict[str, Fil
     assert findings == [] and checked[0].arxiv_keys == {"2605.11093"}
 
 
-ITEM = OpenItem(
-    VerifyItem(
-        number=4,
-        title="colibri GLM-5.2 支持范围和实测性能",
-        risk="低",
-        carried_from="9-21",
-        problem="p",
-        suggestion="s",
-    ),
-    origin="9-21",
-    source="inbox/tom/2026-09-21-inference-e1prep.md",
-)
-SETTLED = "colibri 仓库 README 已列出 GLM-5.2 完整支持矩阵"
 
 
 @pytest.mark.parametrize(
