@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, world_answers, world_responder
+from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, answer_with, world_answers, world_responder
 from tests.paths import ROOT, WORLD, predigest
 
 CASSETTES = ROOT / "cassettes" / "world"
@@ -397,7 +397,7 @@ def test_an_invalid_answer_is_not_cached(world: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     args = ["run", str(world), "-t", "inference", "-d", DAY, "--backend", "live", "--cache-dir", str(cache)]
     bad = {"relevance": "very", "claims": "none"}
-    with FakeOpenAI(default=lambda body: Reply(body=_completion_of(body, bad))) as broken:
+    with FakeOpenAI(default=answer_with(bad)) as broken:
         r = predigest(*args, "--out", str(tmp_path / "a") + "/", env={**env, "OPENAI_BASE_URL": broken.base_url})
         assert r.returncode == 2 and "every extraction failed" in r.stderr, r.stderr
     with FakeOpenAI(default=world_responder(world_answers())) as fixed:
@@ -407,12 +407,6 @@ def test_an_invalid_answer_is_not_cached(world: Path, tmp_path: Path) -> None:
     with FakeOpenAI(default=world_responder(world_answers())) as again:
         r = predigest(*args, "--out", str(tmp_path / "c") + "/", env={**env, "OPENAI_BASE_URL": again.base_url})
         assert r.returncode == 0 and again.count == 0  # the valid answers were
-
-
-def _completion_of(body: object, extraction: object) -> dict[str, object]:
-    from tests.fake_openai import completion
-
-    return completion(body, extraction)
 
 
 def test_nothing_is_written_until_the_set_is_complete(world: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
