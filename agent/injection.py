@@ -56,7 +56,7 @@ def screen(results: Sequence[DocResult]) -> tuple[list[DocResult], list[Finding]
     findings: list[Finding] = []
     for r in results:
         ex = r.extraction
-        if ex is None:
+        if ex is None or suspect(r.doc.text) is None:  # one search per document; quotes located only if needed
             out.append(r)
             continue
         kept, flagged = [], []
