@@ -330,6 +330,8 @@ def _run_json(report: RunReport) -> dict[str, object]:
 
 
 def _print_run(report: RunReport, explain: bool) -> None:
+    from agent.ingest import UNREADABLE
+
     b = report.composed.briefing
     recs = report.records
     by_source: dict[str, int] = {}
@@ -365,7 +367,7 @@ def _print_run(report: RunReport, explain: bool) -> None:
     out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())), markup=False)
     if report.backend_note:
         out.print(report.backend_note, markup=False, highlight=False)
-    skipped = [d for d in report.evening.docs if not d.read and d.reason.startswith(("unreadable", "not read"))]
+    skipped = [d for d in report.evening.docs if not d.read and d.reason.startswith(UNREADABLE)]
     if skipped:
         ws = report.evening.settings
         err.print(
