@@ -33,7 +33,7 @@ _MATCH_MAP: dict[str, str] = {
 # List bullets, numbered items, headings and block quotes at the start of a line.
 # Matched before NFKC (offsets must stay the original's), hence the fullwidth forms.
 _LINE_MARKER_RE = re.compile(
-    r"^[ \t\u3000]*(?:(?:[-*+•－＊＋]|[0-9０-９]{1,3}[.)．）]|[#＃]{1,6}|[>＞])[ \t\u3000]+)+", re.MULTILINE
+    r"^[ \t\u3000]*(?:(?:[-*+•－＊＋]|[0-9０-９]{1,2}[.)．）]|[#＃]{1,6}|[>＞])[ \t\u3000]+)+", re.MULTILINE
 )
 
 
