@@ -134,25 +134,44 @@ def _fold_map(s: str, *, squeeze: bool = True) -> _Folded:
 
 
 def _fold_text(s: str, *, squeeze: bool = True) -> str:
-    """`_fold_map(s).text` without the offsets, for `fold` and `facts`, which need none."""
-    changed = _changed(s)
-    if changed is None:
+    """`_fold_map(s).text` without the offsets, for `fold` and `facts`, which need none.
+
+    Whole-text replaces, one per character that changes: what a character folds to never
+    folds again (tested), so their order does not matter.
+    """
+    fold_of = _folds(s)
+    if fold_of is None:
         return _fold_map_by_char(s, squeeze=squeeze).text
-    fold_of, changed_re = changed
     t = _LINE_MARKER_RE.sub("", s)
-    if changed_re is not None:
-        t = changed_re.sub(lambda m: fold_of[m.group()], t)
+    for c, f in fold_of.items():
+        t = t.replace(c, f)
+    if not squeeze:  # every run of spaces stays, as one, but at either end
+        return _SPACE_RUNS_RE.sub(" ", t).strip(" ")
     return _SPACES_RE.sub(lambda m: " " if _keep_space(t, m.start(), m.end(), squeeze) else "", t)
 
 
-def _changed(s: str) -> tuple[dict[str, str], re.Pattern[str] | None] | None:
-    """How each distinct character of `s` folds, and a pattern for those that change; None when
-    `s` has combining marks, which fold together with their base (the reference path)."""
-    distinct = set(s)
+# Characters that fold to themselves and combine with nothing (each one checked in the tests):
+# printable ASCII but * ` |, CJK ideographs and the commonest CJK punctuation, most of a Chinese
+# document. `_folds` drops them before collecting the distinct characters of a text.
+_FOLDS_TO_ITSELF_RE = re.compile("[ -)+-_a-{}~\u3001\u3002\u300a\u300b\u3010\u3011\u4e00-\u9fff]+")
+_SPACE_RUNS_RE = re.compile("  +")
+
+
+def _folds(s: str) -> dict[str, str] | None:
+    """What each character of `s` that changes folds to; None when `s` has combining marks,
+    which fold together with their base (the reference path)."""
+    distinct = set(_FOLDS_TO_ITSELF_RE.sub("", s))
     if any(unicodedata.combining(c) for c in distinct):
         return None
-    fold_of = {c: _CHAR_FOLD[c] for c in distinct}
-    changed = "".join(re.escape(c) for c, f in fold_of.items() if f != c)
+    return {c: f for c in distinct if (f := _CHAR_FOLD[c]) != c}
+
+
+def _changed(s: str) -> tuple[dict[str, str], re.Pattern[str] | None] | None:
+    """`_folds`, and a pattern for the characters that change."""
+    fold_of = _folds(s)
+    if fold_of is None:
+        return None
+    changed = "".join(sorted(re.escape(c) for c in fold_of))  # sorted: one pattern, cached by `re`
     return fold_of, (re.compile(f"[{changed}]") if changed else None)
 
 
@@ -447,21 +466,32 @@ _ENUMERATOR_RE = re.compile("[\u2460-\u24ff\u2776-\u2793\u3251-\u325f\u32b1-\u32
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _UNIT = r"%|‰|×|[xX](?![A-Za-z0-9])|bits?(?![A-Za-z])|[KkMBGT](?![A-Za-z])"
 _END = r"(?![0-9]|\.\d)"
-_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9_-]*(?:=[A-Za-z0-9_.:/@+%-]+)?")
+# Every pattern below begins with the character it consumes first and checks what precedes it
+# with a lookbehind placed after that character: `re` skips ahead to a candidate character only
+# when a pattern starts with a literal or a character class, and a leading lookbehind made it
+# run its whole matcher at every position of every document. (The lookbehinds are one
+# character wider to step over the consumed one; `(?<![\w-]--)` after "--" is "not after [\w-]".)
+_FLAG_RE = re.compile(r"--(?<![\w-]--)[A-Za-z][A-Za-z0-9_-]*(?:=[A-Za-z0-9_.:/@+%-]+)?")
 # A deliberate, smaller twin of agent.arxiv's finder: the two modules sit in independent layers.
-_ARXIV_NEW_RE = re.compile(r"(?<![0-9A-Za-z])(?<![0-9]\.)(\d{4}\.\d{4,5})(?:v\d+)?(?![0-9A-Za-z])" + _END)
+_ARXIV_NEW_RE = re.compile(r"(\d(?<![0-9A-Za-z]\d)(?<![0-9]\.\d)\d{3}\.\d{4,5})(?:v\d+)?(?![0-9A-Za-z])" + _END)
 _ARXIV_OLD_RE = re.compile(
-    r"(?<![0-9A-Za-z])([a-z]+(?:-[a-z]+)?)(?:\.[A-Za-z][A-Za-z-]{1,9})?/(\d{7})(?:v\d+)?(?![0-9])"
+    r"([a-z](?<![0-9A-Za-z][a-z])[a-z]*(?:-[a-z]+)?)(?:\.[A-Za-z][A-Za-z-]{1,9})?/(\d{7})(?:v\d+)?(?![0-9])"
 )
-_REF_RE = re.compile(r"(?<![&0-9])#(\d+)(?![0-9])")
-_DATE_RE = re.compile(r"(?<![0-9])((?:19|20)\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})日?" + _END)
-_MONTH_RE = re.compile(r"(?<![0-9])((?:19|20)\d\d)[-/年](\d{1,2})月?" + _END)
-_TIME_RE = re.compile(r"(?<![0-9])(?<!\d:)([01]?\d|2[0-3]):([0-5]\d)(?![0-9]|:\d)")
-_JOINED_NAME_RE = re.compile(r"(?<![0-9A-Za-z])([A-Z][A-Za-z]+) ([A-Z]\d{1,2}(?:\.\d+)?)(?![0-9A-Za-z.-])")
-_NAME_RE = re.compile(r"(?<![0-9A-Za-z_\x00])[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*")
+# Every old-style ID has this tail, and most documents none: it spares the pass over every word.
+_OLD_ID_TAIL_RE = re.compile(r"/\d{7}")
+_REF_RE = re.compile(r"#(?<![&0-9]#)(\d+)(?![0-9])")
+_DATE_RE = re.compile(r"((?:19|20)(?<![0-9]\d\d)\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})日?" + _END)
+_MONTH_RE = re.compile(r"((?:19|20)(?<![0-9]\d\d)\d\d)[-/年](\d{1,2})月?" + _END)
+# "[01]?\d|2[0-3]" before a colon, first digit first: what follows it (":" or a digit) decides
+# between one and two digits, so trying two first (the greedy "?") finds the same match.
+_TIME_RE = re.compile(r"(\d(?<![0-9]\d)(?<!\d:\d)(?:(?<=[01])\d|(?<=2)[0-3])?):([0-5]\d)(?![0-9]|:\d)")
+_JOINED_NAME_RE = re.compile(r"([A-Z](?<![0-9A-Za-z][A-Z])[A-Za-z]+) ([A-Z]\d{1,2}(?:\.\d+)?)(?![0-9A-Za-z.-])")
+# A name without a digit states nothing and is left in place, and so is every name inside its run
+# of [A-Za-z0-9.-]: the lookahead rejects those without calling back into Python.
+_NAME_RE = re.compile(r"[A-Za-z](?<![0-9A-Za-z_\x00][A-Za-z])(?=[A-Za-z0-9.-]*[0-9])[A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*")
 _V_VERSION_RE = re.compile(r"[vV](\d+(?:\.\d+)+)")
-_VERSION_RE = re.compile(r"(?<![0-9A-Za-z.\x00])\d+\.\d+\.\d+(?:\.\d+)?(?![0-9A-Za-z])" + _END)
-_CHAIN_RE = re.compile(r"(?<![0-9A-Za-z.\x00-])\d+(?:-\d+){2,}(?![0-9A-Za-z])")
+_VERSION_RE = re.compile(r"\d(?<![0-9A-Za-z.\x00]\d)\d*\.\d+\.\d+(?:\.\d+)?(?![0-9A-Za-z])" + _END)
+_CHAIN_RE = re.compile(r"\d(?<![0-9A-Za-z.\x00-]\d)\d*(?:-\d+){2,}(?![0-9A-Za-z])")
 _RANGE_RE = re.compile(
     rf"(?<![0-9A-Za-z.\x00])(?:(?P<cmp>>=|<=|[<>≤≥~≈]|约)\s?)?"
     rf"(?P<a>{_NUM})(?P<ua>{_UNIT})?\s?(?:-|~|至|到)\s?(?P<b>{_NUM})\s?(?P<ub>{_UNIT})?" + _END
@@ -470,6 +500,10 @@ _NUMBER_RE = re.compile(
     rf"(?<![0-9A-Za-z.\x00])(?:(?P<cmp>>=|<=|[<>≤≥~≈]|约)\s?)?(?P<sign>[-+]?)(?P<cur>[$¥€£]?)"
     rf"(?P<n>{_NUM})(?:\s?(?P<u>%|‰|×)|(?P<u2>{_UNIT}))?" + _END
 )
+# Ranges and numbers begin with optional parts, so they keep their leading lookbehind and are
+# tried only where one can begin: a character that can come first, not after [0-9A-Za-z.\x00].
+_RANGE_STARTS_RE = re.compile(r"[<>≤≥~≈约\d](?<![0-9A-Za-z.\x00][\s\S])")
+_NUMBER_STARTS_RE = re.compile(r"[<>≤≥~≈约+\-$¥€£\d](?<![0-9A-Za-z.\x00][\s\S])")
 _UNIT_CANON = {"x": "×", "X": "×", "k": "K", "bits": "bit"}
 _CMP_CANON = {">=": "≥", "<=": "≤", "~": "", "≈": "", "约": ""}
 
@@ -510,6 +544,33 @@ def _take(work: str, pattern: re.Pattern[str], render: Render, found: set[str]) 
     return pattern.sub(replace, work)
 
 
+def _take_at(work: str, starts: re.Pattern[str], pattern: re.Pattern[str], render: Render, found: set[str]) -> str:
+    """`_take`, trying `pattern` only where `starts` (one character each) says a match can begin.
+
+    The same scan as `pattern.sub`: left to right, a match resumes the scan at its end. `match`
+    with a position still lets the lookbehind see the characters before it.
+    """
+    parts: list[str] = []
+    done = 0  # work[:done] is in `parts`
+    resume = 0
+    for start in starts.finditer(work):
+        at = start.start()
+        if at < resume:
+            continue
+        m = pattern.match(work, at)
+        if m is None:
+            continue
+        resume = m.end()
+        fact = render(m)
+        if fact is None:
+            continue
+        found.update([fact] if isinstance(fact, str) else fact)
+        parts += (work[done:at], _BLANK * (resume - at))
+        done = resume
+    parts.append(work[done:])
+    return "".join(parts)
+
+
 def facts(s: str) -> set[str]:
     """The checkable facts `s` states, normalised so that two texts can be compared as sets.
 
@@ -525,23 +586,21 @@ def facts(s: str) -> set[str]:
     """
     work = _fold_text(_ENUMERATOR_RE.sub(" ", s), squeeze=False)
     found: set[str] = set()
-    steps: list[tuple[re.Pattern[str], Render]] = [
-        (_FLAG_RE, lambda m: m.group()),
-        (_ARXIV_NEW_RE, lambda m: m[1]),
-        (_ARXIV_OLD_RE, lambda m: f"{m[1].lower()}/{m[2]}"),
-        (_REF_RE, lambda m: f"#{m[1]}"),
-        (_DATE_RE, _render_date),
-        (_MONTH_RE, _render_month),
-        (_TIME_RE, lambda m: f"{int(m[1]):02d}:{m[2]}"),
-        (_JOINED_NAME_RE, lambda m: f"{m[1]}-{m[2]}".lower()),
-        (_NAME_RE, _render_name),
-        (_VERSION_RE, lambda m: m.group()),
-        (_CHAIN_RE, lambda m: m.group()),
-        (_RANGE_RE, _render_range),
-        (_NUMBER_RE, _render_number),
-    ]
-    for pattern, render in steps:  # most specific first: "Qwen3-14B" is a name, not a range
-        work = _take(work, pattern, render, found)
+    # Most specific first: "Qwen3-14B" is a name, not a range.
+    work = _take(work, _FLAG_RE, lambda m: m.group(), found)
+    work = _take(work, _ARXIV_NEW_RE, lambda m: m[1], found)
+    if _OLD_ID_TAIL_RE.search(work):
+        work = _take(work, _ARXIV_OLD_RE, lambda m: f"{m[1].lower()}/{m[2]}", found)
+    work = _take(work, _REF_RE, lambda m: f"#{m[1]}", found)
+    work = _take(work, _DATE_RE, _render_date, found)
+    work = _take(work, _MONTH_RE, _render_month, found)
+    work = _take(work, _TIME_RE, lambda m: f"{int(m[1]):02d}:{m[2]}", found)
+    work = _take(work, _JOINED_NAME_RE, lambda m: f"{m[1]}-{m[2]}".lower(), found)
+    work = _take(work, _NAME_RE, _render_name, found)
+    work = _take(work, _VERSION_RE, lambda m: m.group(), found)
+    work = _take(work, _CHAIN_RE, lambda m: m.group(), found)
+    work = _take_at(work, _RANGE_STARTS_RE, _RANGE_RE, _render_range, found)
+    _take_at(work, _NUMBER_STARTS_RE, _NUMBER_RE, _render_number, found)
     return found
 
 
