@@ -477,8 +477,6 @@ _ARXIV_NEW_RE = re.compile(r"(\d(?<![0-9A-Za-z]\d)(?<![0-9]\.\d)\d{3}\.\d{4,5})(
 _ARXIV_OLD_RE = re.compile(
     r"([a-z](?<![0-9A-Za-z][a-z])[a-z]*(?:-[a-z]+)?)(?:\.[A-Za-z][A-Za-z-]{1,9})?/(\d{7})(?:v\d+)?(?![0-9])"
 )
-# Every old-style ID has this tail, and most documents none: it spares the pass over every word.
-_OLD_ID_TAIL_RE = re.compile(r"/\d{7}")
 _REF_RE = re.compile(r"#(?<![&0-9]#)(\d+)(?![0-9])")
 _DATE_RE = re.compile(r"((?:19|20)(?<![0-9]\d\d)\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})日?" + _END)
 _MONTH_RE = re.compile(r"((?:19|20)(?<![0-9]\d\d)\d\d)[-/年](\d{1,2})月?" + _END)
@@ -501,8 +499,11 @@ _NUMBER_RE = re.compile(
     rf"(?P<n>{_NUM})(?:\s?(?P<u>%|‰|×)|(?P<u2>{_UNIT}))?" + _END
 )
 # Ranges and numbers begin with optional parts, so they keep their leading lookbehind and are
-# tried only where one can begin: a character that can come first, not after [0-9A-Za-z.\x00].
-_RANGE_STARTS_RE = re.compile(r"[<>≤≥~≈约\d](?<![0-9A-Za-z.\x00][\s\S])")
+# tried only where one can begin: a character that can come first, not after [0-9A-Za-z.\x00]
+# (and for a range, followed by what every range has: a separator and a digit, units aside).
+_RANGE_STARTS_RE = re.compile(
+    r"[<>≤≥~≈约\d](?<![0-9A-Za-z.\x00][\s\S])(?==?\s?[\d,.]*(?:%|‰|×|[xX]|bits?|[KkMBGT])?\s?[-~至到]\s?\d)"
+)
 _NUMBER_STARTS_RE = re.compile(r"[<>≤≥~≈约+\-$¥€£\d](?<![0-9A-Za-z.\x00][\s\S])")
 _UNIT_CANON = {"x": "×", "X": "×", "k": "K", "bits": "bit"}
 _CMP_CANON = {">=": "≥", "<=": "≤", "~": "", "≈": "", "约": ""}
@@ -531,24 +532,44 @@ def _number(n: str, unit: str | None) -> str:
 Render = Callable[[re.Match[str]], "str | list[str] | None"]
 
 
-def _take(work: str, pattern: re.Pattern[str], render: Render, found: set[str]) -> str:
-    """Add what `pattern` finds to `found`; blank it out of `work` so later patterns skip it."""
+@dataclass(frozen=True)
+class _Pass:
+    """One kind of fact: its pattern and how a match reads as facts, and what spares the work.
+
+    `needs` is found in every match and begins with a literal, which `re` finds fast: a text
+    without it skips the pass (most documents have no time, version or old-style arXiv ID).
+    `starts` finds, one character each, where a match of a pattern that begins with optional
+    parts can begin; the pattern is tried only there.
+    """
+
+    pattern: re.Pattern[str]
+    render: Render
+    needs: re.Pattern[str] | None = None
+    starts: re.Pattern[str] | None = None
+
+
+def _take(work: str, step: _Pass, found: set[str]) -> str:
+    """Add what `step` finds to `found`; blank it out of `work` so later patterns skip it."""
+    if step.needs is not None and not step.needs.search(work):
+        return work
+    if step.starts is not None:
+        return _take_at(work, step.starts, step, found)
 
     def replace(m: re.Match[str]) -> str:
-        fact = render(m)
+        fact = step.render(m)
         if fact is None:
             return m.group()
         found.update([fact] if isinstance(fact, str) else fact)
         return _BLANK * (m.end() - m.start())
 
-    return pattern.sub(replace, work)
+    return step.pattern.sub(replace, work)
 
 
-def _take_at(work: str, starts: re.Pattern[str], pattern: re.Pattern[str], render: Render, found: set[str]) -> str:
-    """`_take`, trying `pattern` only where `starts` (one character each) says a match can begin.
+def _take_at(work: str, starts: re.Pattern[str], step: _Pass, found: set[str]) -> str:
+    """`_take` trying the pattern only where `starts` says a match can begin.
 
     The same scan as `pattern.sub`: left to right, a match resumes the scan at its end. `match`
-    with a position still lets the lookbehind see the characters before it.
+    at a position still lets the lookbehind see the characters before it.
     """
     parts: list[str] = []
     done = 0  # work[:done] is in `parts`
@@ -557,11 +578,11 @@ def _take_at(work: str, starts: re.Pattern[str], pattern: re.Pattern[str], rende
         at = start.start()
         if at < resume:
             continue
-        m = pattern.match(work, at)
+        m = step.pattern.match(work, at)
         if m is None:
             continue
         resume = m.end()
-        fact = render(m)
+        fact = step.render(m)
         if fact is None:
             continue
         found.update([fact] if isinstance(fact, str) else fact)
@@ -586,21 +607,8 @@ def facts(s: str) -> set[str]:
     """
     work = _fold_text(_ENUMERATOR_RE.sub(" ", s), squeeze=False)
     found: set[str] = set()
-    # Most specific first: "Qwen3-14B" is a name, not a range.
-    work = _take(work, _FLAG_RE, lambda m: m.group(), found)
-    work = _take(work, _ARXIV_NEW_RE, lambda m: m[1], found)
-    if _OLD_ID_TAIL_RE.search(work):
-        work = _take(work, _ARXIV_OLD_RE, lambda m: f"{m[1].lower()}/{m[2]}", found)
-    work = _take(work, _REF_RE, lambda m: f"#{m[1]}", found)
-    work = _take(work, _DATE_RE, _render_date, found)
-    work = _take(work, _MONTH_RE, _render_month, found)
-    work = _take(work, _TIME_RE, lambda m: f"{int(m[1]):02d}:{m[2]}", found)
-    work = _take(work, _JOINED_NAME_RE, lambda m: f"{m[1]}-{m[2]}".lower(), found)
-    work = _take(work, _NAME_RE, _render_name, found)
-    work = _take(work, _VERSION_RE, lambda m: m.group(), found)
-    work = _take(work, _CHAIN_RE, lambda m: m.group(), found)
-    work = _take_at(work, _RANGE_STARTS_RE, _RANGE_RE, _render_range, found)
-    _take_at(work, _NUMBER_STARTS_RE, _NUMBER_RE, _render_number, found)
+    for step in _PASSES:
+        work = _take(work, step, found)
     return found
 
 
@@ -635,3 +643,21 @@ def _render_number(m: re.Match[str]) -> str:
     cmp = _CMP_CANON.get(m["cmp"] or "", m["cmp"] or "")
     sign = "-" if m["sign"] == "-" else ""
     return f"{cmp}{sign}{m['cur']}{_number(m['n'], m['u'] or m['u2'])}"
+
+
+# Most specific first: "Qwen3-14B" is a name, not a range.
+_PASSES: tuple[_Pass, ...] = (
+    _Pass(_FLAG_RE, lambda m: m.group()),
+    _Pass(_ARXIV_NEW_RE, lambda m: m[1], needs=re.compile(r"\.\d{4}")),
+    _Pass(_ARXIV_OLD_RE, lambda m: f"{m[1].lower()}/{m[2]}", needs=re.compile(r"/\d{7}")),
+    _Pass(_REF_RE, lambda m: f"#{m[1]}"),
+    _Pass(_DATE_RE, _render_date),
+    _Pass(_MONTH_RE, _render_month),
+    _Pass(_TIME_RE, lambda m: f"{int(m[1]):02d}:{m[2]}", needs=re.compile(r":[0-5]\d")),
+    _Pass(_JOINED_NAME_RE, lambda m: f"{m[1]}-{m[2]}".lower(), needs=re.compile(r" [A-Z]\d")),
+    _Pass(_NAME_RE, _render_name),
+    _Pass(_VERSION_RE, lambda m: m.group(), needs=re.compile(r"\.\d+\.\d")),
+    _Pass(_CHAIN_RE, lambda m: m.group(), needs=re.compile(r"-\d+-\d")),
+    _Pass(_RANGE_RE, _render_range, needs=re.compile(r"[-~至到]\s?\d"), starts=_RANGE_STARTS_RE),
+    _Pass(_NUMBER_RE, _render_number, starts=_NUMBER_STARTS_RE),
+)

@@ -152,7 +152,8 @@ PIECES = [
     "DeepSeek V4", "H100", "--ipc=host", "--a", "#34759", "&#12", "arXiv:", "2605.11093", "v2", "hep-th/9901001",
     "math.GT/", "0309136", "3.6%", "16,200", "1,2", ",000", "~", "约", "≈", ">=", "<", "至", "到", "5", "6.5×",
     "x", "X ", "bits", "bit", "K", "k", "B", "$", "¥", "-", "+", "1-2-3", "0.4–6.8%", "\n", "\n- ", "\n1. ",
-    "**", "１．", "①", "\x00", "推理", "．", "% ", "‰", "T", "GB",
+    "**", "１．", "①", "\x00", "推理", "．", "% ", "‰", "T", "GB", "1", "12", "7", "19", "20", ":30", ":5", "/1",
+    "-1", ".1", ".", "a", "Z", "_", "&", "=", "=1", "٣",
 ]  # fmt: skip
 
 text_from_alphabet = st.text(alphabet=ALPHABET, max_size=80)
@@ -175,8 +176,8 @@ def test_facts_is_the_reference_on_mixed_text(s: str) -> None:
     "s",
     [
         pytest.param("x--a-flag --b=1", id="flag-after-word"),
-        pytest.param("1:2:3 12:30 23:59 24:00 9:05 012:30", id="times"),
-        pytest.param("2026-09-22-1050 1999/1/2 2031年12月", id="dates"),
+        pytest.param("1:2:3 12:30 23:59 24:00 9:05 012:30 1:12:30 22:00:22:00", id="times"),
+        pytest.param("2026-09-22-1050 1999/1/2 2031年12月 12019-01-01 x2019-01 32019年1月", id="dates"),
         pytest.param("foo-bar.-5 abc.d1 a-b-c9 v1.2.3 V4.0", id="names-with-and-without-digits"),
         pytest.param("约 5-6 ~3至4 >=1,000–2,000x 2bits-3bit", id="ranges"),
         pytest.param("-3% +4 $12.93B ¥5 ≈7 约 8 < 9", id="numbers"),
