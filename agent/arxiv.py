@@ -41,15 +41,25 @@ _ARCHIVE_ALT = "|".join(sorted((re.escape(a) for a in OLD_ARCHIVES), key=len, re
 # Finding accepts only known archives (anything-slash-seven-digits is too common in paths);
 # normalising accepts any archive-shaped word so that `validate` can name the unknown archive.
 _ARCHIVE_FIRST = "".join(sorted({a[0] for a in OLD_ARCHIVES}))
-# The lookahead on the first character only makes the scan fast: without it every position of
-# a Chinese document tries all the archive names before failing.
-_FIND_RE = re.compile(
-    rf"(?=[0-9{_ARCHIVE_FIRST}])(?<![0-9A-Za-z])(?<![0-9]\.)"
-    rf"(?:(?:{_ARCHIVE_ALT})(?:\.[A-Za-z][A-Za-z-]{{1,9}})?/\d{{7}}|\d{{4}}\.\d{{4,5}})"
+# New- and old-style IDs are found by two patterns: their first characters differ (a digit, a
+# letter), and neither can begin inside the other, so together they find what one would. The
+# new-style one begins with the digit it consumes, which `re` skips ahead to (a pattern that
+# begins with a lookbehind or lookahead runs its matcher at every position of a document);
+# its lookbehinds step back over that digit.
+_FIND_NEW_RE = re.compile(
+    r"\d(?<![0-9A-Za-z]\d)(?<![0-9]\.\d)\d{3}\.\d{4,5}(?:v\d+)?(?![0-9A-Za-z])(?!\.\d)", re.IGNORECASE
+)
+# The old-style one looks at every word, so it runs only on a text with a "/" and seven digits,
+# which every old-style ID has and few documents do. The lookahead on the first character
+# spares trying every archive name at each position.
+_FIND_OLD_RE = re.compile(
+    rf"(?=[{_ARCHIVE_FIRST}])(?<![0-9A-Za-z])(?<![0-9]\.)"
+    rf"(?:{_ARCHIVE_ALT})(?:\.[A-Za-z][A-Za-z-]{{1,9}})?/\d{{7}}"
     r"(?:v\d+)?"
     r"(?![0-9A-Za-z])(?!\.\d)",
     re.IGNORECASE,
 )
+_OLD_TAIL_RE = re.compile(r"/\d{7}")
 _SHAPE_RE = re.compile(
     r"(?:(?P<arch>[a-z]+(?:-[a-z]+)?)(?:\.(?P<subj>[a-z][a-z-]{1,9}))?/(?P<onum>\d{7})"
     r"|(?P<yymm>\d{4})\.(?P<num>\d{4,5}))"
@@ -138,14 +148,25 @@ class _OneToOne(dict[int, str]):
 _ONE_TO_ONE = _OneToOne()
 
 
+# Characters NFKC leaves as they are (each one checked in the tests): ASCII, CJK ideographs and
+# the commonest CJK punctuation, most of a document. `_fold_1to1` skips them.
+_FOLDS_TO_ITSELF_RE = re.compile("[\x00-\x7f\u3001\u3002\u300a\u300b\u3010\u3011\u4e00-\u9fff]+")
+
+
 def _fold_1to1(text: str) -> str:
     """NFKC each character where that yields one character (fullwidth ２６０９．１９６５７ → 2609.19657).
 
-    Character by character so offsets into the result are offsets into `text`.
+    Character by character so offsets into the result are offsets into `text`. One whole-text
+    replace per distinct character that changes: what a character folds to is NFKC already
+    (tested), so the order of the replaces does not matter.
     """
     if text.isascii():
         return text
-    return text.translate(_ONE_TO_ONE)
+    for c in set(_FOLDS_TO_ITSELF_RE.sub("", text)):
+        folded = _ONE_TO_ONE[ord(c)]
+        if folded != c:
+            text = text.replace(c, folded)
+    return text
 
 
 def _plausible_bare(arxiv_id: ArxivId) -> bool:
@@ -174,7 +195,10 @@ def find_ids(text: str) -> list[ArxivMatch]:
     """
     folded = _fold_1to1(text)
     found: list[ArxivMatch] = []
-    for m in _FIND_RE.finditer(folded):
+    matches = list(_FIND_NEW_RE.finditer(folded))
+    if _OLD_TAIL_RE.search(folded):
+        matches = sorted([*matches, *_FIND_OLD_RE.finditer(folded)], key=lambda m: m.start())
+    for m in matches:
         arxiv_id = normalise(m.group())
         before = folded[max(0, m.start() - _CONTEXT) : m.start()]
         via: Literal["prefix", "url", "bare"]
