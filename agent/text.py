@@ -628,7 +628,7 @@ def _render_name(m: re.Match[str]) -> str | None:
     token = m.group()
     if v := _V_VERSION_RE.fullmatch(token):
         return v[1]
-    return token.lower() if any(c.isdigit() for c in token) else None
+    return token.lower() if any(map(str.isdigit, token)) else None
 
 
 def _render_range(m: re.Match[str]) -> list[str]:
@@ -640,9 +640,9 @@ def _render_range(m: re.Match[str]) -> list[str]:
 
 
 def _render_number(m: re.Match[str]) -> str:
-    cmp = _CMP_CANON.get(m["cmp"] or "", m["cmp"] or "")
-    sign = "-" if m["sign"] == "-" else ""
-    return f"{cmp}{sign}{m['cur']}{_number(m['n'], m['u'] or m['u2'])}"
+    cmp, sign, cur, n, u, u2 = m.group("cmp", "sign", "cur", "n", "u", "u2")
+    cmp = _CMP_CANON.get(cmp, cmp) if cmp else ""
+    return f"{cmp}{'-' if sign == '-' else ''}{cur}{_number(n, u or u2)}"
 
 
 # Most specific first: "Qwen3-14B" is a name, not a range.
