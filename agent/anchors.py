@@ -135,7 +135,7 @@ class AnchorRegistry:
         then the subjects that share the most with it. At most `limit`, however long the
         history: what a prompt lists is bounded by relevance, not by how much is anchored."""
         keys = id_keys(text)
-        urls = {normalise_url(u) for u in _URL.findall(text)}
+        urls = {normalise_url(u) for u in find_urls(text)}
         found = [self._position.get(("arxiv", k)) for k in keys] + [self._position.get(("url", u)) for u in urls]
         hits = [self.anchors[i] for i in sorted(i for i in found if i is not None)]
         # A subject scores the share of its tokens the text contains. Subjects share tokens
@@ -274,7 +274,7 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
             continue
         for a in find_ids(t):
             out.append(Anchor("arxiv", a.id.key, t[:80], first, doc.path, text=t, display_id=a.id.display))
-        for u in _URL.findall(t):
+        for u in find_urls(t):
             out.append(Anchor("url", normalise_url(u), t[:80], first, doc.path, text=t))
         if t.startswith(("-", "*")):
             subject = re.sub(r"^[-*]\s+|\*\*", "", t).split("：", 1)[0].strip()
@@ -332,6 +332,13 @@ def bare_name(name: str) -> str:
     while (shorter := _DATE_TAIL.sub("", out)) != out:
         out = shorter
     return out.strip() or name.strip()
+
+
+def find_urls(text: str) -> list[str]:
+    """`_URL.findall(text)`, word by word: a match holds no whitespace and `_URL` looks neither
+    behind nor ahead, so the words with a '/' give the same matches, and the regex skips the
+    rest of a 20 kB document (most of the time `relevant_to` took)."""
+    return [u for word in text.split() if "/" in word for u in _URL.findall(word)]
 
 
 def normalise_url(url: str) -> str:

@@ -11,7 +11,7 @@ extractor falls back to learning the body through the client.
 
 from __future__ import annotations
 
-import copy
+import json
 from functools import cache
 from importlib import metadata
 from typing import Any
@@ -73,8 +73,16 @@ def request_body(request: ExtractionRequest, config: LLMConfig) -> dict[str, Any
         "messages": [dict(m) for m in request.messages],
         "model": config.model,
         "temperature": config.temperature,
-        **copy.deepcopy(part),
+        **json.loads(_response_json(config.mode)),
     }
+
+
+@cache
+def _response_json(mode: str) -> str:
+    """`_response_part(mode)` as JSON, so that each body gets its own copy for a parse (a deep
+    copy of the schema, ~500 nodes, took most of a warm re-run's stored-answer reads). The part
+    is plain JSON data, so the copy is equal to it (tests/test_fast_paths.py)."""
+    return json.dumps(_response_part(mode))
 
 
 def cassettes_answer(requests: list[ExtractionRequest], config: LLMConfig) -> bool:

@@ -1,0 +1,83 @@
+"""Each faster path of the deterministic stages gives exactly what the plain one it replaced gives.
+
+The plain versions are kept here as the definitions; hypothesis draws texts from the pieces the
+fast paths take shortcuts on (whitespace of every kind, URL fragments, CJK runs, case variants).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent.anchors import _URL, find_urls
+from agent.chunking import estimate_tokens
+from agent.llm.body import _response_json, _response_part
+
+SPACES = [" ", "\n", "\t", "\u3000", "\xa0", "\x1c", "\u2028", "\x85", "\u200b", "\ufeff"]
+URLISH = [
+    "https://",
+    "http://",
+    "www.",
+    "github.com/",
+    "arxiv.org/abs/2605.11093",
+    "huggingface.co/",
+    "x-y.ai/",
+    "a.io/b",
+    "foo.dev/",
+    ".com/",
+    "/",
+    "GitHub.com/",
+    "）",
+    ")",
+    "，",
+    "；",
+    "|",
+    ",",
+    "a",
+    "推理",
+]
+CJK = ["推理", "缓存", "，", "。", "ｖ", "\u3400", "\u9fff", "\uff00", "\uffef", "\u33ff", "\ua000", "x", "1"]
+
+
+def urls_plain(text: str) -> list[str]:
+    return _URL.findall(text)
+
+
+def tokens_plain(text: str) -> int:
+    cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
+    return max(1, cjk + (len(text) - cjk + 3) // 4)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(URLISH + SPACES) | st.text(max_size=3), max_size=30))
+def test_urls_word_by_word_are_the_regex_over_the_text(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert find_urls(text) == urls_plain(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(CJK + SPACES) | st.text(max_size=3), max_size=40))
+def test_token_estimate_counts_each_cjk_character(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert estimate_tokens(text) == tokens_plain(text)
+
+
+def test_plain_versions_see_what_they_should() -> None:
+    """The definitions themselves are not vacuous."""
+    assert urls_plain("见 https://github.com/x/y，和 arxiv.org/abs/1") == ["github.com/x/y", "arxiv.org/abs/1"]
+    assert tokens_plain("推理ab") == 3 and re.sub("[a-z]", "", "推理ab") == "推理"
+
+
+def test_response_part_copies_are_the_part() -> None:
+    """Each request body parses its own copy of the schema part from JSON: equal, types and key
+    order included (a tuple would come back a list and compare unequal), and never shared."""
+    for mode in ("tools", "json_schema"):
+        part = _response_part(mode)
+        copy = json.loads(_response_json(mode))
+        assert part is not None and copy == part and list(copy) == list(part)
+        assert json.dumps(copy) == json.dumps(part)
+        copy[next(iter(copy))] = None
+        assert json.loads(_response_json(mode)) == part
