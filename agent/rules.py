@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -318,7 +319,7 @@ class _SubjectIndex:
     def __init__(self) -> None:
         self._by_doc: dict[str, list[tuple[int, Candidate]]] = {}
         self._by_key: dict[str, list[tuple[int, str]]] = {}  # "arxiv:…" / "url:…" -> (group, document)
-        self._by_gram: dict[str, list[tuple[int, int]]] = {}  # title bigram -> (claim, its count)
+        self._by_gram: dict[str, tuple[list[int], list[int]]] = {}  # title bigram -> (claims, their counts)
         self._claims: list[tuple[int, str, int]] = []  # (group, document, bigram total), by claim number
 
     @staticmethod
@@ -331,10 +332,15 @@ class _SubjectIndex:
         for key in self._keys(c):
             hits.update(gi for gi, doc in self._by_key.get(key, ()) if doc != path)
         grams, total = bigram_counts(c.claim.title)
-        shared: dict[int, int] = {}
+        shared: Counter[int] = Counter()
         for gram, n in grams.items():
-            for i, m in self._by_gram.get(gram, ()):
-                shared[i] = shared.get(i, 0) + min(n, m)
+            if (posting := self._by_gram.get(gram)) is None:
+                continue
+            if n == 1:  # min(1, m) is 1 for every claim with the bigram: counted in C
+                shared.update(posting[0])
+            else:
+                for i, m in zip(*posting, strict=True):
+                    shared[i] += min(n, m)
         pairs = shared.items() if total else ((i, 0) for i in range(len(self._claims)))  # an empty title
         for i, overlap in pairs:
             gi, doc, other = self._claims[i]
@@ -349,7 +355,9 @@ class _SubjectIndex:
             self._by_key.setdefault(key, []).append((gi, c.doc.path))
         grams, total = bigram_counts(c.claim.title)
         for gram, n in grams.items():
-            self._by_gram.setdefault(gram, []).append((len(self._claims), n))
+            claims, counts = self._by_gram.setdefault(gram, ([], []))
+            claims.append(len(self._claims))
+            counts.append(n)
         self._claims.append((gi, c.doc.path, total))
 
 
