@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from agent.anchors import Anchor, AnchorRegistry, bare_name, normalise_url
 from agent.arxiv import find_ids, id_keys, key_of, validate
@@ -126,10 +126,9 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
     findings: list[Finding] = []
     order = 0
     for r in results:
-        if r.extraction is None:
+        if r.extraction is None or not r.extraction.claims:
             continue
-        doc_ids = id_keys(r.doc.text)
-        doc_facts = facts(r.doc.text)
+        doc_facts, doc_ids = document_facts(r.doc.text)
         for claim in r.extraction.claims:
             order += 1
             cand, f = _ground_claim(claim, r, doc_ids, doc_facts, order)
@@ -138,8 +137,17 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
     return kept, findings
 
 
+@lru_cache(maxsize=512)
+def document_facts(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What grounding checks every claim of a document against: the facts it states and the
+    arXiv keys it writes. Memoised on the text, so that a live run can compute them as each
+    answer arrives (`agent.pipeline.extract`), while the endpoint is still answering the
+    others, instead of after the last one: they are most of the rule layer's time."""
+    return frozenset(facts(text)), id_keys(text)
+
+
 def _ground_claim(
-    claim: Claim, r: DocResult, doc_ids: frozenset[str], doc_facts: set[str], order: int
+    claim: Claim, r: DocResult, doc_ids: frozenset[str], doc_facts: frozenset[str], order: int
 ) -> tuple[Candidate | None, list[Finding]]:
     """One claim through grounding: dropped whole, or kept with what could not be found removed."""
     assert r.extraction is not None

@@ -6,7 +6,6 @@ fast paths take shortcuts on (whitespace of every kind, URL fragments, CJK runs,
 
 from __future__ import annotations
 
-import json
 import re
 
 from hypothesis import given, settings
@@ -15,7 +14,6 @@ from hypothesis import strategies as st
 from agent.anchors import _URL, find_urls
 from agent.chunking import estimate_tokens
 from agent.injection import _CUES, _ORDERS, _UNFOLDED, suspect
-from agent.llm.body import _response_json, _response_part
 
 SPACES = [" ", "\n", "\t", "\u3000", "\xa0", "\x1c", "\u2028", "\x85", "\u200b", "\ufeff"]
 URLISH = [
@@ -70,18 +68,6 @@ def test_plain_versions_see_what_they_should() -> None:
     """The definitions themselves are not vacuous."""
     assert urls_plain("见 https://github.com/x/y，和 arxiv.org/abs/1") == ["github.com/x/y", "arxiv.org/abs/1"]
     assert tokens_plain("推理ab") == 3 and re.sub("[a-z]", "", "推理ab") == "推理"
-
-
-def test_response_part_copies_are_the_part() -> None:
-    """Each request body parses its own copy of the schema part from JSON: equal, types and key
-    order included (a tuple would come back a list and compare unequal), and never shared."""
-    for mode in ("tools", "json_schema"):
-        part = _response_part(mode)
-        copy = json.loads(_response_json(mode))
-        assert part is not None and copy == part and list(copy) == list(part)
-        assert json.dumps(copy) == json.dumps(part)
-        copy[next(iter(copy))] = None
-        assert json.loads(_response_json(mode)) == part
 
 
 ORDER_PIECES = [
