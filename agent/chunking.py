@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from schemas.extraction import FileExtraction
 
 REL_RANK = {"高": 3, "中": 2, "邻接": 1, "参考": 0}
-_CJK = re.compile("[\u3400-\u9fff\uff00-\uffef]")
+_CJK = re.compile("[\u3400-\u9fff\uff00-\uffef]+")  # runs: one replacement per run, not per character
 
 
 def estimate_tokens(text: str) -> int:

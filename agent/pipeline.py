@@ -31,7 +31,7 @@ from agent.labels import ZH
 from agent.outputs import check_out, out_path_for, write_set
 from agent.prompting import Template, build_requests, load_template, load_template_file
 from agent.render import render
-from agent.rules import DocResult, Finding
+from agent.rules import DocResult, Finding, document_facts
 from agent.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.trace import run_record
 from agent.workspace import Workspace, load_workspace
@@ -122,12 +122,24 @@ def extract(
     on_result: Callable[[ExtractionResult], None] | None = None,
 ) -> list[ExtractionResult]:
     """Every request answered or failed (never raised); refuses an evening where all failed,
-    since a briefing built from nothing would read as "a quiet evening"."""
+    since a briefing built from nothing would read as "a quiet evening".
+
+    As each answer arrives, the calling thread (idle until the next one) does grounding's
+    per-document work (`rules.document_facts`), so a live run's rules are mostly done when its
+    last answer comes in."""
+    texts = {d.path: d.text for d in ev.sources}
+
+    def arrived(result: ExtractionResult) -> None:
+        if result.extraction is not None and result.extraction.claims and result.request.chunk == 0:
+            document_facts(texts.get(result.request.doc_path, ""))
+        if on_result is not None:
+            on_result(result)
+
     if extractor is None:
         with default_extractor(ev) as own:
-            results = own.extract_all(ev.requests, on_result)
+            results = own.extract_all(ev.requests, arrived)
     else:
-        results = extractor.extract_all(ev.requests, on_result)
+        results = extractor.extract_all(ev.requests, arrived)
     failed = [r for r in results if r.extraction is None]
     if results and len(failed) == len(results):
         raise LLMError(

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from agent.anchors import Anchor, AnchorRegistry, bare_name, normalise_url
 from agent.arxiv import find_ids, id_keys, key_of, validate
@@ -125,10 +126,9 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
     findings: list[Finding] = []
     order = 0
     for r in results:
-        if r.extraction is None:
+        if r.extraction is None or not r.extraction.claims:
             continue
-        doc_ids = id_keys(r.doc.text)
-        doc_facts = facts(r.doc.text)
+        doc_facts, doc_ids = document_facts(r.doc.text)
         for claim in r.extraction.claims:
             order += 1
             cand, f = _ground_claim(claim, r, doc_ids, doc_facts, order)
@@ -137,8 +137,17 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
     return kept, findings
 
 
+@lru_cache(maxsize=512)
+def document_facts(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """What grounding checks every claim of a document against: the facts it states and the
+    arXiv keys it writes. Memoised on the text, so that a live run can compute them as each
+    answer arrives (`agent.pipeline.extract`), while the endpoint is still answering the
+    others, instead of after the last one: they are most of the rule layer's time."""
+    return frozenset(facts(text)), id_keys(text)
+
+
 def _ground_claim(
-    claim: Claim, r: DocResult, doc_ids: frozenset[str], doc_facts: set[str], order: int
+    claim: Claim, r: DocResult, doc_ids: frozenset[str], doc_facts: frozenset[str], order: int
 ) -> tuple[Candidate | None, list[Finding]]:
     """One claim through grounding: dropped whole, or kept with what could not be found removed."""
     assert r.extraction is not None
@@ -318,7 +327,7 @@ class _SubjectIndex:
     def __init__(self) -> None:
         self._by_doc: dict[str, list[tuple[int, Candidate]]] = {}
         self._by_key: dict[str, list[tuple[int, str]]] = {}  # "arxiv:…" / "url:…" -> (group, document)
-        self._by_gram: dict[str, list[tuple[int, int]]] = {}  # title bigram -> (claim, its count)
+        self._by_gram: dict[str, tuple[list[int], list[int]]] = {}  # title bigram -> (claims, their counts)
         self._claims: list[tuple[int, str, int]] = []  # (group, document, bigram total), by claim number
 
     @staticmethod
@@ -331,10 +340,15 @@ class _SubjectIndex:
         for key in self._keys(c):
             hits.update(gi for gi, doc in self._by_key.get(key, ()) if doc != path)
         grams, total = bigram_counts(c.claim.title)
-        shared: dict[int, int] = {}
+        shared: Counter[int] = Counter()
         for gram, n in grams.items():
-            for i, m in self._by_gram.get(gram, ()):
-                shared[i] = shared.get(i, 0) + min(n, m)
+            if (posting := self._by_gram.get(gram)) is None:
+                continue
+            if n == 1:  # min(1, m) is 1 for every claim with the bigram: counted in C
+                shared.update(posting[0])
+            else:
+                for i, m in zip(*posting, strict=True):
+                    shared[i] += min(n, m)
         pairs = shared.items() if total else ((i, 0) for i in range(len(self._claims)))  # an empty title
         for i, overlap in pairs:
             gi, doc, other = self._claims[i]
@@ -349,7 +363,9 @@ class _SubjectIndex:
             self._by_key.setdefault(key, []).append((gi, c.doc.path))
         grams, total = bigram_counts(c.claim.title)
         for gram, n in grams.items():
-            self._by_gram.setdefault(gram, []).append((len(self._claims), n))
+            claims, counts = self._by_gram.setdefault(gram, ([], []))
+            claims.append(len(self._claims))
+            counts.append(n)
         self._claims.append((gi, c.doc.path, total))
 
 

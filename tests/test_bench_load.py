@@ -17,6 +17,9 @@ def test_the_load_benchmark_runs_every_row() -> None:
         if key != "warm":
             assert row["requests"] == row["calls"] and row["sources"] == {"live": row["calls"]}, key
     assert rows["warm"]["requests"] == 0 and rows["warm"]["sources"] == {"cache": rows["warm"]["calls"]}
+    # the client import is timed apart where a live run pays it, and a warm re-run never pays it
+    assert not rows["warm"]["client_imported"] and rows["warm"]["client_import_s"] == 0
+    assert all(rows[k]["client_imported"] and rows[k]["client_import_s"] > 0 for k in rows if k != "warm")
     assert rows["c4"]["max_in_flight"] <= 4 and rows["c1"]["max_in_flight"] == 1
     assert 0 < rows["c16"]["prefix_share_mean"] < 1
     assert result["growth"]["grown"]["baselines"] == 3

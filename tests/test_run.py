@@ -188,3 +188,24 @@ def test_an_unreadable_baseline_stops_the_run(tmp_path: Path) -> None:
     (world / "inbox" / "tom" / "2026-09-21-inference-e1prep.md").write_bytes(b"\xff\xfe")
     with pytest.raises(WorkspaceError, match="not UTF-8"):
         run(settings(tmp_path, workspace=world, cassette_dir=ROOT / "cassettes" / "world"))
+
+
+def test_grounding_work_is_done_as_answers_arrive(tmp_path: Path) -> None:
+    """`extract` computes each answered document's facts while the rest are in flight; `brief`
+    then finds them done, and the briefing is the one computed from scratch."""
+    from agent.pipeline import brief, extract, plan
+    from agent.rules import document_facts
+
+    s = settings(tmp_path)
+    ev = plan(s, for_writing=False)
+    document_facts.cache_clear()
+    seen: list[str] = []
+    results = extract(ev, on_result=lambda r: seen.append(r.request.doc_path))
+    assert sorted(seen) == sorted(r.doc_path for r in ev.requests)  # the caller's callback still runs
+    prepared = document_facts.cache_info()
+    assert prepared.currsize == len({r.request.doc_path for r in results if r.extraction and r.extraction.claims})
+    markdown = brief(ev, results).markdown
+    after = document_facts.cache_info()
+    assert after.misses == prepared.misses and after.hits > 0  # brief found every document's facts done
+    document_facts.cache_clear()
+    assert brief(ev, results).markdown == markdown

@@ -6,7 +6,10 @@ reference cassette carries exactly the request body the extractor will send.
 
 from __future__ import annotations
 
+import importlib
 import logging
+import sys
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -37,7 +40,16 @@ def build_client(config: LLMConfig, transport: httpx2.BaseTransport) -> instruct
         timeout=config.timeout_s,
         http_client=httpx2.Client(transport=transport, timeout=config.timeout_s),
     )
-    return instructor.from_openai(openai_client, mode=INSTRUCTOR_MODES[config.mode])
+    client = instructor.from_openai(openai_client, mode=INSTRUCTOR_MODES[config.mode])
+    _check_response_models_once()
+    return client
+
+
+def preload() -> None:
+    """Import what a process's first live call imports (openai's resources, instructor's OpenAI
+    provider: ~1.4 s, once per process) without sending anything: the load benchmark times it
+    apart from the calls, whose cost it is not."""
+    build_client(LLMConfig(api_key=_OFFLINE_KEY), httpx2.BaseTransport())
 
 
 def _quiet_instructor() -> None:
@@ -47,6 +59,52 @@ def _quiet_instructor() -> None:
     logger = logging.getLogger("instructor")
     if not any(isinstance(h, logging.NullHandler) for h in logger.handlers):
         logger.addHandler(logging.NullHandler())
+
+
+_REJECT = "reject_async_validators"
+_REJECT_HOME = "instructor.v2.validation.async_validators"
+
+
+def _check_response_models_once() -> None:
+    """Make instructor's async-validator check walk each response model once per process.
+
+    instructor 1.17 refuses response models carrying its async validators, and checks it about
+    seven times per call, each time walking the whole model graph (every class's attributes
+    through its MRO): a third of the CPU a live call costs in this process, which under the GIL
+    is what keeps 16 calls from being in flight at once. The check's answer depends only on the
+    class, so a model that passed once passes again; a model that fails is walked (and refused)
+    every time, as before. Every instructor module that bound the original function gets the
+    remembering one. Releases without the function are left alone.
+    """
+    try:
+        home = importlib.import_module(_REJECT_HOME)
+    except ImportError:
+        return
+    original = getattr(home, _REJECT, None)
+    if original is None or getattr(original, "remembers_passes", False):
+        return
+    remembering = _remembering(original)
+    for name, module in list(sys.modules.items()):
+        if name.startswith("instructor") and getattr(module, _REJECT, None) is original:
+            setattr(module, _REJECT, remembering)
+
+
+def _remembering(check: Callable[[Any], None]) -> Callable[[Any], None]:
+    passed: set[Any] = set()
+
+    def remembering(response_model: Any) -> None:
+        try:
+            if response_model in passed:
+                return
+        except TypeError:  # an unhashable annotation: check it every time
+            check(response_model)
+            return
+        check(response_model)
+        passed.add(response_model)
+
+    remembering.remembers_passes = True  # type: ignore[attr-defined]
+    remembering.__wrapped__ = check  # type: ignore[attr-defined]
+    return remembering
 
 
 @cache
