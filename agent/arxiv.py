@@ -150,7 +150,7 @@ _ONE_TO_ONE = _OneToOne()
 
 # Characters NFKC leaves as they are (each one checked in the tests): ASCII, CJK ideographs and
 # the commonest CJK punctuation, most of a document. `_fold_1to1` skips them.
-_FOLDS_TO_ITSELF_RE = re.compile("[\x00-\x7f\u3001\u3002\u300a\u300b\u3010\u3011\u4e00-\u9fff]+")
+_FOLDS_TO_ITSELF_RE = re.compile(r"[\x00-\x7f\u3001\u3002\u300a\u300b\u3010\u3011\u4e00-\u9fff]+")
 
 
 def _fold_1to1(text: str) -> str:

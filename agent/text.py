@@ -153,7 +153,7 @@ def _fold_text(s: str, *, squeeze: bool = True) -> str:
 # Characters that fold to themselves and combine with nothing (each one checked in the tests):
 # printable ASCII but * ` |, CJK ideographs and the commonest CJK punctuation, most of a Chinese
 # document. `_folds` drops them before collecting the distinct characters of a text.
-_FOLDS_TO_ITSELF_RE = re.compile("[ -)+-_a-{}~\u3001\u3002\u300a\u300b\u3010\u3011\u4e00-\u9fff]+")
+_FOLDS_TO_ITSELF_RE = re.compile(r"[ -)+-_a-{}~\u3001\u3002\u300a\u300b\u3010\u3011\u4e00-\u9fff]+")
 _SPACE_RUNS_RE = re.compile("  +")
 
 
