@@ -469,8 +469,8 @@ _END = r"(?![0-9]|\.\d)"
 # Every pattern below begins with the character it consumes first and checks what precedes it
 # with a lookbehind placed after that character: `re` skips ahead to a candidate character only
 # when a pattern starts with a literal or a character class, and a leading lookbehind made it
-# run its whole matcher at every position of every document. (The lookbehinds are one
-# character wider to step over the consumed one; `(?<![\w-]--)` after "--" is "not after [\w-]".)
+# run its whole matcher at every position of every document. (The lookbehinds are wider by
+# what was consumed, to step back over it: `(?<![\w-]--)` after "--" is "not after [\w-]".)
 _FLAG_RE = re.compile(r"--(?<![\w-]--)[A-Za-z][A-Za-z0-9_-]*(?:=[A-Za-z0-9_.:/@+%-]+)?")
 # A deliberate, smaller twin of agent.arxiv's finder: the two modules sit in independent layers.
 _ARXIV_NEW_RE = re.compile(r"(\d(?<![0-9A-Za-z]\d)(?<![0-9]\.\d)\d{3}\.\d{4,5})(?:v\d+)?(?![0-9A-Za-z])" + _END)
@@ -536,8 +536,9 @@ Render = Callable[[re.Match[str]], "str | list[str] | None"]
 class _Pass:
     """One kind of fact: its pattern and how a match reads as facts, and what spares the work.
 
-    `needs` is found in every match and begins with a literal, which `re` finds fast: a text
-    without it skips the pass (most documents have no time, version or old-style arXiv ID).
+    `needs` is found in every match and begins with a literal (or one of a few), which `re`
+    finds fast: a text without it skips the pass (most documents have no time, version or
+    old-style arXiv ID).
     `starts` finds, one character each, where a match of a pattern that begins with optional
     parts can begin; the pattern is tried only there.
     """
@@ -555,11 +556,16 @@ def _take(work: str, step: _Pass, found: set[str]) -> str:
     if step.starts is not None:
         return _take_at(work, step.starts, step, found)
 
+    render, add, update = step.render, found.add, found.update  # called once per match
+
     def replace(m: re.Match[str]) -> str:
-        fact = step.render(m)
+        fact = render(m)
         if fact is None:
             return m.group()
-        found.update([fact] if isinstance(fact, str) else fact)
+        if isinstance(fact, str):
+            add(fact)
+        else:
+            update(fact)
         return _BLANK * (m.end() - m.start())
 
     return step.pattern.sub(replace, work)
