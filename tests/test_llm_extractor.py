@@ -95,3 +95,23 @@ def test_config_keeps_the_key_out_of_sight(tmp_path: Path) -> None:
     assert LLMConfig(cache_dir=None).cache_dir is None
     assert "predigest" in str(LLMConfig().cache_dir)  # platformdirs, redirected by the autouse fixture
     assert str(LLMConfig().cache_dir).startswith(os.environ["XDG_CACHE_HOME"])
+
+
+def test_a_run_answered_from_the_cache_makes_no_network_transport(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Making the network transport loads the CA certificates; only a request that goes out needs it."""
+    from agent.llm import transport
+
+    made: list[str] = []
+    real = transport.network_transport
+    monkeypatch.setattr(transport, "network_transport", lambda url: made.append(url) or real(url))
+    with FakeOpenAI(default=answer_with(sample_extraction())) as server:
+        config = make_config(tmp_path, server.base_url, backend="live")
+        for expected_made, expected_sent in ((1, 3), (0, 0)):  # cold, then warm
+            made.clear()
+            server.reset_stats()
+            with LLMExtractor(config) as extractor:
+                results = extractor.extract_all(_requests(3))
+            assert all(r.extraction is not None for r in results)
+            assert (len(made), server.count) == (expected_made, expected_sent)

@@ -209,3 +209,18 @@ def test_grounding_work_is_done_as_answers_arrive(tmp_path: Path) -> None:
     assert after.misses == prepared.misses and after.hits > 0  # brief found every document's facts done
     document_facts.cache_clear()
     assert brief(ev, results).markdown == markdown
+
+
+def test_the_run_record_is_written_as_the_standard_encoder_would(tmp_path: Path) -> None:
+    """pydantic writes the .json; its bytes are `json.dumps(..., ensure_ascii=False, indent=2)`'s
+    (separators, escapes, floats), so a reader or a diff sees no difference from the old files."""
+    report = run(settings(tmp_path))
+    assert report.written.json_path is not None
+    text = report.written.json_path.read_text(encoding="utf-8")
+    assert text == json.dumps(json.loads(text), ensure_ascii=False, indent=2) + "\n"
+    tricky = json.loads(text)
+    tricky["findings"][0]["detail"] = "ctl \x01\x1f tab\t quote\" slash\\ emoji 🙂 nbsp\u00a0 del\x7f 1e-07"
+    from schemas.run import RunRecord
+
+    record = RunRecord.model_validate(tricky)
+    assert record.model_dump_json(indent=2) == json.dumps(record.model_dump(mode="json"), ensure_ascii=False, indent=2)
