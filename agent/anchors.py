@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import math
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -92,11 +94,11 @@ class AnchorRegistry:
         """The anchored subject most like `title` (named as the prompt lists it or bare), if any
         is alike enough.
 
-        Only subjects sharing a bigram with `title` can score above 0, so only those are
-        scored, and without comparing titles: the postings of `title`'s bigrams sum each
-        subject's shared bigram count, which is exactly the numerator of `similarity` (same
-        integers, so the same float). Ties go to the earliest anchor, as a full scan's `max`
-        does. Months of history mean thousands of subjects, and every claim of the evening asks."""
+        Only subjects sharing enough bigrams with `title` can reach `threshold`, so only those
+        are scored, and without comparing titles: each one's shared bigram count, summed from
+        the postings, is exactly the numerator of `similarity` (same integers, so the same
+        float). Ties go to the earliest anchor, as a full scan's `max` does. Months of history
+        mean thousands of subjects, and every claim of the evening asks."""
         title = bare_name(title)
         grams, total = bigram_counts(title)
         if not (threshold > 0 and grams):
@@ -104,25 +106,28 @@ class AnchorRegistry:
             best = max(((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=_score)
             return best[1] if best[0] >= threshold else None
         postings, totals = self._subject_grams
-        shared: dict[int, int] = {}
+        shared: Counter[int] = Counter()
         for gram, n in grams.items():
-            for i, m in postings.get(gram, ()):
-                shared[i] = shared.get(i, 0) + min(n, m)
-        scored = ((2 * shared[i] / (total + totals[i]), i) for i in sorted(shared))
+            for k in range(1, n + 1):  # min(n, m) is the number of k <= n with m >= k
+                shared.update(postings.get((gram, k), ()))
+        least = _least_shared(threshold, total)  # fewer cannot reach the threshold: not scored
+        scored = ((2 * shared[i] / (total + totals[i]), i) for i in sorted(i for i, m in shared.items() if m >= least))
         score, i = max(scored, default=(0.0, -1), key=_score)
         return self.anchors[i] if i >= 0 and score >= threshold else None
 
     @cached_property
-    def _subject_grams(self) -> tuple[dict[str, list[tuple[int, int]]], dict[int, int]]:
-        """bigram -> (index, count) of the subject anchors whose bare name has it, and each such
-        anchor's bigram total: what `subject` sums instead of comparing."""
-        index: dict[str, list[tuple[int, int]]] = {}
+    def _subject_grams(self) -> tuple[dict[tuple[str, int], list[int]], dict[int, int]]:
+        """(bigram, k) -> the subject anchors whose bare name has that bigram k times or more, and
+        each such anchor's bigram total: `subject` counts a title's shared bigrams by counting
+        postings (in C, `Counter.update`) instead of comparing titles."""
+        index: dict[tuple[str, int], list[int]] = {}
         totals: dict[int, int] = {}
         for i, a in enumerate(self.anchors):
             if a.kind == "subject":
                 grams, totals[i] = bigram_counts(bare_name(a.key))
                 for g, n in grams.items():
-                    index.setdefault(g, []).append((i, n))
+                    for k in range(1, n + 1):
+                        index.setdefault((g, k), []).append(i)
         return index, totals
 
     @cached_property
@@ -351,6 +356,14 @@ def _tokens(subject: str) -> tuple[str, ...]:
     """The subject's word-ish tokens, lowercased, for ranking by overlap (cheap, not a match)."""
     toks = re.findall(r"[A-Za-z][\w.+-]*|\d[\d.]*|[\u4e00-\u9fff]{2,}", subject)
     return tuple(t.lower() for t in toks if len(t) > 1)
+
+
+def _least_shared(threshold: float, total: int) -> int:
+    """The fewest bigrams a subject must share with a title of `total` bigrams to score
+    `threshold`: 2s / (total + T) >= t with T >= s gives s >= t·total / (2 - t). A millionth is
+    taken off so that float rounding never makes the bound stricter than the score."""
+    t = min(threshold, 1.0)  # no score is above 1: a higher threshold is met by none
+    return max(1, math.ceil(t * total / (2 - t) - 1e-6))
 
 
 def _score(pair: tuple[float, object]) -> float:

@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agent.anchors import _URL, Anchor, AnchorRegistry, bare_name, build_registry, normalise_url
 from agent.arxiv import find_ids
@@ -77,3 +79,21 @@ def test_relevant_anchors_are_the_full_scan_and_bounded(registries: list[tuple[A
             listed = reg.relevant_to(text)
             assert listed == relevant_by_scan(reg, text)
             assert len(listed) <= 25
+
+
+# Titles drawn from a few pieces, so that subjects repeat bigrams (within a title too: 'aaaa'),
+# share most of them, or differ by a date, as months of generated history do.
+PIECES = ["vLLM", "SGLang", " ", "分块", "预填充", "预填", "aa", "a", "·", "9-20", "第1条", "KV", "kv", "（", "）", "x"]
+TITLE = st.lists(st.sampled_from(PIECES), max_size=8).map("".join)
+
+
+def registry_of(subjects: list[str]) -> AnchorRegistry:
+    anchors = tuple(Anchor("subject", s, s, DATE, "p") for s in subjects)
+    return AnchorRegistry("inference", DATE, anchors, (), ())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(TITLE, max_size=25), TITLE, st.sampled_from([0.0, 0.01, 0.3, 0.45, 0.5, 0.6, 0.9, 1.0, 1.5, 2.0]))
+def test_subject_lookup_is_the_full_scan_on_drawn_titles(subjects: list[str], title: str, threshold: float) -> None:
+    reg = registry_of(subjects)
+    assert reg.subject(title, threshold) == subject_by_scan(reg, title, threshold)
