@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import heapq
 import math
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from itertools import chain
 from typing import Literal
 
 from agent.arxiv import find_ids, id_keys
@@ -131,9 +133,20 @@ class AnchorRegistry:
         return index, totals
 
     @cached_property
-    def _subjects(self) -> list[tuple[Anchor, tuple[str, ...]]]:
-        """Every subject anchor with its ranking tokens, tokenised once per registry."""
-        return [(a, _tokens(a.key)) for a in self.anchors if a.kind == "subject"]
+    def _token_index(self) -> _TokenIndex:
+        """The subject anchors, each one's ranking-token count, and for each distinct token the
+        subjects holding it (a subject once per time it holds it): tokenised once per registry."""
+        subjects: list[Anchor] = []
+        lengths: list[int] = []
+        holders: dict[str, list[int]] = {}
+        for a in self.anchors:
+            if a.kind != "subject" or not (toks := _tokens(a.key)):
+                continue
+            for t in toks:
+                holders.setdefault(t, []).append(len(subjects))
+            subjects.append(a)
+            lengths.append(len(toks))
+        return _TokenIndex(subjects, lengths, holders, _Finder(list(holders)))
 
     def relevant_to(self, text: str, limit: int = LISTED_ANCHORS) -> list[Anchor]:
         """The anchors worth showing the model for one document: its arXiv IDs and URLs first,
@@ -142,26 +155,69 @@ class AnchorRegistry:
         keys = id_keys(text)
         urls = {normalise_url(u) for u in find_urls(text)}
         found = [self._position.get(("arxiv", k)) for k in keys] + [self._position.get(("url", u)) for u in urls]
-        hits = [self.anchors[i] for i in sorted(i for i in found if i is not None)]
-        # A subject scores the share of its tokens the text contains. Subjects share tokens
-        # (engine names, features), so each distinct token is looked up in the text once.
-        low = text.lower()
-        present: dict[str, bool] = {}
-        scored = []
-        for a, toks in self._subjects:
-            if not toks:
-                continue
-            n = 0
-            for t in toks:
-                hit = present.get(t)
-                if hit is None:
-                    hit = present[t] = t in low
-                n += hit
-            score = n / len(toks)
-            if score > 0.5:
-                scored.append((score, a))
-        hits += [a for _, a in sorted(scored, key=lambda p: -p[0])]
-        return _unique(hits)[:limit]
+        out = _unique([self.anchors[i] for i in sorted(i for i in found if i is not None)])
+        # A subject scores the share of its tokens the text contains (as substrings). The tokens
+        # are found in one pass over the text, and their subjects counted from the index.
+        index = self._token_index
+        held = Counter(chain.from_iterable(index.holders[t] for t in index.finder.present(text.lower())))
+        # best first, ties in anchor order, as a stable sort by score gives them; only the few
+        # that are listed are taken off the heap
+        heap = [(-n / index.lengths[j], j) for j, n in held.items() if n / index.lengths[j] > 0.5]
+        heapq.heapify(heap)
+        seen = {(a.kind, a.key) for a in out}
+        while heap and len(out) < limit:
+            a = index.subjects[heapq.heappop(heap)[1]]
+            if (a.kind, a.key) not in seen:
+                seen.add((a.kind, a.key))
+                out.append(a)
+        return out[:limit]
+
+
+@dataclass(frozen=True)
+class _TokenIndex:
+    subjects: list[Anchor]
+    lengths: list[int]  # ranking tokens of each subject, repeats counted
+    holders: dict[str, list[int]]  # token -> subjects holding it, once per time held
+    finder: _Finder
+
+
+class _Finder:
+    """Which of many words occur in a text as substrings, in one pass of one regex.
+
+    The words form a trie written as a regex, inside a lookahead so that every position is
+    tried: at each position it matches the longest word starting there (a trie has one branch
+    per next character, and each optional tail is greedy). Every shorter word starting there is
+    a prefix of that one, so the words present are those longest words and their prefixes
+    among the words. Testing each word with `in` scanned the text once per word: hundreds of
+    words by the hundredth evening, for each of the evening's documents."""
+
+    def __init__(self, words: list[str]) -> None:
+        trie: dict[str, dict] = {}
+        for w in words:
+            node = trie
+            for ch in w:
+                node = node.setdefault(ch, {})
+            node[""] = {}
+        body = _trie_pattern(trie)
+        self._regex = re.compile(f"(?=({body}))") if body else None
+        known = set(words)
+        self._prefixes = {w: [w[:n] for n in range(1, len(w) + 1) if w[:n] in known] for w in known}
+
+    def present(self, text: str) -> set[str]:
+        if self._regex is None:
+            return set()
+        longest = set(self._regex.findall(text))
+        return {p for w in longest for p in self._prefixes[w]}
+
+
+def _trie_pattern(node: dict[str, dict]) -> str:
+    """The regex of a trie below `node`: one alternative per next character; where a word ends,
+    the rest is optional (greedy: the longer word is tried first)."""
+    alts = [re.escape(ch) + _trie_pattern(child) for ch, child in node.items() if ch]
+    if not alts:
+        return ""
+    body = alts[0] if len(alts) == 1 else f"(?:{'|'.join(alts)})"
+    return f"(?:{body})?" if "" in node else body
 
 
 def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> AnchorRegistry:

@@ -192,13 +192,13 @@ def _arxiv_rows(
     sel: Selection, reg: AnchorRegistry, results: Sequence[DocResult], labels: Labels
 ) -> tuple[list[ArxivRow], list[str]]:
     rows: list[ArxivRow] = []
-    new_keys: list[str] = []
+    new_keys: dict[str, None] = {}  # in order, and asked once per anchored ID
     for g in [*sel.increments, *sel.secondary]:
         for a in g.arxiv:
             key = key_of(a.arxiv_id) or a.arxiv_id
             if reg.arxiv(key) is not None or key in new_keys:
                 continue
-            new_keys.append(key)
+            new_keys[key] = None
             relation = f"{labels.arxiv_new_relation} → {g.lead.claim.suggested_section}"
             rows.append(ArxivRow(arxiv_id=a.arxiv_id, title=a.title, credibility=g.credibility, relation=relation))
     tonight = {k for r in results if r.doc.kind != "adjacent" for k in id_keys(r.doc.text)}
@@ -215,7 +215,7 @@ def _arxiv_rows(
                 anchored_on=anchor.first_date,
             )
         )
-    return rows, new_keys
+    return rows, list(new_keys)
 
 
 # --- 一 -----------------------------------------------------------------------------------------------
@@ -226,8 +226,12 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
     adjacent briefings, one row for the paper cards, one for the queue."""
     s = o.scope
     rows = [_doc_row(r, o.relevance, labels) for r in s.results if r.doc.kind == "report"]
+    labels_by_source: dict[str, list[str]] = {}  # one pass over the anchors, not one per baseline
+    for a in s.registry.anchors:
+        if a.kind == "subject":
+            labels_by_source.setdefault(a.source, []).append(a.label)
     for b in sorted(s.baselines, key=lambda d: d.path, reverse=True):
-        subjects = [short_subject(a.label) for a in s.registry.anchors if a.kind == "subject" and a.source == b.path]
+        subjects = [short_subject(label) for label in labels_by_source.get(b.path, ())]
         when = b.timestamp.date() if b.timestamp else s.date
         label = (
             labels.last_night if when == s.date - dt.timedelta(days=1) else labels.baseline_of.format(when=_md(when))

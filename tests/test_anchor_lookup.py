@@ -97,3 +97,16 @@ def registry_of(subjects: list[str]) -> AnchorRegistry:
 def test_subject_lookup_is_the_full_scan_on_drawn_titles(subjects: list[str], title: str, threshold: float) -> None:
     reg = registry_of(subjects)
     assert reg.subject(title, threshold) == subject_by_scan(reg, title, threshold)
+
+
+# Texts and subjects from pieces whose tokens hide inside one another ('vllm' in 'xvllm-omni',
+# '推理' in '推理引擎'), repeat within a subject, or change length when lowercased ('İ').
+WORDS = ["vLLM", "xvllm-omni", "SGLang", "sglang", "推理", "推理引擎", "引擎", "kv", "KVBM", "0.5", "0.5.19", "İx"]
+TEXT = st.lists(st.sampled_from([*WORDS, " ", "，", "a", "2605.11093"]), max_size=12).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(TEXT, max_size=20), TEXT, st.integers(min_value=0, max_value=30))
+def test_relevant_anchors_are_the_full_scan_on_drawn_texts(subjects: list[str], text: str, limit: int) -> None:
+    reg = registry_of(subjects)
+    assert reg.relevant_to(text, limit) == relevant_by_scan(reg, text, limit)
