@@ -39,14 +39,16 @@ _M = TypeVar("_M", bound=BaseModel)
 _DECOR = re.compile(r"^[#>\s]*(?:\*\*)?\s*|\s*(?:\*\*)?\s*$")
 
 
-@dataclass(frozen=True)
 class _Line:
-    no: int  # 1-based line number in the file
-    raw: str
+    """One line of the file; `text` is stripped once here, as every block reader reads it
+    (a plain class with slots: a hundred baselines are tens of thousands of lines)."""
 
-    @property
-    def text(self) -> str:
-        return self.raw.strip()
+    __slots__ = ("no", "raw", "text")
+
+    def __init__(self, no: int, raw: str) -> None:
+        self.no = no  # 1-based line number in the file
+        self.raw = raw
+        self.text = raw.strip()
 
 
 _T = TypeVar("_T")
@@ -271,6 +273,8 @@ def _cells(row: str) -> list[str]:
     body = row.strip().removeprefix("|")
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
+    if "\\|" not in body:  # no escaped pipe (most rows): every pipe splits
+        return [p.strip() for p in body.split("|")]
     return [p.strip().replace("\\|", "|") for p in re.split(r"(?<!\\)\|", body)]
 
 
@@ -359,9 +363,18 @@ class _Draft:
         )
 
 
+@functools.lru_cache(maxsize=8)
+def _field_labels(L: Labels) -> re.Pattern[str]:
+    """'<label>：<value>' for every field label, one alternative (and one group) per field in
+    `_FIELDS` order: the alternative that matches is the first label whose own regex would, as
+    alternatives are tried in order. One match per line instead of one per label."""
+    alts = [rf"{re.escape(getattr(L, f))}\s*{COLON}\s*(.*)$" for f in _FIELDS]
+    return re.compile(f"^(?:{'|'.join(alts)})")
+
+
 def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
     head = re.compile(rf"^{L.increment}\s*(\d+)\s*{COLON}\s*(.*?)\s*[（(]\s*([⭐★]+)\s*[）)]\s*$")
-    label_re = {f: re.compile(rf"^{re.escape(getattr(L, f))}\s*{COLON}\s*(.*)$") for f in _FIELDS}
+    label_re = _field_labels(L)
     drafts: list[_Draft] = []
     current = ""  # the field the last label opened; continuation lines belong to it
     for ln in lines:
@@ -379,13 +392,12 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
                 path=path,
             )
         draft = drafts[-1]
-        label = next(((f, m) for f, rx in label_re.items() if (m := rx.match(t))), None)
-        if label is not None:
-            current, m = label
+        if m := label_re.match(t):
+            current, value = _FIELDS[m.lastindex - 1], m.group(m.lastindex)  # type: ignore[operator]
             if current == "key_points":
-                draft.points.extend(_flattened(m.group(1)))
+                draft.points.extend(_flattened(value))
             else:
-                draft.fields[current] = m.group(1).strip()
+                draft.fields[current] = value.strip()
         elif current == "key_points":
             draft.points.append(_point_token(ln.raw))
         elif current:
@@ -420,12 +432,16 @@ class _Tok:
     text: str
 
 
+_NUMBERED = re.compile(r"^(\d{1,2})[.)、]\s+(.*)$")
+_BULLETED = re.compile(r"^[-*•]\s+(.*)$")
+
+
 def _point_token(raw: str) -> _Tok:
     indent = len(raw) - len(raw.lstrip(" \t"))
     t = raw.strip()
-    if m := re.match(r"^(\d{1,2})[.)、]\s+(.*)$", t):
+    if m := _NUMBERED.match(t):
         return _Tok(indent, True, m.group(2).strip())
-    if m := re.match(r"^[-*•]\s+(.*)$", t):
+    if m := _BULLETED.match(t):
         return _Tok(indent, False, m.group(1).strip())
     return _Tok(indent, False, t)
 
