@@ -25,13 +25,14 @@ from agent.chunking import merge_chunks
 from agent.compose import Composed, Limits, compose
 from agent.errors import LLMError, PredigestError, WorkspaceError
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
+from agent.factstore import FactStore
 from agent.ingest import Window, evening_window, scan, sources, unreadable
 from agent.injection import screen
 from agent.labels import ZH
 from agent.outputs import check_out, out_path_for, write_set
 from agent.prompting import Template, build_requests, load_template, load_template_file
 from agent.render import render
-from agent.rules import DocResult, Finding, document_facts
+from agent.rules import DocResult, Finding
 from agent.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.trace import run_record
 from agent.workspace import Workspace, load_workspace
@@ -126,20 +127,25 @@ def extract(
 
     As each answer arrives, the calling thread (idle until the next one) does grounding's
     per-document work (`rules.document_facts`), so a live run's rules are mostly done when its
-    last answer comes in."""
+    last answer comes in; a live run keeps it beside the answers in the response cache
+    (`agent.factstore`), so a re-run reads it back."""
     texts = {d.path: d.text for d in ev.sources}
+    store = FactStore(ev.llm.cache_dir if extractor is None and ev.llm.effective_backend == "live" else None)
 
     def arrived(result: ExtractionResult) -> None:
         if result.extraction is not None and result.extraction.claims and result.request.chunk == 0:
-            document_facts(texts.get(result.request.doc_path, ""))
+            store.prepare(texts.get(result.request.doc_path, ""))
         if on_result is not None:
             on_result(result)
 
-    if extractor is None:
-        with default_extractor(ev) as own:
-            results = own.extract_all(ev.requests, arrived)
-    else:
-        results = extractor.extract_all(ev.requests, arrived)
+    try:
+        if extractor is None:
+            with default_extractor(ev) as own:
+                results = own.extract_all(ev.requests, arrived)
+        else:
+            results = extractor.extract_all(ev.requests, arrived)
+    finally:
+        store.close()
     failed = [r for r in results if r.extraction is None]
     if results and len(failed) == len(results):
         raise LLMError(

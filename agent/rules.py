@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 from agent.anchors import Anchor, AnchorRegistry, bare_name, normalise_url
 from agent.arxiv import find_ids, id_keys, key_of, validate
@@ -137,13 +137,38 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
     return kept, findings
 
 
-@lru_cache(maxsize=512)
-def document_facts(text: str) -> tuple[frozenset[str], frozenset[str]]:
+DocFacts = tuple[frozenset[str], frozenset[str]]  # (facts a document states, arXiv keys it writes)
+_DOC_FACTS: dict[str, DocFacts] = {}
+_DOC_FACTS_KEPT = 512
+
+
+def document_facts(text: str) -> DocFacts:
     """What grounding checks every claim of a document against: the facts it states and the
     arXiv keys it writes. Memoised on the text, so that a live run can compute them as each
     answer arrives (`agent.pipeline.extract`), while the endpoint is still answering the
     others, instead of after the last one: they are most of the rule layer's time."""
-    return frozenset(facts(text)), id_keys(text)
+    got = _DOC_FACTS.get(text)
+    if got is None:
+        got = (frozenset(facts(text)), id_keys(text))
+        remember_document_facts(text, got)
+    return got
+
+
+def remember_document_facts(text: str, known: DocFacts) -> None:
+    """Hand the memo a document's facts kept from an earlier run (`agent.factstore`); the
+    memo forgets its oldest entry beyond 512 documents."""
+    if len(_DOC_FACTS) >= _DOC_FACTS_KEPT:
+        _DOC_FACTS.pop(next(iter(_DOC_FACTS)), None)
+    _DOC_FACTS[text] = known
+
+
+def forget_document_facts() -> None:
+    _DOC_FACTS.clear()
+
+
+def known_document_facts() -> int:
+    """How many documents the memo holds (tests watch it)."""
+    return len(_DOC_FACTS)
 
 
 def _ground_claim(

@@ -190,24 +190,27 @@ def test_an_unreadable_baseline_stops_the_run(tmp_path: Path) -> None:
         run(settings(tmp_path, workspace=world, cassette_dir=ROOT / "cassettes" / "world"))
 
 
-def test_grounding_work_is_done_as_answers_arrive(tmp_path: Path) -> None:
+def test_grounding_work_is_done_as_answers_arrive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`extract` computes each answered document's facts while the rest are in flight; `brief`
     then finds them done, and the briefing is the one computed from scratch."""
+    from agent import rules
     from agent.pipeline import brief, extract, plan
-    from agent.rules import document_facts
 
-    s = settings(tmp_path)
-    ev = plan(s, for_writing=False)
-    document_facts.cache_clear()
+    ev = plan(settings(tmp_path), for_writing=False)
+    rules.forget_document_facts()
+    computed: list[str] = []
+    real = rules.facts
+    monkeypatch.setattr(rules, "facts", lambda t: computed.append(t) or real(t))
     seen: list[str] = []
     results = extract(ev, on_result=lambda r: seen.append(r.request.doc_path))
     assert sorted(seen) == sorted(r.doc_path for r in ev.requests)  # the caller's callback still runs
-    prepared = document_facts.cache_info()
-    assert prepared.currsize == len({r.request.doc_path for r in results if r.extraction and r.extraction.claims})
+    with_claims = {r.request.doc_path for r in results if r.extraction and r.extraction.claims}
+    assert rules.known_document_facts() == len(with_claims) == len(computed)
+    documents = {d.text for d in ev.sources}
+    before = len(computed)
     markdown = brief(ev, results).markdown
-    after = document_facts.cache_info()
-    assert after.misses == prepared.misses and after.hits > 0  # brief found every document's facts done
-    document_facts.cache_clear()
+    assert not [t for t in computed[before:] if t in documents]  # brief computed no document's facts again
+    rules.forget_document_facts()
     assert brief(ev, results).markdown == markdown
 
 

@@ -18,6 +18,7 @@ import os
 import re
 import threading
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,8 +34,13 @@ def canonical_json(body: Any) -> str:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+@lru_cache(maxsize=64)
 def request_key(raw: bytes) -> str:
-    """sha256 of the canonical request body; a body that is not JSON is hashed as it is."""
+    """sha256 of the canonical request body; a body that is not JSON is hashed as it is.
+
+    Memoised: each layer of the transport chain (run log, cache, retries) names the request by
+    its key, and re-reading a 25 kB body into canonical JSON three times was a sixth of a live
+    call's CPU. The layers pass the same bytes object, whose hash Python keeps."""
     try:
         data = canonical_json(json.loads(raw)).encode()
     except ValueError:
