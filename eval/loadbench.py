@@ -9,9 +9,10 @@ so its CPU is not counted as the pipeline's (on a 2-core machine it still compet
 which makes the figures conservative). The workspaces are generated into a temporary folder
 (`eval/evening.py`) and deleted afterwards.
 
-A live row's wall time starts after the one-time import of openai and instructor (~1.4 s of CPU,
-paid once per process before the first call whatever the evening's size: it is no part of what
-concurrency buys), which the row reports on its own, with the efficiency counting it beside.
+A live row's wall time starts after the client's one-time start (importing openai and
+instructor, and what their first call builds once: `agent.llm.reference.warm_up`, ~1 s of CPU
+paid once per process whatever the evening's size; no part of what concurrency buys), which the
+row reports on its own, with the efficiency counting it beside.
 """
 
 from __future__ import annotations
@@ -62,10 +63,11 @@ def run_row(spec: dict[str, Any]) -> dict[str, Any]:
     started_cpu = time.process_time()
     client_import_s = 0.0
     if spec.get("preload"):  # what any live run pays once, before its first call: timed apart
-        from agent.llm.client import preload
+        from agent.llm.config import LLMConfig
+        from agent.llm.reference import warm_up
 
         t = time.perf_counter()
-        preload()
+        warm_up(LLMConfig(mode=spec.get("mode", "tools")))
         client_import_s = time.perf_counter() - t
     settings = Settings(
         workspace=Path(spec["workspace"]),

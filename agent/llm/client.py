@@ -45,13 +45,6 @@ def build_client(config: LLMConfig, transport: httpx2.BaseTransport) -> instruct
     return client
 
 
-def preload() -> None:
-    """Import what a process's first live call imports (openai's resources, instructor's OpenAI
-    provider: ~1.4 s, once per process) without sending anything: the load benchmark times it
-    apart from the calls, whose cost it is not."""
-    build_client(LLMConfig(api_key=_OFFLINE_KEY), httpx2.BaseTransport())
-
-
 def _quiet_instructor() -> None:
     """instructor logs every failed attempt at ERROR; with no logging configured, Python prints
     those to stderr. We report failures ourselves (one line per document), so give its logger a

@@ -17,13 +17,13 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import httpx2
 
 from agent.chunking import estimate_tokens
 from agent.errors import PredigestError
-from agent.extract import ExtractionRequest
+from agent.extract import ExtractionRequest, PromptStamp
 from agent.llm.calllog import call_scope
 from agent.llm.cassettes import (
     Cassette,
@@ -133,6 +133,20 @@ def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
                 link = link.__cause__ or link.__context__
             raise
     raise PredigestError("the client sent no request", hint="this is a bug in predigest")
+
+
+def warm_up(config: LLMConfig) -> None:
+    """Do once, sending nothing, what a process's first live call does once: import openai's
+    resources and instructor's OpenAI provider, build the response schema, walk the response
+    model, build openai's completion models (~1 s in all, once per process whatever the
+    evening's size). The load benchmark times it apart from the calls, whose cost it is not."""
+    relevance = get_args(FileExtraction.model_fields["relevance"].annotation)[-1]
+    answer = FileExtraction(relevance=relevance, relevance_reason="-", held="-")
+    messages = ({"role": "system", "content": "warm-up"}, {"role": "user", "content": "warm-up"})
+    request = ExtractionRequest("warm-up.md", messages, PromptStamp("warm-up", "0", "0"))
+    client = build_client(_offline(config), _AnswerTransport(answer, config.model))
+    with call_scope(request.doc_path, str(request.prompt)):
+        create_extraction(client, request, config, max_retries=0)
 
 
 def write_reference_cassette(
