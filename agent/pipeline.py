@@ -125,25 +125,33 @@ def extract(
     """Every request answered or failed (never raised); refuses an evening where all failed,
     since a briefing built from nothing would read as "a quiet evening".
 
-    As each answer arrives, the calling thread (idle until the next one) does grounding's
-    per-document work (`rules.document_facts`), so a live run's rules are mostly done when its
-    last answer comes in; a live run keeps it beside the answers in the response cache
+    In the moments when no answer is coming in, the calling thread does grounding's
+    per-document work for the documents answered so far (`rules.document_facts`), so a live
+    run's rules are mostly done when its last answer comes in, and answers are never kept
+    waiting for it; a live run keeps that work beside the answers in the response cache
     (`agent.factstore`), so a re-run reads it back."""
     texts = {d.path: d.text for d in ev.sources}
     store = FactStore(ev.llm.cache_dir if extractor is None and ev.llm.effective_backend == "live" else None)
+    waiting: list[str] = []  # answered documents whose facts are not prepared yet
 
     def arrived(result: ExtractionResult) -> None:
         if result.extraction is not None and result.extraction.claims and result.request.chunk == 0:
-            store.prepare(texts.get(result.request.doc_path, ""))
+            waiting.append(texts.get(result.request.doc_path, ""))
         if on_result is not None:
             on_result(result)
+
+    def idle() -> None:
+        if waiting:
+            store.prepare(waiting.pop(0))
 
     try:
         if extractor is None:
             with default_extractor(ev) as own:
-                results = own.extract_all(ev.requests, arrived)
+                results = own.extract_all(ev.requests, arrived, on_idle=idle)
         else:
             results = extractor.extract_all(ev.requests, arrived)
+        for text in waiting:  # what no idle moment was left for (all of it on a warm re-run)
+            store.prepare(text)
     finally:
         store.close()
     failed = [r for r in results if r.extraction is None]

@@ -115,3 +115,19 @@ def test_a_run_answered_from_the_cache_makes_no_network_transport(
                 results = extractor.extract_all(_requests(3))
             assert all(r.extraction is not None for r in results)
             assert (len(made), server.count) == (expected_made, expected_sent)
+
+
+def test_idle_work_runs_while_answers_are_awaited(tmp_path: Path) -> None:
+    """`on_idle` gets the calling thread's waiting time: called between answers, never instead
+    of one (every result still arrives, in request order within a batch)."""
+    events: list[str] = []
+    with FakeOpenAI(default=answer_with(sample_extraction(), delay_s=0.15)) as server:
+        config = make_config(tmp_path, server.base_url, backend="live", concurrency=2)
+        with LLMExtractor(config) as extractor:
+            results = extractor.extract_all(
+                _requests(4), on_result=lambda r: events.append("result"), on_idle=lambda: events.append("idle")
+            )
+    assert all(r.extraction is not None for r in results) and events.count("result") == 4
+    first = events.index("result")
+    last = len(events) - 1 - events[::-1].index("result")
+    assert "idle" in events[:first] and "idle" in events[first:last]  # before the first answer, and between

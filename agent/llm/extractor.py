@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 # answers (a replayed demo) never loads them.
 
 _E = TypeVar("_E", bound=BaseException)
+_IDLE_S = 0.02  # no answer for this long: the calling thread may do a piece of `on_idle` work
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -78,9 +79,14 @@ class LLMExtractor:
         self,
         requests: Sequence[ExtractionRequest],
         on_result: Callable[[ExtractionResult], None] | None = None,
+        *,
+        on_idle: Callable[[], None] | None = None,
     ) -> list[ExtractionResult]:
         """Results in request order; `on_result` is called as each one completes, from the
-        calling thread, so it may update a progress bar without locking."""
+        calling thread, so it may update a progress bar without locking. `on_idle` is called
+        from the calling thread whenever no answer has come for a moment: work that can wait
+        (a short piece each call) without delaying the handling of answers, which under the
+        GIL would hold back the requests of the threads that are waiting for it."""
         results: list[ExtractionResult | None] = [None] * len(requests)
         workers = max(1, min(self.config.concurrency, len(requests)))
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="predigest-llm")
@@ -97,11 +103,16 @@ class LLMExtractor:
                 results[i] = stored
                 if on_result is not None:
                     on_result(stored)
-            for future in as_completed(futures):
-                result = future.result()
-                results[futures[future]] = result
-                if on_result is not None:
-                    on_result(result)
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=_IDLE_S if on_idle else None, return_when=FIRST_COMPLETED)
+                if not done and on_idle is not None:
+                    on_idle()
+                for future in sorted(done, key=futures.__getitem__):
+                    result = future.result()
+                    results[futures[future]] = result
+                    if on_result is not None:
+                        on_result(result)
         except KeyboardInterrupt:
             # Ctrl-C: drop the queued requests, stop retries and re-asks in the running ones
             self.budget.stop()
