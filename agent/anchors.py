@@ -191,7 +191,10 @@ class _Finder:
     among the words. Testing each word with `in` scanned the text once per word: hundreds of
     words by the hundredth evening, for each of the evening's documents."""
 
-    def __init__(self, words: list[str]) -> None:
+    def __init__(self, words: list[str], *, test_each_up_to: int = 150) -> None:
+        # With few words, `in` per word is faster than one pass that tries the trie at every
+        # position (35 words, 200 documents: 12 ms against 100 ms; 632 words: 720 ms against 175).
+        self._few = list(dict.fromkeys(words)) if len(set(words)) <= test_each_up_to else None
         trie: dict[str, dict] = {}
         for w in words:
             node = trie
@@ -204,6 +207,8 @@ class _Finder:
         self._prefixes = {w: [w[:n] for n in range(1, len(w) + 1) if w[:n] in known] for w in known}
 
     def present(self, text: str) -> set[str]:
+        if self._few is not None:
+            return {w for w in self._few if w in text}
         if self._regex is None:
             return set()
         longest = set(self._regex.findall(text))

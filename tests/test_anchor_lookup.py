@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.anchors import _URL, Anchor, AnchorRegistry, bare_name, build_registry, normalise_url
+from agent.anchors import _URL, Anchor, AnchorRegistry, _Finder, bare_name, build_registry, normalise_url
 from agent.arxiv import find_ids
 from agent.ingest import scan, sources
 from agent.text import similarity
@@ -110,3 +110,14 @@ TEXT = st.lists(st.sampled_from([*WORDS, " ", "，", "a", "2605.11093"]), max_si
 def test_relevant_anchors_are_the_full_scan_on_drawn_texts(subjects: list[str], text: str, limit: int) -> None:
     reg = registry_of(subjects)
     assert reg.relevant_to(text, limit) == relevant_by_scan(reg, text, limit)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TEXT.map(str.lower), max_size=30), TEXT.map(str.lower))
+def test_both_ways_of_finding_words_find_every_word_present(words: list[str], text: str) -> None:
+    """The trie pass (many words) and the test of each word (few) find the same words: those
+    that occur in the text as substrings."""
+    words = [w for w in words if w]
+    present = {w for w in words if w in text}
+    assert _Finder(words, test_each_up_to=0).present(text) == present
+    assert _Finder(words, test_each_up_to=10_000).present(text) == present
