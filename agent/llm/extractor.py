@@ -13,7 +13,8 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
+from queue import Empty, SimpleQueue
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -103,16 +104,15 @@ class LLMExtractor:
                 results[i] = stored
                 if on_result is not None:
                     on_result(stored)
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, timeout=_IDLE_S if on_idle else None, return_when=FIRST_COMPLETED)
-                if not done and on_idle is not None:
-                    on_idle()
-                for future in sorted(done, key=futures.__getitem__):
-                    result = future.result()
-                    results[futures[future]] = result
-                    if on_result is not None:
-                        on_result(result)
+            finished: SimpleQueue[Future[ExtractionResult]] = SimpleQueue()  # in the order they finish
+            for future in futures:
+                future.add_done_callback(finished.put)
+            for _ in range(len(futures)):
+                future = self._next_finished(finished, on_idle)
+                result = future.result()
+                results[futures[future]] = result
+                if on_result is not None:
+                    on_result(result)
         except KeyboardInterrupt:
             # Ctrl-C: drop the queued requests, stop retries and re-asks in the running ones
             self.budget.stop()
@@ -128,6 +128,19 @@ class LLMExtractor:
             raise
         pool.shutdown()
         return [r for r in results if r is not None]
+
+    @staticmethod
+    def _next_finished(
+        finished: SimpleQueue[Future[ExtractionResult]], on_idle: Callable[[], None] | None
+    ) -> Future[ExtractionResult]:
+        """The next request to finish; while none does, a piece of `on_idle` work every moment.
+        Always waiting with a timeout keeps Ctrl-C prompt."""
+        while True:
+            try:
+                return finished.get(timeout=_IDLE_S)
+            except Empty:
+                if on_idle is not None:
+                    on_idle()
 
     def _stored_result(self, request: ExtractionRequest) -> tuple[ExtractionResult | None, bool]:
         """(the result from a stored answer or None, whether the store was looked in without an
