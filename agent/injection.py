@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 from agent.labels import ZH
 from agent.rules import DocResult, Finding
@@ -67,8 +68,10 @@ _CUES: tuple[tuple[frozenset[str], ...], ...] = tuple(
 _UNFOLDED = ("İ", "ı", "ſ", "\u212a")
 
 
+@lru_cache(maxsize=1024)
 def suspect(passage: str) -> str | None:
-    """The words that give an order, or None for a passage that only reports."""
+    """The words that give an order, or None for a passage that only reports. Memoised: the
+    screen asks it of each whole document, which a live run does while waiting for answers."""
     if not _may_order(passage):
         return None
     m = _ORDERS.search(passage)

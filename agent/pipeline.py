@@ -27,7 +27,7 @@ from agent.errors import LLMError, PredigestError, WorkspaceError
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.factstore import FactStore
 from agent.ingest import Window, evening_window, scan, sources, unreadable
-from agent.injection import screen
+from agent.injection import screen, suspect
 from agent.labels import ZH
 from agent.outputs import check_out, out_path_for, write_set
 from agent.prompting import Template, build_requests, load_template, load_template_file
@@ -142,7 +142,11 @@ def extract(
 
     def idle() -> None:
         if waiting:
-            store.prepare(waiting.pop(0))
+            prepare(waiting.pop(0))
+
+    def prepare(text: str) -> None:
+        store.prepare(text)
+        suspect(text)  # the injection screen's look at the whole document (memoised)
 
     try:
         if extractor is None:
@@ -151,7 +155,7 @@ def extract(
         else:
             results = extractor.extract_all(ev.requests, arrived)
         for text in waiting:  # what no idle moment was left for (all of it on a warm re-run)
-            store.prepare(text)
+            prepare(text)
     finally:
         store.close()
     failed = [r for r in results if r.extraction is None]
