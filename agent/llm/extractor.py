@@ -197,8 +197,9 @@ class LLMExtractor:
         re-ask) goes through the client as before, and so does every miss, so the cassette-miss
         diagnosis and the re-asks are unchanged. Recording always goes through the client: it
         writes a cassette for a cache hit too."""
-        if self.backend not in ("replay", "live"):
-            return None
+        cache = self._cache()
+        if self.backend not in ("replay", "live") or (self.backend == "live" and cache is None):
+            return None  # nothing stored to look in: no key to compute
         body = self._body(request)
         if body is None:
             return None
@@ -209,16 +210,18 @@ class LLMExtractor:
         if self.backend == "replay":
             if (cassette := self._index.get(key)) is not None:
                 exchange, source, name = cassette.exchange, "cassette", cassette.path.name
-        else:
-            chain = self._transport.inner if isinstance(self._transport, KeyedTransport) else self._transport
-            if not isinstance(chain, CacheTransport):
-                return None
-            exchange = chain.stored(key)
+        elif cache is not None:
+            exchange = cache.stored(key)
         extraction = _plain_answer(exchange, body) if exchange is not None else None
         if extraction is not None and exchange is not None:
             log.keys.append(key)
             log.note_stored(source, exchange.usage, exchange.latency_s, name)
         return extraction
+
+    def _cache(self) -> CacheTransport | None:
+        """The response cache in the transport chain, if the run has one."""
+        chain = self._transport.inner if isinstance(self._transport, KeyedTransport) else self._transport
+        return chain if isinstance(chain, CacheTransport) else None
 
     def client(self) -> instructor.Instructor:
         """The instructor client over our transport chain, built on first use (by one thread)."""
