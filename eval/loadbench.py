@@ -365,5 +365,5 @@ def print_report(result: dict[str, Any]) -> None:
         target, unit, lower = TARGETS[name]
         ok = value <= target if lower else value >= target
         print(
-            f"{name:<45} {value:>9.2f} {('≤ ' if lower else '≥ ') + f'{target:g}{unit}':>8}{'' if ok else '  ← miss'}"
+            f"{name:<45} {value:>9.3f} {('≤ ' if lower else '≥ ') + f'{target:g}{unit}':>8}{'' if ok else '  ← miss'}"
         )
