@@ -307,14 +307,14 @@ def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
 def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
     out: list[Anchor] = []
     for row in b.arxiv_rows:
-        ids = find_ids(row.arxiv_id)
-        if not ids:
+        key = _cell_key(row.arxiv_id)
+        if key is None:
             continue
         first = row.anchored_on or b.date
         out.append(
             Anchor(
                 "arxiv",
-                ids[0].id.key,
+                key,
                 row.title,
                 first,
                 path,
@@ -324,6 +324,14 @@ def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
             )
         )
     return out
+
+
+@lru_cache(maxsize=4096)
+def _cell_key(cell: str) -> str | None:
+    """The key of the first arXiv ID written in a cell of 四. Memoised: every evening's briefing
+    lists the IDs it continues again, so a long history holds the same cells many times over."""
+    ids = find_ids(cell)
+    return ids[0].id.key if ids else None
 
 
 def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
