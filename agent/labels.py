@@ -105,3 +105,44 @@ class Labels:
 
 
 ZH = Labels()
+
+
+@dataclass(frozen=True)
+class AnswerPhrases:
+    """What the offline extractor writes where a model writes prose (relevance reasons, what a
+    document held, credibility and relation notes, skipped items, to-verify notes): it stands in
+    for the model, and its sentences reach the briefing's 一, 二, 三 and 五 as a model's would."""
+
+    other_topic: str = "另一主题"
+    adjacent_reason: str = "{topic} 的同晚简报：邻接参考，不作增量来源"
+    adjacent_held: str = "邻接参考"
+    cred_release_notes: str = "官方 release notes"
+    cred_pr_issue: str = "GitHub PR / issue 可查"
+    cred_forum: str = "论坛 / 转载 / 快讯：二手信息"
+    cred_official: str = "官方博客 / 文档"
+    cred_blog: str = "博客文章"
+    cred_github: str = "GitHub 项目"
+    cred_self_rated: str = "来源自评 {level}"
+    cred_paper: str = "arXiv 论文"
+    cred_unsourced: str = "未注明原始来源"
+    no_anchor: str = "活文档与往期 {topic} 简报尚无此主题的锚点"
+    anchored_where: str = "{when} 锚定「{label}」"
+    supplement_note: str = "补充 {where}：新增 {new}"
+    covered_note: str = "{where}已覆盖，本条无新的数字、版本、flag 或编号"
+    no_section: str = "（{topic} 活文档尚无 § 章节，建议新增）"
+    verify_title: str = "{subject} 待核实"
+    verify_suggestion: str = "读原文{where}核实后再写入活文档"
+    filed_as: str = "归类：{category}"
+    adjacent_skip: str = "邻接 {topic}：主题画像命中少，邻接主题的词更多"
+    off_profile: str = "未命中 {topic} 主题画像"
+    no_items: str = "无 {topic} 条目"
+    no_hits: str = "无"
+    items_fit: str = "{n} 个条目与 {topic} 主题画像相符（命中：{hits}）"
+    none_fit: str = "无条目达到 {topic} 相关度（命中：{hits}）"
+    queue_row: str = "work-queue 跟踪项：任务，不是新发现"
+    queue_held: str = "{rows} 行中 {mine} 行标注 {topic}"
+    queue_empty: str = "无表格行"
+    queue_reason: str = "队列快照：{topic} 项均为跟踪中的任务，无新发现"
+
+
+ZH_ANSWERS = AnswerPhrases()

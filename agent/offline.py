@@ -25,6 +25,7 @@ from functools import lru_cache
 from agent.anchors import Anchor, AnchorRegistry
 from agent.arxiv import find_ids, key_of, validate
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
+from agent.labels import ZH_ANSWERS as SAY
 from agent.outline import Item, Outline, Point, clean, parse_outline
 from agent.text import facts
 from agent.workspace import TopicSection
@@ -185,8 +186,8 @@ def extract_document(doc: SourceDoc, ctx: Context) -> FileExtraction:
     if doc.kind == "adjacent":
         return FileExtraction(
             relevance="邻接",
-            relevance_reason=f"{doc.topic or '另一主题'} 的同晚简报：邻接参考，不作增量来源",
-            held="邻接参考",
+            relevance_reason=SAY.adjacent_reason.format(topic=doc.topic or SAY.other_topic),
+            held=SAY.adjacent_held,
         )
     outline = parse_outline(doc.text, whole=doc.kind == "paper_card")
     if doc.kind == "queue":
@@ -358,8 +359,8 @@ def _scrub(s: str, ctx: Context) -> str:
 
 
 _CRED_BY_SOURCE: tuple[tuple[re.Pattern[str], CredLevel, str], ...] = (
-    (re.compile(r"release notes|/releases\b|changelog|发布说明|更新日志|release", re.I), "高", "官方 release notes"),
-    (re.compile(r"github\.com/[^/\s]+/[^/\s]+/(?:pull|issues)/|\bPR\s*#\d+", re.I), "中高", "GitHub PR / issue 可查"),
+    (re.compile(r"release notes|/releases\b|changelog|发布说明|更新日志|release", re.I), "高", SAY.cred_release_notes),
+    (re.compile(r"github\.com/[^/\s]+/[^/\s]+/(?:pull|issues)/|\bPR\s*#\d+", re.I), "中高", SAY.cred_pr_issue),
     (
         re.compile(
             r"reddit|\br/\w+|hacker news|news\.ycombinator|\bHN\b|公众号|转载|论坛|讨论帖"
@@ -367,11 +368,11 @@ _CRED_BY_SOURCE: tuple[tuple[re.Pattern[str], CredLevel, str], ...] = (
             re.I,
         ),
         "低",
-        "论坛 / 转载 / 快讯：二手信息",
+        SAY.cred_forum,
     ),
-    (re.compile(r"官方|official|documentation|文档|docs\.", re.I), "中高", "官方博客 / 文档"),
-    (re.compile(r"blog|博客|dev\.to|medium\.com|substack", re.I), "中", "博客文章"),
-    (re.compile(r"github\.com|github", re.I), "中", "GitHub 项目"),
+    (re.compile(r"官方|official|documentation|文档|docs\.", re.I), "中高", SAY.cred_official),
+    (re.compile(r"blog|博客|dev\.to|medium\.com|substack", re.I), "中", SAY.cred_blog),
+    (re.compile(r"github\.com|github", re.I), "中", SAY.cred_github),
 )
 
 
@@ -386,15 +387,15 @@ def _credibility(
             value = _LEVEL_WORDS[word[1].lower().replace(" ", "-")] + value[word.end() :]
         level = next((lv for lv in _LEVELS if value.startswith(lv)), None)
         if level:
-            reason = re.sub(r"^[（(]|[）)]$", "", value[len(level) :].strip()) or f"来源自评 {level}"
-            return level, reason
+            reason = re.sub(r"^[（(]|[）)]$", "", value[len(level) :].strip())
+            return level, reason or SAY.cred_self_rated.format(level=level)
     if doc.kind == "paper_card" or ids:
-        return "高", "arXiv 论文"
+        return "高", SAY.cred_paper
     source = " ".join([item.fields.get("source", ("", ""))[0], item.fields.get("type", ("", ""))[0], *urls])
     for pattern, level, why in _CRED_BY_SOURCE:
         if pattern.search(source):
             return level, why
-    return "中", "未注明原始来源"
+    return "中", SAY.cred_unsourced
 
 
 def _relation(
@@ -410,14 +411,14 @@ def _relation(
         anchor = anchor or reg.url(u)
     anchor = anchor or reg.subject(title, threshold=0.6) or _contained_subject(reg, title)
     if anchor is None:
-        return "", "new", f"活文档与往期 {ctx.topic} 简报尚无此主题的锚点"
+        return "", "new", SAY.no_anchor.format(topic=ctx.topic)
     mine = set().union(*(_facts(x.text) for p in points for x in p.walk()), *(_facts(a.arxiv_id) for a in ids))
     new = sorted(mine - _facts(anchor.text))
     named = f"arXiv {anchor.display_id or anchor.key}" if anchor.kind == "arxiv" else anchor.key
-    where = f"{anchor.when} 锚定「{anchor.label[:30]}」"
+    where = SAY.anchored_where.format(when=anchor.when, label=anchor.label[:30])
     if new:
-        return named, "supplement", f"补充 {where}：新增 {'、'.join(new[:4])}"
-    return named, "covered", f"{where}已覆盖，本条无新的数字、版本、flag 或编号"
+        return named, "supplement", SAY.supplement_note.format(where=where, new="、".join(new[:4]))
+    return named, "covered", SAY.covered_note.format(where=where)
 
 
 def _contained_subject(reg: AnchorRegistry, title: str) -> Anchor | None:
@@ -430,7 +431,7 @@ def _contained_subject(reg: AnchorRegistry, title: str) -> Anchor | None:
 def _section(ctx: Context, text: str) -> str:
     """The living-document section sharing the most terms with the item."""
     if not ctx.sections:
-        return f"（{ctx.topic} 活文档尚无 § 章节，建议新增）"
+        return SAY.no_section.format(topic=ctx.topic)
     mine = tokens(text)
     best = max(
         ctx.sections,
@@ -449,10 +450,10 @@ def _doubts(item: Item, title: str, ctx: Context, stars: int) -> list[VerifyNote
                 where = f"（{_trim(clean(source))[:60]}）" if source else ""
                 return [
                     VerifyNote(
-                        title=f"{_short(title)} 待核实",
+                        title=SAY.verify_title.format(subject=_short(title)),
                         risk="中" if stars >= 4 else "低",
                         problem=problem,
-                        suggestion=f"读原文{where}核实后再写入活文档",
+                        suggestion=SAY.verify_suggestion.format(where=where),
                     )
                 ]
     return []
@@ -466,10 +467,10 @@ def _short(title: str) -> str:
 def _skip_reason(item: Item, fit: Fit, ctx: Context) -> str:
     filed = item.fields.get("category", ("", ""))[0] or item.index_text
     if filed:
-        return f"归类：{_scrub(_trim(clean(filed)), ctx)[:60]}"
+        return SAY.filed_as.format(category=_scrub(_trim(clean(filed)), ctx)[:60])
     if fit.relevance == "邻接":
-        return f"邻接 {ctx.topic}：主题画像命中少，邻接主题的词更多"
-    return f"未命中 {ctx.topic} 主题画像"
+        return SAY.adjacent_skip.format(topic=ctx.topic)
+    return SAY.off_profile.format(topic=ctx.topic)
 
 
 def _held(
@@ -479,14 +480,16 @@ def _held(
         category = outline.meta.get("category", "")
         return "，".join(x for x in (_short(_title(outline.items[0], outline, doc)), category) if x)
     subjects = [_short(c.title) for _, c in sorted(claims, key=lambda rc: -rc[1].stars)] or [s.subject for s in skipped]
-    return " · ".join(list(dict.fromkeys(s for s in subjects if s))[:6]) if subjects else f"无 {ctx.topic} 条目"
+    if not subjects:
+        return SAY.no_items.format(topic=ctx.topic)
+    return " · ".join(list(dict.fromkeys(s for s in subjects if s))[:6])
 
 
 def _doc_reason(claims: list[tuple[Relevance, Claim]], fits: list[Fit], terms: list[str], ctx: Context) -> str:
-    hits = "、".join(terms) if terms else "无"
+    hits = "、".join(terms) if terms else SAY.no_hits
     if claims:
-        return f"{len(claims)} 个条目与 {ctx.topic} 主题画像相符（命中：{hits}）"
-    return f"无条目达到 {ctx.topic} 相关度（命中：{hits}）"
+        return SAY.items_fit.format(n=len(claims), topic=ctx.topic, hits=hits)
+    return SAY.none_fit.format(topic=ctx.topic, hits=hits)
 
 
 def _queue(outline: Outline, doc: SourceDoc, ctx: Context) -> FileExtraction:
@@ -496,13 +499,13 @@ def _queue(outline: Outline, doc: SourceDoc, ctx: Context) -> FileExtraction:
     mine = [p for p in rows if ctx.topic.lower() in (c.strip().lower() for c in p.text.split(" · "))]
     skipped = [
         SkippedItem(subject=_scrub(_short(p.text.split(" · ")[1] if " · " in p.text else p.text), ctx)[:60],
-                    reason="work-queue 跟踪项：任务，不是新发现")
+                    reason=SAY.queue_row)
         for p in mine
     ]  # fmt: skip
-    held = f"{len(rows)} 行中 {len(mine)} 行标注 {ctx.topic}" if rows else "无表格行"
+    held = SAY.queue_held.format(rows=len(rows), mine=len(mine), topic=ctx.topic) if rows else SAY.queue_empty
     return FileExtraction(
         relevance="参考",
-        relevance_reason=f"队列快照：{ctx.topic} 项均为跟踪中的任务，无新发现",
+        relevance_reason=SAY.queue_reason.format(topic=ctx.topic),
         held=held,
         skipped=skipped,
     )

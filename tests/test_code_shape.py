@@ -91,14 +91,19 @@ READERS = {
     "agent/injection.py": "patterns of orders planted in documents (忽略以上 …), matched, never printed",
     "agent/text.py": "how documents write figures and dates (约, 年月日, 至), for grounding",
     "agent/chunking.py": "CJK character ranges and level values, to estimate tokens and rank chunks",
-    "agent/offline.py": "the offline extractor stands in for the model: its sentences are answers (FileExtraction "
-    "text), checked by the rules like a model's, not labels of the briefing",
     "eval/bench.py": "writes synthetic upstream documents to time the rules on",
     "eval/evening.py": "writes a synthetic evening (reports, living document) for the load benchmark",
     "eval/endpoint.py": "a stand-in endpoint's answers (FileExtraction text) for the load benchmark",
 }
 # Single literals elsewhere that read rather than write, each with its reason.
 INPUT_PATTERNS = {
+    ("agent/offline.py", "[的与和及或"): "function words left out of the topic profile's terms",
+    ("agent/offline.py", "无关|不涉及"): "how a report says an item is off its topic",
+    ("agent/offline.py", "待核实|待补"): "how a report says a figure is not verified yet",
+    ("agent/offline.py", "发布说明|更新日志"): "how a source names release notes (its credibility)",
+    ("agent/offline.py", "公众号|转载|论坛"): "how a source names forums and reposts (its credibility)",
+    ("agent/offline.py", "官方|official"): "how a source names official docs (its credibility)",
+    ("agent/offline.py", "blog|博客"): "how a source names a blog (its credibility)",
     ("agent/parse.py", "暂无"): "how other agents mark an empty block",
     ("agent/errors.py", "状态摘要"): "errors.py sits below labels.py; the hint names the blocks as the file shows them",
 }
