@@ -9,7 +9,6 @@ topics, which are kept apart as adjacent references — never as anchors.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import heapq
 import math
 import re
@@ -397,7 +396,7 @@ _ITEM_TAG = re.compile(rf"^\s*(?:{re.escape(_HEAD)}/)?{re.escape(_TAIL)}\s*[\u24
 _DATE_TAIL = re.compile(r"\s*(?:[·•]\s*\d{1,2}-\d{1,2}|[（(][^（()）]*\d{1,2}-\d{1,2}[^（()）]*[）)])\s*$")
 
 
-@functools.lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)
 def bare_name(name: str) -> str:
     """An anchor or open item as named, without the marks the prompt or a briefing adds around it:
     '[subject] X · 9-20', 'X（since 9-22）', 'X（9-21 起，低风险）', '待核实 ①：X' all mean X. A model

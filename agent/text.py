@@ -431,12 +431,6 @@ def _bigrams(s: str) -> tuple[Counter[str], int]:
     return grams, sum(grams.values())
 
 
-def bigrams(s: str) -> frozenset[str]:
-    """The bigrams `similarity` compares for `s` (two texts sharing none score 0, unless both
-    have none)."""
-    return frozenset(_bigrams(s)[0])
-
-
 def bigram_counts(s: str) -> tuple[Counter[str], int]:
     """The bigram counts `similarity` compares, and their total (read them, never change them):
     an index over many titles sums these itself instead of comparing titles pair by pair."""

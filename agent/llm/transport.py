@@ -218,10 +218,6 @@ class LazyNetwork(httpx2.BaseTransport):
         self._inner: httpx2.BaseTransport | None = None
         self._lock = threading.Lock()
 
-    @property
-    def made(self) -> bool:
-        return self._inner is not None
-
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         with self._lock:
             if self._inner is None:
