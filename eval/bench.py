@@ -12,9 +12,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from agent.rules import DocResult, dedupe, ground, merge, select
 from agent.text import _bigrams, locate
 from agent.workspace import load_workspace
 from eval import loadbench
+from eval.loadbench import median_ms
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
 from schemas.extraction import Claim, FileExtraction
@@ -36,6 +35,7 @@ from schemas.extraction import Claim, FileExtraction
 ROOT = Path(__file__).resolve().parent.parent
 WORLD = ROOT / "examples" / "world"
 DATE = dt.date(2026, 9, 22)
+TOPIC = "inference"
 SEED_GOLD = ROOT / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
 
 # name -> (target in ms, what it measures)
@@ -49,17 +49,6 @@ TARGETS = {
     "demo run, offline extractor": 3000.0,
     "briefing page from the demo run's JSON": 500.0,
 }
-
-
-def _time(fn: Callable[[], object], repeat: int) -> float:
-    """Median wall time in ms over `repeat` runs, after one warm-up."""
-    fn()
-    samples = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - t) * 1000)
-    return statistics.median(samples)
 
 
 def _synthetic_claims() -> list[DocResult]:
@@ -147,17 +136,18 @@ def demo() -> None:
         for doc in sources(docs):
             extract_document(doc, ctx)
 
+    def timed(fn: Callable[[], object], repeat: int) -> float:
+        return median_ms(fn, repeat, warm_up=True)
+
     measured = {
-        "parse+render the seed": _time(lambda: render(parse(seed_text)), 20),
-        "scan + anchors, demo evening": _time(
-            lambda: build_registry(scan(ws, "inference", DATE), "inference", DATE), 5
-        ),
-        "ground 30 quotes in a 20 kB document": _time(lambda: [locate(q, big) for q in quotes], 20),
-        "rules on 400 claims from 40 documents": _time(rules, 3),
-        "demo run, replayed (cold process excluded)": _time(lambda: run(settings), 3),
-        "offline extraction, demo evening (14 documents)": _time(offline_extraction, 5),
-        "demo run, offline extractor": _time(lambda: run(offline), 3),
-        "briefing page from the demo run's JSON": _time(lambda: render_page(load_record(out.with_suffix(".json"))), 5),
+        "parse+render the seed": timed(lambda: render(parse(seed_text)), 20),
+        "scan + anchors, demo evening": timed(lambda: build_registry(scan(ws, TOPIC, DATE), TOPIC, DATE), 5),
+        "ground 30 quotes in a 20 kB document": timed(lambda: [locate(q, big) for q in quotes], 20),
+        "rules on 400 claims from 40 documents": timed(rules, 3),
+        "demo run, replayed (cold process excluded)": timed(lambda: run(settings), 3),
+        "offline extraction, demo evening (14 documents)": timed(offline_extraction, 5),
+        "demo run, offline extractor": timed(lambda: run(offline), 3),
+        "briefing page from the demo run's JSON": timed(lambda: render_page(load_record(out.with_suffix(".json"))), 5),
     }
     width = max(map(len, measured))
     print(f"{'what':<{width}}  {'median ms':>10}  {'target ms':>10}")

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -62,7 +62,7 @@ def run_row(spec: dict[str, Any]) -> dict[str, Any]:
 
     started_cpu = time.process_time()
     client_import_s = 0.0
-    if spec.get("preload"):  # what any live run pays once, before its first call: timed apart
+    if spec.get("warm_up"):  # what any live run pays once, before its first call: timed apart
         from agent.llm.config import LLMConfig
         from agent.llm.reference import warm_up
 
@@ -149,7 +149,7 @@ class Row:
     concurrency: int
     latency_ms: float
     cache_dir: Path | None = None
-    preload: bool = True  # a warm re-run never imports the client: it is timed as it runs
+    warm_up: bool = True  # start the client before the clock; a warm re-run never imports it: timed as it runs
 
 
 def live_row(row: Row, base_url: str, out: Path) -> dict[str, Any]:
@@ -161,7 +161,7 @@ def live_row(row: Row, base_url: str, out: Path) -> dict[str, Any]:
         "base_url": base_url,
         "concurrency": row.concurrency,
         "cache_dir": str(row.cache_dir) if row.cache_dir else None,
-        "preload": row.preload,
+        "warm_up": row.warm_up,
     }
     done = subprocess.run(
         [sys.executable, "-m", "eval.bench", "--load-row", json.dumps(spec)],
@@ -198,7 +198,12 @@ def live_row(row: Row, base_url: str, out: Path) -> dict[str, Any]:
     return result
 
 
-def _median_ms(fn: Any, repeat: int) -> float:
+def median_ms(fn: Callable[[], object], repeat: int, *, warm_up: bool = False) -> float:
+    """Median wall time of `fn` in ms over `repeat` runs; after one untimed run with `warm_up`
+    (in-process timings of steady work), without it where the first run is the one that counts
+    (a whole process, a cold registry)."""
+    if warm_up:
+        fn()
     samples = []
     for _ in range(repeat):
         t = time.perf_counter()
@@ -238,7 +243,7 @@ def growth(today: Path, grown: Path) -> dict[str, Any]:
         out[label] = {
             "anchors": len(reg.anchors),
             "baselines": len(baselines),
-            "anchors_load_ms": _median_ms(lambda ws=ws: _cold_registry(ws), 3),
+            "anchors_load_ms": median_ms(lambda ws=ws: _cold_registry(ws), 3),
             "rules_ms": statistics.median(rules_ms),
             "listed_anchors_max": max(len(reg.relevant_to(d.text)) for d in sources(docs)),
         }
@@ -269,7 +274,7 @@ def processes(repeat: int = 5) -> dict[str, float]:
     entry = [sys.executable, "-c", "from agent.cli import main; main()"]
     env = {**os.environ, "OPENAI_API_KEY": ""}
     return {
-        name: _median_ms(
+        name: median_ms(
             lambda args=args: subprocess.run([*entry, *args], capture_output=True, check=True, env=env), repeat
         )
         for name, args in commands.items()
@@ -295,7 +300,7 @@ def measure(
         with endpoint(0) as url:
             cache = base / "cache"
             rows.append(live_row(Row("zero", "c=16, 0 ms (overhead)", today, 16, 0, cache), url, base / "out"))
-            warm = Row("warm", "c=16, warm re-run (cache)", today, 16, 0, cache, preload=False)
+            warm = Row("warm", "c=16, warm re-run (cache)", today, 16, 0, cache, warm_up=False)
             rows.append(live_row(warm, url, base / "out"))
             grown_row = Row("grown", f"c=16, 0 ms, {history} evenings before", grown, 16, 0)
             rows.append(live_row(grown_row, url, base / "out"))
