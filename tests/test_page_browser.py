@@ -172,8 +172,11 @@ window.addEventListener("load", function () {{
 </body></html>"""
 
 
-def _browse(chromium: str, page: Path, profile: Path) -> tuple[dict, str, list[str]]:
-    """Load `page` once; return what its probe wrote, Chromium's log and the requests that left it."""
+def dump_dom(
+    chromium: str, page: Path, profile: Path, *flags: str
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    """Load `page` in headless Chromium behind a proxy that refuses everything; the finished
+    process (its stdout is the DOM the browser built) and the requests that tried to leave."""
     with RefusingProxy() as proxy:
         r = subprocess.run(
             [
@@ -182,7 +185,7 @@ def _browse(chromium: str, page: Path, profile: Path) -> tuple[dict, str, list[s
                 f"--user-data-dir={profile}",
                 f"--proxy-server=http://127.0.0.1:{proxy.port}",
                 "--proxy-bypass-list=<-loopback>",
-                "--window-size=1400,1000",
+                *flags,
                 "--virtual-time-budget=2000",
                 "--dump-dom",
                 page.as_uri(),
@@ -191,9 +194,15 @@ def _browse(chromium: str, page: Path, profile: Path) -> tuple[dict, str, list[s
             text=True,
             timeout=120,
         )
+    return r, proxy.requests
+
+
+def _browse(chromium: str, page: Path, profile: Path) -> tuple[dict, str, list[str]]:
+    """Load `page` once; return what its probe wrote, Chromium's log and the requests that left it."""
+    r, requests = dump_dom(chromium, page, profile, "--window-size=1400,1000")
     m = re.search(r'<pre id="probe">(.*?)</pre>', r.stdout, re.S)
     assert m, f"chromium exited {r.returncode}; the probe did not run: {r.stderr[-2000:]}"
-    return json.loads(htmlmod.unescape(m.group(1))), r.stderr, proxy.requests
+    return json.loads(htmlmod.unescape(m.group(1))), r.stderr, requests
 
 
 @pytest.fixture(scope="module")

@@ -266,9 +266,8 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -
     headless Chromium through a proxy that refuses everything; `--dump-dom` hands back the DOM the
     browser built. It must hold every part the report promises, and load nothing."""
     import re
-    import subprocess
 
-    from tests.test_page_browser import BROWSER_SERVICES, FLAGS, RefusingProxy, _chromium
+    from tests.test_page_browser import BROWSER_SERVICES, _chromium, dump_dom
 
     chromium = _chromium()
     env, tmp = workbench["env"], workbench["tmp"]
@@ -277,25 +276,10 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -
         "eval", "--case", CASE, "--cassettes", str(tmp / "cassettes"), "--allow-stale", "--html", str(page), env=env
     )
     assert page.is_file(), r.stdout + r.stderr
-    with RefusingProxy() as proxy:
-        shown = subprocess.run(
-            [
-                chromium,
-                *FLAGS,
-                f"--user-data-dir={tmp / 'profile'}",
-                f"--proxy-server=http://127.0.0.1:{proxy.port}",
-                "--proxy-bypass-list=<-loopback>",
-                "--virtual-time-budget=2000",
-                "--dump-dom",
-                page.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+    shown, requests = dump_dom(chromium, page, tmp / "profile")
     dom = shown.stdout
     assert "</html>" in dom, shown.stderr[-2000:]
-    assert [x for x in proxy.requests if not BROWSER_SERVICES.match(x)] == []
+    assert [x for x in requests if not BROWSER_SERVICES.match(x)] == []
     assert not [ln for ln in shown.stderr.splitlines() if "CONSOLE" in ln or "Content Security Policy" in ln]
     # the header of each row: prompt and model, and the stale mark
     stamps = re.findall(r'<p class="stamp">asked with: (.*?)</p>', dom, re.S)
