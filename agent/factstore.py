@@ -5,8 +5,9 @@ writes (`rules.document_facts`): a few regex passes over the whole text, most of
 re-run of 200 documents spends once its answers come from the cache. They depend only on the
 text and on the code that derives them, so they are kept under a key made of both: a change to
 `agent/text.py`, `agent/arxiv.py` or `agent/rules.py` (or to Python's Unicode tables) is a miss,
-never a stale answer. An entry that is not what was written is computed again. Without a
-response cache (`--no-cache`, replay, offline) nothing is kept and nothing is read.
+never a stale answer. An entry that is not what was written is computed again. It lives in the
+live run's response cache, opened and closed by the extractor; without one (`--no-cache`,
+replay, offline, an extractor of your own) nothing is kept and nothing is read.
 """
 
 from __future__ import annotations
@@ -42,15 +43,10 @@ def code_version() -> str:
 
 
 class FactStore:
-    """Facts of documents by text and code version, in the response cache's folder."""
+    """Facts of documents by text and code version, in the run's response cache (None: none)."""
 
-    def __init__(self, cache_dir: Path | None) -> None:
-        self._cache: diskcache.Cache | None = None
-        if cache_dir is not None and code_version():
-            try:
-                self._cache = diskcache.Cache(str(cache_dir))
-            except Exception:  # an unusable cache is the response cache's to report; here it only costs time
-                self._cache = None
+    def __init__(self, cache: diskcache.Cache | None) -> None:
+        self._cache = cache if code_version() else None
 
     def prepare(self, doc_text: str) -> None:
         """Make `rules.document_facts(doc_text)` answer from memory: from the store when an
@@ -69,10 +65,6 @@ class FactStore:
         computed = document_facts(doc_text)
         with contextlib.suppress(Exception):  # not kept: the next run computes them again
             self._cache.set(key, (sorted(computed[0]), sorted(computed[1])))
-
-    def close(self) -> None:
-        if self._cache is not None:
-            self._cache.close()
 
 
 def _as_doc_facts(value: Any) -> DocFacts | None:

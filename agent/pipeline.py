@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -131,7 +132,7 @@ def extract(
     waiting for it; a live run keeps that work beside the answers in the response cache
     (`agent.factstore`), so a re-run reads it back."""
     texts = {d.path: d.text for d in ev.sources}
-    store = FactStore(ev.llm.cache_dir if extractor is None and ev.llm.effective_backend == "live" else None)
+    store = FactStore(None)
     waiting: list[str] = []  # answered documents whose facts are not prepared yet
 
     def arrived(result: ExtractionResult) -> None:
@@ -148,16 +149,15 @@ def extract(
         store.prepare(text)
         suspect(text)  # the injection screen's look at the whole document (memoised)
 
-    try:
+    with contextlib.ExitStack() as stack:
         if extractor is None:
-            with default_extractor(ev) as own:
-                results = own.extract_all(ev.requests, arrived, on_idle=idle)
+            own = stack.enter_context(default_extractor(ev))
+            store = FactStore(getattr(own, "response_cache", None))  # a live run's; the offline one has none
+            results = own.extract_all(ev.requests, arrived, on_idle=idle)
         else:
             results = extractor.extract_all(ev.requests, arrived)
         for text in waiting:  # what no idle moment was left for (all of it on a warm re-run)
             prepare(text)
-    finally:
-        store.close()
     failed = [r for r in results if r.extraction is None]
     if results and len(failed) == len(results):
         raise LLMError(

@@ -18,6 +18,7 @@ from queue import Empty, SimpleQueue
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import diskcache
 import httpx2
 from pydantic import ValidationError
 
@@ -217,6 +218,13 @@ class LLMExtractor:
             log.keys.append(key)
             log.note_stored(source, exchange.usage, exchange.latency_s, name)
         return extraction
+
+    @property
+    def response_cache(self) -> diskcache.Cache | None:
+        """The live run's response cache, if it has one (`agent.factstore` keeps each
+        document's facts in it)."""
+        cache = self._cache() if self.backend == "live" else None
+        return cache.cache if cache is not None else None
 
     def _cache(self) -> CacheTransport | None:
         """The response cache in the transport chain, if the run has one."""

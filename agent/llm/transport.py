@@ -108,6 +108,11 @@ class CacheTransport(httpx2.BaseTransport):
         self._inner = inner
         self._cache = cache
 
+    @property
+    def cache(self) -> diskcache.Cache:
+        """The cache itself: what the pipeline keeps beside the answers goes in it too."""
+        return self._cache
+
     def stored(self, key: str) -> Exchange | None:
         """The validated exchange kept for request key `key`, if any (read, never noted)."""
         stored = self._cache.get(_CACHE_NAMESPACE + key)
