@@ -8,17 +8,18 @@ import logging
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from agent.errors import PredigestError
 from agent.labels import ZH
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from agent.extract import ExtractionResult
     from agent.pipeline import Evening, RunReport
     from agent.runlog import DocAnswer
@@ -31,8 +32,31 @@ app = typer.Typer(
     rich_markup_mode=None,
     help="Turn an evening's research inbox into a grounded pre-digest briefing per topic.",
 )
-out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
+
+
+class _LazyConsole:
+    """A rich Console made on first print: importing rich is a tenth of a command's start, and
+    `parse --json`, every `--json`, `--help` and `--version` answer without it."""
+
+    def __init__(self, *, stderr: bool = False) -> None:
+        self._stderr = stderr
+
+    @cached_property
+    def console(self) -> Console:
+        from rich.console import Console
+
+        return Console(stderr=self._stderr, soft_wrap=True)
+
+    def print(self, *objects: object, **options: Any) -> None:
+        self.console.print(*objects, **options)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.console.is_terminal
+
+
+out = _LazyConsole()
+err = _LazyConsole(stderr=True)
 _state: dict[str, object] = {"debug": False, "argv": []}
 EXIT_INTERRUPTED = 130
 EXIT_BUG = 70  # EX_SOFTWARE: not the user's fault
@@ -131,6 +155,8 @@ def inbox_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json: 
 
     Example: predigest inbox examples/world --topic inference --date 2026-09-22
     """
+    from rich.table import Table  # here, not at the top: see _LazyConsole
+
     from agent.ingest import evening_window, scan
     from agent.workspace import load_workspace
 
@@ -154,6 +180,8 @@ def anchors_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json
 
     Example: predigest anchors examples/world --topic inference --date 2026-09-22
     """
+    from rich.table import Table  # here, not at the top: see _LazyConsole
+
     from agent.anchors import build_registry
     from agent.ingest import scan
     from agent.workspace import load_workspace
@@ -301,7 +329,7 @@ def _progress() -> Iterator[tuple[Callable[[Evening], None], Callable[[Extractio
     if err.is_terminal:
         from rich.progress import Progress
 
-        with Progress(console=err, transient=True) as progress:
+        with Progress(console=err.console, transient=True) as progress:
             task = progress.add_task("extracting", total=None)
             yield (lambda ev: progress.update(task, total=len(ev.requests))), (lambda r: progress.advance(task))
         return
@@ -761,7 +789,7 @@ def _eval_progress() -> Iterator[tuple[Callable[..., None], Callable[[Extraction
     if err.is_terminal:
         from rich.progress import Progress
 
-        with Progress(console=err, transient=True) as progress:
+        with Progress(console=err.console, transient=True) as progress:
             state: dict[str, object] = {}
 
             def plan(case: object, ev: Evening) -> None:

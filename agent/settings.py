@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import platformdirs
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agent.errors import PredigestError
@@ -26,11 +25,15 @@ EffectiveBackend = Literal["live", "record", "replay", "offline"]
 
 def default_cache_dir() -> Path:
     """The user's cache dir, resolved when settings are built (never at import time)."""
+    import platformdirs  # here: only a settings object with no cache folder given needs it
+
     return Path(platformdirs.user_cache_dir("predigest")) / "llm"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # defer_build: a model's validator is built on its first use, not on import, so a command
+    # pays only for the models it validates (`parse` none of these, `inbox` not `Settings`)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -177,9 +180,9 @@ class TopicSection(_Frozen):
 
 
 class WorkspaceConfig(_Frozen):
-    workspace: WorkspaceSection = WorkspaceSection()
+    workspace: WorkspaceSection = Field(default_factory=WorkspaceSection)  # a factory: not validated on import
     llm: LLMSettings = Field(default_factory=LLMSettings)
-    limits: LimitsSection = LimitsSection()
+    limits: LimitsSection = Field(default_factory=LimitsSection)
     topics: dict[str, TopicSection] = Field(default_factory=dict)
 
     @field_validator("llm", mode="before")
@@ -214,7 +217,7 @@ class Settings(_Frozen):
     """One run's settings: what to read, where to write, and the `[llm]` values given on the
     command line or in the environment (applied over predigest.toml by `resolve_llm`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, defer_build=True)
 
     workspace: Path
     topic: str
