@@ -155,8 +155,6 @@ def inbox_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json: 
 
     Example: predigest inbox examples/world --topic inference --date 2026-09-22
     """
-    from rich.table import Table  # here, not at the top: see _LazyConsole
-
     from agent.ingest import evening_window, scan
     from agent.workspace import load_workspace
 
@@ -165,6 +163,8 @@ def inbox_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json: 
     if as_json:
         _print_json([d.model_dump(mode="json", exclude={"text"}) for d in docs])
         return
+    from rich.table import Table  # here, past --json: see _LazyConsole
+
     t = Table(title=f"{topic} · window {evening_window(ws, _date(date))}", show_lines=False)
     for col in ("read", "kind", "agent", "time", "path", "why"):
         t.add_column(col, overflow="fold")  # a path is never cut, only folded
@@ -180,8 +180,6 @@ def anchors_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json
 
     Example: predigest anchors examples/world --topic inference --date 2026-09-22
     """
-    from rich.table import Table  # here, not at the top: see _LazyConsole
-
     from agent.anchors import build_registry
     from agent.ingest import scan
     from agent.workspace import load_workspace
@@ -203,6 +201,8 @@ def anchors_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json
             }
         )
         return
+    from rich.table import Table  # here, past --json: see _LazyConsole
+
     t = Table(title=f"{topic} anchors before {day}")
     for col in ("kind", "key", "first anchored", "source", "label"):
         t.add_column(col, overflow="fold")
