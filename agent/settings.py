@@ -217,7 +217,7 @@ class Settings(_Frozen):
     """One run's settings: what to read, where to write, and the `[llm]` values given on the
     command line or in the environment (applied over predigest.toml by `resolve_llm`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True, defer_build=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
 
     workspace: Path
     topic: str
