@@ -22,9 +22,9 @@ from typing import Literal
 from agent.arxiv import find_ids, id_keys
 from agent.errors import ParseError, WorkspaceError
 from agent.labels import ZH
-from agent.parse import nearest_day, parse
+from agent.parse import Skim, nearest_day, parse, skim
 from agent.text import bigram_counts, similarity
-from schemas.briefing import Briefing, VerifyItem
+from schemas.briefing import VerifyItem
 from schemas.documents import SourceDoc
 
 AnchorKind = Literal["arxiv", "subject", "url"]
@@ -229,7 +229,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
     anchors: list[Anchor] = []
     adjacent: list[Anchor] = []
     sections: tuple[str, ...] = ()
-    latest: tuple[dt.date, Briefing, str] | None = None
+    latest: tuple[dt.date, Skim, str] | None = None
     warnings: list[str] = []
     for doc in docs:
         if not doc.read:
@@ -241,7 +241,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
             # another agent's briefing: read as far as it goes; if it does not parse at all, it is
             # still a document of the evening (extracted like a report), only without its anchors
             try:
-                found = _from_briefing(parse(doc.text, path=doc.path, lenient=True), doc.path)
+                found = _from_briefing(Skim.of(parse(doc.text, path=doc.path, lenient=True)), doc.path)
             except ParseError as e:
                 warnings.append(f"{doc.path} is not a briefing this parser can read ({e.message}); read as plain text")
                 continue
@@ -267,9 +267,9 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
     )
 
 
-def _parse_briefing(doc: SourceDoc) -> Briefing:
+def _parse_briefing(doc: SourceDoc) -> Skim:
     try:
-        return parse(doc.text, path=doc.path)
+        return skim(doc.text, path=doc.path)
     except ParseError as e:
         raise WorkspaceError(
             f"cannot read the briefing {doc.path}: {e}",
@@ -277,16 +277,16 @@ def _parse_briefing(doc: SourceDoc) -> Briefing:
         ) from e
 
 
-def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
+def _from_briefing(b: Skim, path: str) -> list[Anchor]:
     """Anchors of one briefing. Its arXiv table comes first so that, at equal dates, a paper's
     label is the table's title rather than the increment's 'arXiv:ID title' line."""
     out = _from_arxiv_table(b, path)
     for inc in b.increments:
-        body = " ".join([inc.title, inc.arxiv_line, *(p.text for p in inc.all_points()), inc.relation])
+        body = " ".join([inc.title, inc.arxiv_line, *inc.points, inc.relation])
         out.append(Anchor("subject", inc.title, inc.title, b.date, path, text=body))
-        for s in inc.sources:
-            if _URL.fullmatch(s.ref) or s.ref.startswith(("github.com", "http")):
-                out.append(Anchor("url", normalise_url(s.ref), inc.title, b.date, path, text=body))
+        for ref in inc.source_refs:
+            if _URL.fullmatch(ref) or ref.startswith(("github.com", "http")):
+                out.append(Anchor("url", normalise_url(ref), inc.title, b.date, path, text=body))
         for m in find_ids(inc.arxiv_line):
             out.append(
                 Anchor(
@@ -297,13 +297,13 @@ def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
                     path,
                     text=body,
                     display_id=m.id.display,
-                    credibility=inc.credibility.level,
+                    credibility=inc.credibility,
                 )
             )
     return out
 
 
-def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
+def _from_arxiv_table(b: Skim, path: str) -> list[Anchor]:
     out: list[Anchor] = []
     for row in b.arxiv_rows:
         key = _cell_key(row.arxiv_id)
