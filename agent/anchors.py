@@ -325,10 +325,16 @@ def _from_arxiv_table(b: Skim, path: str) -> list[Anchor]:
     return out
 
 
+_PLAIN_CELL = re.compile(r"[0-9]{4}\.[0-9]{5}(?:v[0-9]+)?")  # '2605.11093', '2605.11093v2': its own key
+
+
 @lru_cache(maxsize=4096)
 def _cell_key(cell: str) -> str | None:
     """The key of the first arXiv ID written in a cell of 四. Memoised: every evening's briefing
-    lists the IDs it continues again, so a long history holds the same cells many times over."""
+    lists the IDs it continues again, so a long history holds the same cells many times over.
+    Most cells are a five-digit ID alone, whose key is its first ten characters (no finding)."""
+    if _PLAIN_CELL.fullmatch(cell):
+        return cell[:10]
     ids = find_ids(cell)
     return ids[0].id.key if ids else None
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -116,9 +116,8 @@ def _loose_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -
     read once."""
     names = _block_names(labels)
     starts: dict[int, int] = {}
-    for pos, ln in enumerate(lines):
-        idx = _header_of(ln, names)
-        if idx is not None and idx not in starts:
+    for idx, pos in _headers(lines, names):
+        if idx not in starts:
             starts[idx] = pos
     bounds = [*sorted(starts.values()), len(lines)]
     out: list[list[_Line]] = []
@@ -147,9 +146,6 @@ def _block_names(labels: Labels) -> list[str]:
     ]
 
 
-_DECOR_CHARS = "#>* \t"  # every character `_DECOR` may strip from the start of a line
-
-
 def _undecorated(text: str) -> str:
     """`text` without Markdown decoration at its ends; most lines have none, and skip the regex."""
     if text and not (text[0] in "#>*" or text[0].isspace() or text[-1] == "*" or text[-1].isspace()):
@@ -157,22 +153,25 @@ def _undecorated(text: str) -> str:
     return _DECOR.sub("", text)
 
 
-def _undecorated_start(raw: str) -> str:
-    """`raw` without the leading characters `_DECOR` may strip (any whitespace among them)."""
-    while (rest := raw.lstrip(_DECOR_CHARS).lstrip()) != raw:
-        raw = rest
-    return raw
-
-
 @functools.lru_cache(maxsize=8)
-def _header_starts(names: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(name.partition("、")[0] + "、" if "、" in name else name for name in names)
+def _header_start(names: tuple[str, ...]) -> re.Pattern[str]:
+    """What every header line starts with: the characters `_DECOR` may strip from a line's start
+    (any whitespace among them), then a block's numeral ('一、') or its name ('状态摘要')."""
+    starts = (name.partition("、")[0] + "、" if "、" in name else name for name in names)
+    return re.compile(rf"[#>*\s]*(?:{'|'.join(map(re.escape, starts))})")
+
+
+def _headers(lines: list[_Line], names: list[str]) -> Iterator[tuple[int, int]]:
+    """(block index, position) of each header line, in order. Most lines start otherwise, which
+    one regex tells without a call per line."""
+    start = _header_start(tuple(names))
+    for pos, ln in enumerate(lines):
+        if start.match(ln.raw) and (idx := _header_of(ln, names)) is not None:
+            yield idx, pos
 
 
 def _header_of(line: _Line, names: list[str]) -> int | None:
     """Which block header a line is: '一、…' by its numeral, 状态摘要 by its name."""
-    if not _undecorated_start(line.raw).startswith(_header_starts(tuple(names))):
-        return None  # most lines: a header starts, after its decoration, with its numeral or its name
     t = _undecorated(line.text)
     for i, name in enumerate(names):
         numeral, sep, _ = name.partition("、")
@@ -183,11 +182,7 @@ def _header_of(line: _Line, names: list[str]) -> int | None:
 
 def _split_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -> list[list[_Line]]:
     names = _block_names(labels)
-    found: list[tuple[int, int]] = []  # (block index, position in lines)
-    for pos, ln in enumerate(lines):
-        idx = _header_of(ln, names)
-        if idx is not None:
-            found.append((idx, pos))
+    found = list(_headers(lines, names))  # (block index, position in lines)
     for expected, name in enumerate(names):
         if expected < len(found) and found[expected][0] == expected:
             continue
@@ -303,14 +298,25 @@ def _arxiv_cells(cells: list[str], date: dt.date, L: Labels) -> tuple[str, str, 
     """A row of 四: ID, title, credibility, relation; a continued one ('9-21锚定') gets the day
     it was first anchored."""
     i, t, c, r = _pad(cells, 4)
-    m = re.search(rf"(\d{{1,2}})-(\d{{1,2}})\s*{re.escape(L.anchored_suffix)}", r)
+    m = _anchored_on(L.anchored_suffix).search(r)
     return i, t, c, r, nearest_day(date, int(m[1]), int(m[2])) if m else None
+
+
+@functools.lru_cache(maxsize=8)
+def _anchored_on(suffix: str) -> re.Pattern[str]:
+    return re.compile(rf"(\d{{1,2}})-(\d{{1,2}})\s*{re.escape(suffix)}")
 
 
 def nearest_day(ref: dt.date, month: int, day: int) -> dt.date | None:
     """'9-18' read on the evening `ref`: the nearest such day, so '12-30' read on 1-2 is last
     year's, and '9-21' read on 9-20 (a living document written after that evening) is tomorrow.
     None when no year has that day."""
+    try:
+        same = dt.date(ref.year, month, day)
+    except ValueError:
+        same = None
+    if same is not None and abs((same - ref).days) <= 182:
+        return same  # the other years' are 183 days away or more: the nearest, and no tie
     days: list[dt.date] = []
     for year in (ref.year - 1, ref.year, ref.year + 1):
         try:
