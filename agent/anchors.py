@@ -33,6 +33,8 @@ _CELL_DATE = re.compile(r"\|\s*(\d{1,2})-(\d{1,2})\s*(?=\|)")  # a table cell th
 _URL = re.compile(
     r"(?:https?://)?(?:www\.)?((?:github\.com|arxiv\.org|huggingface\.co|[a-z0-9-]+\.(?:ai|io|dev|com|org))/[^\s）)|，,；;]+)"
 )
+_BULLET_OR_BOLD = re.compile(r"^[-*]\s+|\*\*")
+_SCHEME_WWW = re.compile(r"^(?:https?://)?(?:www\.)?")
 _SECTION = re.compile(r"^#+\s*(§\d+(?:\.\d+)*\s*.+?)\s*$", re.M)
 LISTED_ANCHORS = 25  # anchors listed in one prompt, at most: the bound that keeps prompts flat
 
@@ -356,7 +358,7 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
         for u in find_urls(t):
             out.append(Anchor("url", normalise_url(u), t[:80], first, doc.path, text=t))
         if t.startswith(("-", "*")):
-            subject = re.sub(r"^[-*]\s+|\*\*", "", t).split("：", 1)[0].strip()
+            subject = _BULLET_OR_BOLD.sub("", t).split("：", 1)[0].strip()
             if 2 <= len(subject) <= 60:
                 out.append(Anchor("subject", subject, subject, first, doc.path, text=t))
     return out
@@ -421,7 +423,7 @@ def find_urls(text: str) -> list[str]:
 
 
 def normalise_url(url: str) -> str:
-    u = re.sub(r"^(?:https?://)?(?:www\.)?", "", url.strip().lower())
+    u = _SCHEME_WWW.sub("", url.strip().lower())
     return u.rstrip("/.")
 
 

@@ -14,7 +14,7 @@ import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -266,7 +266,10 @@ def _summary(lines: list[_Line], n_increments: int, L: Labels) -> StatusSummary:
 def _table_rows(lines: list[_Line]) -> list[list[str]]:
     """Data rows of the first table in `lines` (header and separator dropped)."""
     rows = [_cells(ln.text) for ln in lines if ln.text.startswith("|")]
-    return [r for r in rows[1:] if not all(re.fullmatch(r":?-{2,}:?", c) or c == "" for c in r)]
+    return [r for r in rows[1:] if not all(_SEPARATOR.fullmatch(c) or c == "" for c in r)]
+
+
+_SEPARATOR = re.compile(r":?-{2,}:?")
 
 
 def _cells(row: str) -> list[str]:
@@ -326,9 +329,12 @@ def nearest_day(ref: dt.date, month: int, day: int) -> dt.date | None:
     return min(days, key=lambda d: abs(d - ref)) if days else None
 
 
+_PAREN_TAIL = re.compile(r"([^（(]+?)\s*[（(](.*)[）)]")
+
+
 def _split_paren(text: str) -> tuple[str, str]:
     """'file（what it held）' → ('file', 'what it held'); anything else stays whole."""
-    m = re.fullmatch(r"([^（(]+?)\s*[（(](.*)[）)]", text.strip())
+    m = _PAREN_TAIL.fullmatch(text.strip())
     if not m or _balanced(m.group(2)) is False:
         return text.strip(), ""
     return m.group(1).strip(), m.group(2).strip()
@@ -444,7 +450,10 @@ def _checked(build: Callable[[], _M], line: _Line, block: str, path: str) -> _M:
 
 def _source_pieces(field: str) -> list[str]:
     """The sources of a 来源 line, one per '；'-separated piece."""
-    return [s for s in re.split(r"\s*[；;]\s*", field) if s.strip()]
+    return [s for s in _SOURCE_SEP.split(field) if s.strip()]
+
+
+_SOURCE_SEP = re.compile(r"\s*[；;]\s*")
 
 
 def _source_ref(text: str) -> SourceRef:
@@ -458,8 +467,7 @@ def _ref_and_section(text: str) -> tuple[str, str]:
     return ref.strip(), f"§{section.strip()}" if sep else ""
 
 
-@dataclass(frozen=True)
-class _Tok:
+class _Tok(NamedTuple):  # a tuple: thousands per history, built faster than a dataclass
     indent: int  # -1: unknown (came from a flattened line)
     numbered: bool
     text: str
@@ -593,7 +601,10 @@ def _priorities(lines: list[_Line]) -> tuple[list[PriorityRow], str]:
 
 
 def _strip_bullet(t: str) -> str:
-    return re.sub(r"^[-*•]\s+", "", t.strip())
+    return _BULLET.sub("", t.strip())
+
+
+_BULLET = re.compile(r"^[-*•]\s+")
 
 
 # --- the skim: a baseline as the anchors read it --------------------------------------------------
