@@ -16,14 +16,16 @@ import contextlib
 import hashlib
 import sys
 import unicodedata
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import diskcache
 
-from agent import arxiv, rules, text
-from agent.rules import DocFacts, document_facts, remember_document_facts
+from agent import arxiv, factworker, rules, text
+from agent.factworker import WORKER_FROM, DocFacts, FactWorker, spare_cores
+from agent.rules import document_facts, remember_document_facts, remembers_document_facts
 
 _NAMESPACE = "facts:"
 
@@ -35,7 +37,7 @@ def code_version() -> str:
     nothing is kept."""
     h = hashlib.sha256(f"{sys.version}|{unicodedata.unidata_version}".encode())
     try:
-        for module in (text, arxiv, rules):
+        for module in (text, arxiv, factworker, rules):
             h.update(Path(module.__file__ or "").read_bytes())
     except OSError:
         return ""
@@ -43,28 +45,66 @@ def code_version() -> str:
 
 
 class FactStore:
-    """Facts of documents by text and code version, in the run's response cache (None: none)."""
+    """Facts of documents by text and code version, in the run's response cache (None: none),
+    derived by a worker process (`agent.factworker`) when an evening has many to derive."""
 
-    def __init__(self, cache: diskcache.Cache | None) -> None:
+    def __init__(self, cache: diskcache.Cache | None, *, worker_from: int | None = None) -> None:
         self._cache = cache if code_version() else None
+        self._worker_from = WORKER_FROM if worker_from is None else worker_from
+        self._worker: FactWorker | None = None
 
-    def prepare(self, doc_text: str) -> None:
+    def start(self, texts: Sequence[str]) -> None:
+        """Read back what earlier runs kept for `texts`, and have the rest derived on another
+        core if there are enough of them to pay for a process (and a core to run it on)."""
+        missing = [t for t in dict.fromkeys(texts) if not self._read_back(t)]
+        if len(missing) >= self._worker_from and spare_cores() > 0 and sys.executable:
+            try:
+                self._worker = FactWorker(missing)
+            except OSError:  # no process to be had: derived here, as each is needed
+                self._worker = None
+
+    def prepare(self, doc_text: str, *, wait: bool = True) -> bool:
         """Make `rules.document_facts(doc_text)` answer from memory: from the store when an
-        earlier run kept them, else computed now and kept."""
+        earlier run kept them, else from the worker, else derived now; then kept. Without
+        `wait`, a document the worker is still on is left to it (False)."""
+        if remembers_document_facts(doc_text) or self._read_back(doc_text):
+            return True
+        worker = self._worker
+        if not wait and worker is not None and worker.pending(doc_text):
+            return False
+        derived = worker.get(doc_text) if worker is not None else None
+        if derived is None:  # not sent to the worker, or the worker failed
+            derived = document_facts(doc_text)
+        else:
+            remember_document_facts(doc_text, derived)
+        self._keep(doc_text, derived)
+        return True
+
+    def close(self) -> None:
+        """Stop the worker, if one was started."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def _key(self, doc_text: str) -> str:
+        return f"{_NAMESPACE}{code_version()}:{hashlib.sha256(doc_text.encode()).hexdigest()}"
+
+    def _read_back(self, doc_text: str) -> bool:
+        """Whether an earlier run kept `doc_text`'s facts (now in memory)."""
         if self._cache is None:
-            document_facts(doc_text)
-            return
-        key = f"{_NAMESPACE}{code_version()}:{hashlib.sha256(doc_text.encode()).hexdigest()}"
+            return False
         try:
-            kept = _as_doc_facts(self._cache.get(key))
-        except Exception:  # a damaged entry or database: compute instead
+            kept = _as_doc_facts(self._cache.get(self._key(doc_text)))
+        except Exception:  # a damaged entry or database: derive instead
             kept = None
         if kept is not None:
             remember_document_facts(doc_text, kept)
-            return
-        computed = document_facts(doc_text)
-        with contextlib.suppress(Exception):  # not kept: the next run computes them again
-            self._cache.set(key, (sorted(computed[0]), sorted(computed[1])))
+        return kept is not None
+
+    def _keep(self, doc_text: str, derived: DocFacts) -> None:
+        if self._cache is not None:
+            with contextlib.suppress(Exception):  # not kept: the next run derives them again
+                self._cache.set(self._key(doc_text), (sorted(derived[0]), sorted(derived[1])))
 
 
 def _as_doc_facts(value: Any) -> DocFacts | None:

@@ -126,11 +126,12 @@ def extract(
     """Every request answered or failed (never raised); refuses an evening where all failed,
     since a briefing built from nothing would read as "a quiet evening".
 
-    In the moments when no answer is coming in, the calling thread does grounding's
-    per-document work for the documents answered so far (`rules.document_facts`), so a live
-    run's rules are mostly done when its last answer comes in, and answers are never kept
-    waiting for it; a live run keeps that work beside the answers in the response cache
-    (`agent.factstore`), so a re-run reads it back."""
+    Grounding's per-document work (`rules.document_facts`) is done while the endpoint answers:
+    on a large evening by a worker process on another core (`agent.factworker`), else by the
+    calling thread in the moments when no answer is coming in, so answers are never kept
+    waiting for it and a live run's rules are mostly done when its last answer comes in. A
+    live run keeps that work beside the answers in the response cache (`agent.factstore`), so
+    a re-run reads it back."""
     texts = {d.path: d.text for d in ev.sources}
     store = FactStore(None)
     waiting: list[str] = []  # answered documents whose facts are not prepared yet
@@ -142,17 +143,21 @@ def extract(
             on_result(result)
 
     def idle() -> None:
-        if waiting:
-            prepare(waiting.pop(0))
+        if waiting and prepare(waiting[0], wait=False):
+            waiting.pop(0)
 
-    def prepare(text: str) -> None:
-        store.prepare(text)
+    def prepare(text: str, *, wait: bool = True) -> bool:
+        if not store.prepare(text, wait=wait):
+            return False
         suspect(text)  # the injection screen's look at the whole document (memoised)
+        return True
 
     with contextlib.ExitStack() as stack:
         if extractor is None:
             own = stack.enter_context(default_extractor(ev))
-            store = FactStore(getattr(own, "response_cache", None))  # a live run's; the offline one has none
+            # a live run's cache keeps them (the offline extractor has none)
+            store = stack.enter_context(contextlib.closing(FactStore(getattr(own, "response_cache", None))))
+            store.start(list(texts.values()))
             results = own.extract_all(ev.requests, arrived, on_idle=idle)
         else:
             results = extractor.extract_all(ev.requests, arrived)

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from agent.anchors import Anchor, AnchorRegistry, bare_name, normalise_url
-from agent.arxiv import find_ids, id_keys, key_of, validate
+from agent.arxiv import find_ids, key_of, validate
+from agent.factworker import DocFacts, derive
 from agent.labels import Labels
 from agent.text import bigram_counts, facts, locate, similarity
 from schemas.briefing import KeyPoint
@@ -137,7 +138,6 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
     return kept, findings
 
 
-DocFacts = tuple[frozenset[str], frozenset[str]]  # (facts a document states, arXiv keys it writes)
 _DOC_FACTS: dict[str, DocFacts] = {}
 _DOC_FACTS_KEPT = 512
 
@@ -149,7 +149,7 @@ def document_facts(text: str) -> DocFacts:
     others, instead of after the last one: they are most of the rule layer's time."""
     got = _DOC_FACTS.get(text)
     if got is None:
-        got = (frozenset(facts(text)), id_keys(text))
+        got = derive(text)
         remember_document_facts(text, got)
     return got
 
@@ -160,6 +160,10 @@ def remember_document_facts(text: str, known: DocFacts) -> None:
     if len(_DOC_FACTS) >= _DOC_FACTS_KEPT:
         _DOC_FACTS.pop(next(iter(_DOC_FACTS)), None)
     _DOC_FACTS[text] = known
+
+
+def remembers_document_facts(text: str) -> bool:
+    return text in _DOC_FACTS
 
 
 def forget_document_facts() -> None:

@@ -102,6 +102,9 @@ def run_row(spec: dict[str, Any]) -> dict[str, Any]:
         **stages,
         "cpu_s": time.process_time() - started_cpu,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        # the facts worker (agent.factworker), reaped by the end of `extract`: reported, not hidden
+        "worker_cpu_s": os.times().children_user + os.times().children_system,
+        "worker_peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
         "documents": len(ev.sources),
         "calls": len(records),
         "sources": {s: sum(r.source == s for r in records) for s in {r.source for r in records}},
@@ -364,7 +367,10 @@ def print_report(result: dict[str, Any]) -> None:
         stages = " / ".join(f"{r[k]:.2f}" for k in ("plan_s", "extract_s", "brief_s", "write_s"))
         counted = r["efficiency_with_import"]
         with_import = f" · efficiency counting it {counted:.2f}" if counted is not None else ""
-        print(f"  {r['name']:<34} {stages} · import {r['client_import_s']:.2f}{with_import}")
+        worker = ""
+        if r["worker_cpu_s"]:
+            worker = f" · facts worker {r['worker_cpu_s']:.2f} s CPU, {r['worker_peak_rss_mb']:.0f} MB"
+        print(f"  {r['name']:<34} {stages} · import {r['client_import_s']:.2f}{with_import}{worker}")
     g = result["growth"]
     for label in ("today", "grown"):
         x = g[label]

@@ -11,7 +11,7 @@ from pathlib import Path
 import diskcache
 import pytest
 
-from agent import factstore, rules
+from agent import factstore, factworker, rules
 from agent.pipeline import Settings, run
 from tests.fake_openai import FAKE_KEY, FakeOpenAI, world_answers, world_responder
 from tests.paths import WORLD
@@ -29,8 +29,8 @@ def server() -> Iterator[FakeOpenAI]:
 def computed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The texts whose facts were computed (rather than read back) during a test."""
     texts: list[str] = []
-    real = rules.facts
-    monkeypatch.setattr(rules, "facts", lambda t: texts.append(t) or real(t))
+    real = factworker.facts
+    monkeypatch.setattr(factworker, "facts", lambda t: texts.append(t) or real(t))
     return texts
 
 

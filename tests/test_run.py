@@ -193,14 +193,14 @@ def test_an_unreadable_baseline_stops_the_run(tmp_path: Path) -> None:
 def test_grounding_work_is_done_as_answers_arrive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`extract` computes each answered document's facts while the rest are in flight; `brief`
     then finds them done, and the briefing is the one computed from scratch."""
-    from agent import rules
+    from agent import factworker, rules
     from agent.pipeline import brief, extract, plan
 
     ev = plan(settings(tmp_path), for_writing=False)
     rules.forget_document_facts()
     computed: list[str] = []
-    real = rules.facts
-    monkeypatch.setattr(rules, "facts", lambda t: computed.append(t) or real(t))
+    real = factworker.facts
+    monkeypatch.setattr(factworker, "facts", lambda t: computed.append(t) or real(t))
     seen: list[str] = []
     results = extract(ev, on_result=lambda r: seen.append(r.request.doc_path))
     assert sorted(seen) == sorted(r.doc_path for r in ev.requests)  # the caller's callback still runs
