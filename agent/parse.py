@@ -661,7 +661,7 @@ class Skim:
 
 
 def skim(text: str, path: str = "", labels: Labels = ZH) -> Skim:
-    """`Skim.of(parse(text, path, labels))`, errors included, at a third of the cost.
+    """`Skim.of(parse(text, path, labels))`, errors included, at under half the cost.
 
     A hundred evenings of history are a hundred baselines to read before every run, and the
     anchors need three of their seven blocks: the others are only split off (their readers
@@ -671,7 +671,8 @@ def skim(text: str, path: str = "", labels: Labels = ZH) -> Skim:
     _, date, blocks = _blocks(text, path, labels, lenient=False)
     _, _, inc, ver, arx, _, _ = blocks
     drafts = _drafts(inc, path, labels)
-    if any(d.number < 1 for d in drafts):  # what `Increment` refuses: let `parse` say it, as it says it
+    # what `Increment` can refuse (its stars are 1-5 by the head's pattern and `min`): `parse` says it
+    if any(d.number < 1 for d in drafts):
         _increments(inc, path, labels)
     increments = tuple(_skimmed(d) for d in drafts)
     to_verify = tuple(_verify(ver, path, labels))
