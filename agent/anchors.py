@@ -22,9 +22,9 @@ from typing import Literal
 from agent.arxiv import find_ids, id_keys
 from agent.errors import ParseError, WorkspaceError
 from agent.labels import ZH
-from agent.parse import nearest_day, parse
+from agent.parse import Skim, nearest_day, parse, skim
 from agent.text import bigram_counts, similarity
-from schemas.briefing import Briefing, VerifyItem
+from schemas.briefing import VerifyItem
 from schemas.documents import SourceDoc
 
 AnchorKind = Literal["arxiv", "subject", "url"]
@@ -33,6 +33,8 @@ _CELL_DATE = re.compile(r"\|\s*(\d{1,2})-(\d{1,2})\s*(?=\|)")  # a table cell th
 _URL = re.compile(
     r"(?:https?://)?(?:www\.)?((?:github\.com|arxiv\.org|huggingface\.co|[a-z0-9-]+\.(?:ai|io|dev|com|org))/[^\s）)|，,；;]+)"
 )
+_BULLET_OR_BOLD = re.compile(r"^[-*]\s+|\*\*")
+_SCHEME_WWW = re.compile(r"^(?:https?://)?(?:www\.)?")
 _SECTION = re.compile(r"^#+\s*(§\d+(?:\.\d+)*\s*.+?)\s*$", re.M)
 LISTED_ANCHORS = 25  # anchors listed in one prompt, at most: the bound that keeps prompts flat
 
@@ -229,7 +231,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
     anchors: list[Anchor] = []
     adjacent: list[Anchor] = []
     sections: tuple[str, ...] = ()
-    latest: tuple[dt.date, Briefing, str] | None = None
+    latest: tuple[dt.date, Skim, str] | None = None
     warnings: list[str] = []
     for doc in docs:
         if not doc.read:
@@ -241,7 +243,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
             # another agent's briefing: read as far as it goes; if it does not parse at all, it is
             # still a document of the evening (extracted like a report), only without its anchors
             try:
-                found = _from_briefing(parse(doc.text, path=doc.path, lenient=True), doc.path)
+                found = _from_briefing(Skim.of(parse(doc.text, path=doc.path, lenient=True)), doc.path)
             except ParseError as e:
                 warnings.append(f"{doc.path} is not a briefing this parser can read ({e.message}); read as plain text")
                 continue
@@ -267,9 +269,9 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
     )
 
 
-def _parse_briefing(doc: SourceDoc) -> Briefing:
+def _parse_briefing(doc: SourceDoc) -> Skim:
     try:
-        return parse(doc.text, path=doc.path)
+        return skim(doc.text, path=doc.path)
     except ParseError as e:
         raise WorkspaceError(
             f"cannot read the briefing {doc.path}: {e}",
@@ -277,16 +279,16 @@ def _parse_briefing(doc: SourceDoc) -> Briefing:
         ) from e
 
 
-def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
+def _from_briefing(b: Skim, path: str) -> list[Anchor]:
     """Anchors of one briefing. Its arXiv table comes first so that, at equal dates, a paper's
     label is the table's title rather than the increment's 'arXiv:ID title' line."""
     out = _from_arxiv_table(b, path)
     for inc in b.increments:
-        body = " ".join([inc.title, inc.arxiv_line, *(p.text for p in inc.all_points()), inc.relation])
+        body = " ".join([inc.title, inc.arxiv_line, *inc.points, inc.relation])
         out.append(Anchor("subject", inc.title, inc.title, b.date, path, text=body))
-        for s in inc.sources:
-            if _URL.fullmatch(s.ref) or s.ref.startswith(("github.com", "http")):
-                out.append(Anchor("url", normalise_url(s.ref), inc.title, b.date, path, text=body))
+        for ref in inc.source_refs:
+            if _URL.fullmatch(ref) or ref.startswith(("github.com", "http")):
+                out.append(Anchor("url", normalise_url(ref), inc.title, b.date, path, text=body))
         for m in find_ids(inc.arxiv_line):
             out.append(
                 Anchor(
@@ -297,13 +299,13 @@ def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
                     path,
                     text=body,
                     display_id=m.id.display,
-                    credibility=inc.credibility.level,
+                    credibility=inc.credibility,
                 )
             )
     return out
 
 
-def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
+def _from_arxiv_table(b: Skim, path: str) -> list[Anchor]:
     out: list[Anchor] = []
     for row in b.arxiv_rows:
         key = _cell_key(row.arxiv_id)
@@ -325,10 +327,16 @@ def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
     return out
 
 
+_PLAIN_CELL = re.compile(r"[0-9]{4}\.[0-9]{5}(?:v[0-9]+)?")  # '2605.11093', '2605.11093v2': its own key
+
+
 @lru_cache(maxsize=4096)
 def _cell_key(cell: str) -> str | None:
     """The key of the first arXiv ID written in a cell of 四. Memoised: every evening's briefing
-    lists the IDs it continues again, so a long history holds the same cells many times over."""
+    lists the IDs it continues again, so a long history holds the same cells many times over.
+    Most cells are a five-digit ID alone, whose key is its first ten characters (no finding)."""
+    if _PLAIN_CELL.fullmatch(cell):
+        return cell[:10]
     ids = find_ids(cell)
     return ids[0].id.key if ids else None
 
@@ -350,7 +358,7 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
         for u in find_urls(t):
             out.append(Anchor("url", normalise_url(u), t[:80], first, doc.path, text=t))
         if t.startswith(("-", "*")):
-            subject = re.sub(r"^[-*]\s+|\*\*", "", t).split("：", 1)[0].strip()
+            subject = _BULLET_OR_BOLD.sub("", t).split("：", 1)[0].strip()
             if 2 <= len(subject) <= 60:
                 out.append(Anchor("subject", subject, subject, first, doc.path, text=t))
     return out
@@ -415,7 +423,7 @@ def find_urls(text: str) -> list[str]:
 
 
 def normalise_url(url: str) -> str:
-    u = re.sub(r"^(?:https?://)?(?:www\.)?", "", url.strip().lower())
+    u = _SCHEME_WWW.sub("", url.strip().lower())
     return u.rstrip("/.")
 
 

@@ -591,14 +591,14 @@ def test_a_file_that_cannot_be_read_is_listed_and_the_evening_goes_on(
 ) -> None:
     """Permission denied (simulated: the tests may run as root, who can read anything)."""
     locked = world / REPORT
-    real = Path.read_text
+    real = Path.read_bytes
 
-    def read_text(self: Path, *args: object, **kwargs: object) -> str:
+    def read_bytes(self: Path) -> bytes:  # how the workspace's files are read (agent.ingest._read)
         if self == locked:
             raise PermissionError(13, "Permission denied", str(self))
-        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+        return real(self)
 
-    monkeypatch.setattr(Path, "read_text", read_text)
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
     r = predigest("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{tmp_path}/o/")
     assert r.returncode == 0, r.stderr
     assert "1 file(s) of the inbox were not read" in r.stderr
