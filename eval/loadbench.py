@@ -156,8 +156,9 @@ class Row:
     warm_up: bool = True  # start the client before the clock; a warm re-run never imports it: timed as it runs
 
 
-def live_row(row: Row, base_url: str, out: Path) -> dict[str, Any]:
-    """Run `row` in a child process against the endpoint at `base_url`; join both sides' figures."""
+def live_row(row: Row, base_url: str, out: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run `row` in a child process against the endpoint at `base_url` (in `env`, from
+    `installed_bytecode`, or this process's environment); join both sides' figures."""
     _call(base_url, "/_reset", post=True)
     spec = {
         "workspace": str(row.workspace),
@@ -173,6 +174,7 @@ def live_row(row: Row, base_url: str, out: Path) -> dict[str, Any]:
         text=True,
         check=False,
         cwd=ROOT,
+        env=env,
     )
     if done.returncode != 0:
         raise RuntimeError(f"load row {row.name} failed:\n{done.stderr[-2000:]}")
@@ -263,13 +265,9 @@ def _cold_registry(ws: Any) -> Any:
     return build_registry(scan(ws, TOPIC, DATE), TOPIC, DATE)
 
 
-def processes(repeat: int = 5) -> dict[str, float]:
-    """Whole-process wall times, median of `repeat` (what a user waits for, imports included).
-
-    The children find the package's bytecode compiled, as an installed package has it (pip compiles
-    it at install), in a folder of their own filled by one untimed run of each command: with
-    PYTHONDONTWRITEBYTECODE set, as it may be where the benchmark runs, every run would compile
-    every module it imports again (some 50 ms of an inspection command), which no user waits for."""
+def processes(env: dict[str, str], repeat: int = 5) -> dict[str, float]:
+    """Whole-process wall times, median of `repeat` after one untimed run of each (what a user
+    waits for, imports included), in `env` (`installed_bytecode`)."""
     world = str(ROOT / "examples" / "world")
     seed = str(ROOT / "examples" / "world" / "inbox" / "tom" / "2026-09-21-inference-e1prep.md")
     day = ["--topic", TOPIC, "--date", DATE.isoformat()]
@@ -281,23 +279,37 @@ def processes(repeat: int = 5) -> dict[str, float]:
         "parse": ["parse", seed, "--json"],
     }
     entry = [sys.executable, "-c", "from agent.cli import main; main()"]
+    env = env | {"OPENAI_API_KEY": ""}
+    return {
+        name: median_ms(
+            lambda args=args: subprocess.run([*entry, *args], capture_output=True, check=True, env=env),
+            repeat,
+            warm_up=True,
+        )
+        for name, args in commands.items()
+    }
+
+
+@contextmanager
+def installed_bytecode() -> Iterator[dict[str, str]]:
+    """The environment of the benchmark's child processes: the package's bytecode compiled, as
+    an installed package has it (pip compiles it at install), into a folder of their own. With
+    PYTHONDONTWRITEBYTECODE set, as it may be where the benchmark runs, every process would
+    compile each of our modules it imports again, which no user waits for: some 50 ms of an
+    inspection command, and inside a live row's clock the modules a run imports on first need
+    (the extractor's, the facts worker's)."""
     with tempfile.TemporaryDirectory(prefix="predigest-pyc-") as pycache:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env |= {"OPENAI_API_KEY": "", "PYTHONPYCACHEPREFIX": pycache}
-        for args in commands.values():  # compiles the bytecode; untimed
-            subprocess.run([*entry, *args], capture_output=True, check=True, env=env)
-        return {
-            name: median_ms(
-                lambda args=args: subprocess.run([*entry, *args], capture_output=True, check=True, env=env), repeat
-            )
-            for name, args in commands.items()
-        }
+        env["PYTHONPYCACHEPREFIX"] = pycache
+        packages = [str(ROOT / p) for p in ("agent", "schemas", "eval")]
+        subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], env=env, check=True, capture_output=True)
+        yield env
 
 
 def measure(
     docs: int, c1_docs: int, latency_ms: float, history: int, living_anchors: int, repeat: int = 5
 ) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="predigest-load-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="predigest-load-") as tmp, installed_bytecode() as env:
         base = Path(tmp)
         today = write_evening(base / "today", docs)
         small = write_evening(base / "c1", c1_docs)
@@ -309,16 +321,16 @@ def measure(
                 Row("c4", f"c=4, {latency_ms:g} ms", today, 4, latency_ms),
                 Row("c16", f"c=16, {latency_ms:g} ms", today, 16, latency_ms),
             ):
-                rows.append(live_row(row, url, base / "out"))
+                rows.append(live_row(row, url, base / "out", env))
         with endpoint(0) as url:
             cache = base / "cache"
-            rows.append(live_row(Row("zero", "c=16, 0 ms (overhead)", today, 16, 0, cache), url, base / "out"))
+            rows.append(live_row(Row("zero", "c=16, 0 ms (overhead)", today, 16, 0, cache), url, base / "out", env))
             warm = Row("warm", "c=16, warm re-run (cache)", today, 16, 0, cache, warm_up=False)
-            rows.append(live_row(warm, url, base / "out"))
+            rows.append(live_row(warm, url, base / "out", env))
             grown_row = Row("grown", f"c=16, 0 ms, {history} evenings before", grown, 16, 0)
-            rows.append(live_row(grown_row, url, base / "out"))
+            rows.append(live_row(grown_row, url, base / "out", env))
         grow = growth(today, grown)
-    procs = processes(repeat)
+        procs = processes(env, repeat)
     return {
         "machine": machine(),
         "documents": docs,

@@ -4,7 +4,11 @@ judges a time: speed is the benchmark's job, on a quiet machine."""
 
 from __future__ import annotations
 
-from eval.loadbench import TARGETS, measure
+from pathlib import Path
+
+import pytest
+
+from eval.loadbench import TARGETS, installed_bytecode, measure
 
 
 def test_the_load_benchmark_runs_every_row() -> None:
@@ -25,3 +29,14 @@ def test_the_load_benchmark_runs_every_row() -> None:
     assert result["growth"]["grown"]["baselines"] == 3
     assert result["growth"]["grown"]["listed_anchors_max"] <= result["growth"]["listed_anchors_bound"]
     assert set(result["summary"]) == set(TARGETS)
+
+
+def test_child_processes_find_our_bytecode_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As an installed package has it, even where PYTHONDONTWRITEBYTECODE is set: no timed process
+    compiles our modules."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    with installed_bytecode() as env:
+        assert "PYTHONDONTWRITEBYTECODE" not in env
+        compiled = {p.name.split(".")[0] for p in Path(env["PYTHONPYCACHEPREFIX"]).rglob("*.pyc")}
+        assert {"pipeline", "extractor", "factworker", "loadbench"} <= compiled
+    assert not Path(env["PYTHONPYCACHEPREFIX"]).exists()
