@@ -86,12 +86,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency-ms", type=float, default=500.0)
     parser.add_argument("--history", type=int, default=100, help="earlier evenings for the growth rows")
     parser.add_argument("--living-anchors", type=int, default=2000, help="anchors in the grown living document")
+    parser.add_argument(
+        "--row-repeat", type=int, default=3, help="runs of each row with a target (their median is reported)"
+    )
     parser.add_argument("--load-row", help=argparse.SUPPRESS)  # internal: one live row, in a child process
     args = parser.parse_args(argv)
     if args.load_row:
         print(json.dumps(loadbench.run_row(json.loads(args.load_row))))
     elif args.load:
-        result = loadbench.measure(args.docs, args.c1_docs, args.latency_ms, args.history, args.living_anchors)
+        result = loadbench.measure(
+            args.docs, args.c1_docs, args.latency_ms, args.history, args.living_anchors, row_repeat=args.row_repeat
+        )
         if args.json:
             print(json.dumps(result, ensure_ascii=False, indent=2))
         else:

@@ -204,6 +204,13 @@ def live_row(row: Row, base_url: str, out: Path, env: dict[str, str] | None = No
     return result
 
 
+def median_row(run: Callable[[int], dict[str, Any]], times: int) -> dict[str, Any]:
+    """The run with the median wall time of `times` runs (`run(i)` is the i-th), with every run's
+    wall time beside it."""
+    runs = sorted((run(i) for i in range(times)), key=lambda r: r["wall_s"])
+    return {**runs[(len(runs) - 1) // 2], "wall_s_runs": [r["wall_s"] for r in runs]}
+
+
 def median_ms(fn: Callable[[], object], repeat: int, *, warm_up: bool = False) -> float:
     """Median wall time of `fn` in ms over `repeat` runs; after one untimed run with `warm_up`
     (in-process timings of steady work), without it where the first run is the one that counts
@@ -307,28 +314,38 @@ def installed_bytecode() -> Iterator[dict[str, str]]:
 
 
 def measure(
-    docs: int, c1_docs: int, latency_ms: float, history: int, living_anchors: int, repeat: int = 5
+    docs: int,
+    c1_docs: int,
+    latency_ms: float,
+    history: int,
+    living_anchors: int,
+    repeat: int = 5,
+    row_repeat: int = 3,
 ) -> dict[str, Any]:
+    """Every row and figure of the load benchmark. The rows that carry a target (c=16, 0 ms, the
+    warm re-run, the grown evening) run `row_repeat` times, each a fresh process, and report their
+    median run: this machine's speed drifts from minute to minute, and one slow minute should not
+    decide a figure, nor one fast one. The c=1 and c=4 rows (20–30 s each, no target) run once."""
     with tempfile.TemporaryDirectory(prefix="predigest-load-") as tmp, installed_bytecode() as env:
         base = Path(tmp)
         today = write_evening(base / "today", docs)
         small = write_evening(base / "c1", c1_docs)
         grown = write_evening(base / "grown", docs, history=history, living_anchors=living_anchors)
+        out = base / "out"
         rows: list[dict[str, Any]] = []
         with endpoint(latency_ms) as url:
-            for row in (
-                Row("c1", f"c=1, {latency_ms:g} ms", small, 1, latency_ms),
-                Row("c4", f"c=4, {latency_ms:g} ms", today, 4, latency_ms),
-                Row("c16", f"c=16, {latency_ms:g} ms", today, 16, latency_ms),
-            ):
-                rows.append(live_row(row, url, base / "out", env))
+            rows.append(live_row(Row("c1", f"c=1, {latency_ms:g} ms", small, 1, latency_ms), url, out, env))
+            rows.append(live_row(Row("c4", f"c=4, {latency_ms:g} ms", today, 4, latency_ms), url, out, env))
+            c16 = Row("c16", f"c=16, {latency_ms:g} ms", today, 16, latency_ms)
+            rows.append(median_row(lambda i: live_row(c16, url, out, env), row_repeat))
         with endpoint(0) as url:
-            cache = base / "cache"
-            rows.append(live_row(Row("zero", "c=16, 0 ms (overhead)", today, 16, 0, cache), url, base / "out", env))
-            warm = Row("warm", "c=16, warm re-run (cache)", today, 16, 0, cache, warm_up=False)
-            rows.append(live_row(warm, url, base / "out", env))
+            caches = [base / f"cache-{i}" for i in range(row_repeat)]  # each 0 ms run starts with an empty cache
+            zero = [Row("zero", "c=16, 0 ms (overhead)", today, 16, 0, cache) for cache in caches]
+            rows.append(median_row(lambda i: live_row(zero[i], url, out, env), row_repeat))
+            warm = Row("warm", "c=16, warm re-run (cache)", today, 16, 0, caches[-1], warm_up=False)
+            rows.append(median_row(lambda i: live_row(warm, url, out, env), row_repeat))
             grown_row = Row("grown", f"c=16, 0 ms, {history} evenings before", grown, 16, 0)
-            rows.append(live_row(grown_row, url, base / "out", env))
+            rows.append(median_row(lambda i: live_row(grown_row, url, out, env), row_repeat))
         grow = growth(today, grown)
         procs = processes(env, repeat)
     return {
@@ -392,7 +409,9 @@ def print_report(result: dict[str, Any]) -> None:
         worker = ""
         if r["worker_cpu_s"]:
             worker = f" · facts worker {r['worker_cpu_s']:.2f} s CPU"
-        print(f"  {r['name']:<34} {stages} · import {r['client_import_s']:.2f}{with_import}{worker}")
+        runs = r.get("wall_s_runs", [])
+        median_of = f" · median of {len(runs)} runs: " + " / ".join(f"{w:.2f}" for w in runs) if len(runs) > 1 else ""
+        print(f"  {r['name']:<34} {stages} · import {r['client_import_s']:.2f}{with_import}{worker}{median_of}")
     g = result["growth"]
     for label in ("today", "grown"):
         x = g[label]
