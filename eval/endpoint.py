@@ -254,6 +254,7 @@ class Endpoint:
                     self._send(Reply(status=404, body={"error": {"message": f"no route {self.path}"}}))
 
             def do_POST(self) -> None:
+                received = time.monotonic()
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
                 if self.path == "/v1/_reset":
                     endpoint.reset_stats()
@@ -269,7 +270,10 @@ class Endpoint:
                         reply = Reply(status=404, body={"error": {"message": f"no route {self.path}"}})
                     else:
                         reply = endpoint._next(body)
-                    time.sleep(reply.delay_s)
+                    # the latency counts from the request's arrival, as a provider's does: building
+                    # the answer happens within it (under this process's GIL, 16 requests arriving
+                    # together would otherwise each wait for the others' ~2.5 ms on top of it)
+                    time.sleep(max(0.0, received + reply.delay_s - time.monotonic()))
                     self._send(reply)
                 finally:
                     with endpoint._lock:
