@@ -169,6 +169,13 @@ def simulated(latency_s: float = 0.0, jitter_s: float = 0.0, error_rate: float =
 # --- the server ----------------------------------------------------------------------------------------
 
 
+def _wait_until(deadline: float) -> None:
+    """Sleep until `deadline` (`time.monotonic()`). A simulated latency counts from the request's
+    arrival, as a provider's does: building the answer happens within it, not on top of it (under
+    this process's GIL, each of 16 requests arriving together would wait for the others' ~2.5 ms)."""
+    time.sleep(max(0.0, deadline - time.monotonic()))
+
+
 class Endpoint:
     """Use as a context manager; `base_url` is ready inside it.
 
@@ -270,10 +277,7 @@ class Endpoint:
                         reply = Reply(status=404, body={"error": {"message": f"no route {self.path}"}})
                     else:
                         reply = endpoint._next(body)
-                    # the latency counts from the request's arrival, as a provider's does: building
-                    # the answer happens within it (under this process's GIL, 16 requests arriving
-                    # together would otherwise each wait for the others' ~2.5 ms on top of it)
-                    time.sleep(max(0.0, received + reply.delay_s - time.monotonic()))
+                    _wait_until(received + reply.delay_s)
                     self._send(reply)
                 finally:
                     with endpoint._lock:
