@@ -273,10 +273,8 @@ class Endpoint:
                     body = raw.decode("utf-8", "replace")
                 endpoint._note(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 try:
-                    if self.path != "/v1/chat/completions":
-                        reply = Reply(status=404, body={"error": {"message": f"no route {self.path}"}})
-                    else:
-                        reply = endpoint._next(body)
+                    unknown = Reply(status=404, body={"error": {"message": f"no route {self.path}"}})
+                    reply = endpoint._next(body) if self.path == "/v1/chat/completions" else unknown
                     _wait_until(received + reply.delay_s)
                     self._send(reply)
                 finally:
