@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -326,6 +327,7 @@ def measure(
     warm re-run, the grown evening) run `row_repeat` times, each a fresh process, and report their
     median run: this machine's speed drifts from minute to minute, and one slow minute should not
     decide a figure, nor one fast one. The c=1 and c=4 rows (20–30 s each, no target) run once."""
+    speed_before = calibration_ms()
     with tempfile.TemporaryDirectory(prefix="predigest-load-") as tmp, installed_bytecode() as env:
         base = Path(tmp)
         today = write_evening(base / "today", docs)
@@ -350,6 +352,7 @@ def measure(
         procs = processes(env, repeat)
     return {
         "machine": machine(),
+        "calibration_ms": {"start": speed_before, "end": calibration_ms()},
         "documents": docs,
         "rows": rows,
         "growth": grow,
@@ -375,6 +378,21 @@ def summary(rows: list[dict[str, Any]], grow: dict[str, Any], procs: dict[str, f
     }
 
 
+def calibration_ms(repeat: int = 5) -> float:
+    """How long a fixed piece of pure-Python work takes now (median of `repeat`): this VM's speed
+    drifts by up to 1.7x from minute to minute, so every run reports it at its start and its end,
+    and a figure can be read against the speed of the minute it was measured in."""
+
+    def work() -> None:
+        text = "上下文 context 2401.00001v2 的 1.5 倍 " * 400
+        for _ in range(100):
+            json.loads(json.dumps({"t": text, "n": list(range(200))}))
+            sum(len(w) for w in text.split())
+            re.findall(r"\d+(?:\.\d+)?", text)
+
+    return median_ms(work, repeat, warm_up=True)
+
+
 def machine() -> str:
     cpu = "unknown CPU"
     try:
@@ -389,7 +407,10 @@ def machine() -> str:
 
 
 def print_report(result: dict[str, Any]) -> None:
+    speed = result["calibration_ms"]
     print(f"load benchmark · {result['machine']}")
+    print(f"calibration (a fixed piece of Python, lower is faster): {speed['start']:.0f} ms at the start, "
+          f"{speed['end']:.0f} ms at the end")
     head = f"{'row':<34} {'docs':>4} {'calls':>5} {'wall s':>7} {'ideal s':>7} {'eff':>5} {'out ms/doc':>10}"
     head += f" {'cpu ms/doc':>10} {'RSS MB':>6} {'prompt/doc':>10} {'compl/doc':>9} {'prefix':>6} {'peak':>4}"
     print(head)

@@ -31,6 +31,7 @@ def test_the_load_benchmark_runs_every_row() -> None:
     assert result["growth"]["grown"]["baselines"] == 3
     assert result["growth"]["grown"]["listed_anchors_max"] <= result["growth"]["listed_anchors_bound"]
     assert set(result["summary"]) == set(TARGETS)
+    assert all(result["calibration_ms"][k] > 0 for k in ("start", "end"))  # the speed of the minute, reported
 
 
 def test_child_processes_find_our_bytecode_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
