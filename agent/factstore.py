@@ -4,8 +4,9 @@ Grounding checks every claim against the facts its document states and the arXiv
 writes (`rules.document_facts`): a few regex passes over the whole text, most of what a warm
 re-run of 200 documents spends once its answers come from the cache. They depend only on the
 text and on the code that derives them, so they are kept under a key made of both: a change to
-`agent/text.py`, `agent/arxiv.py` or `agent/rules.py` (or to Python's Unicode tables) is a miss,
-never a stale answer. An entry that is not what was written is computed again. It lives in the
+`agent/text.py`, `agent/arxiv.py`, `agent/factworker.py` or `agent/rules.py` (or to Python's
+Unicode tables) is a miss, never a stale answer. What no earlier run kept is derived by a worker
+process on a large evening (`agent.factworker`), else here. An entry that is not what was written is computed again. It lives in the
 live run's response cache, opened and closed by the extractor; without one (`--no-cache`,
 replay, offline, an extractor of your own) nothing is kept and nothing is read.
 """
@@ -19,12 +20,11 @@ import unicodedata
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import diskcache
 
 from agent import arxiv, factworker, rules, text
-from agent.factworker import WORKER_FROM, DocFacts, FactWorker, spare_cores
+from agent.factworker import WORKER_FROM, DocFacts, FactWorker, as_doc_facts, spare_cores
 from agent.rules import document_facts, remember_document_facts, remembers_document_facts
 
 _NAMESPACE = "facts:"
@@ -94,7 +94,7 @@ class FactStore:
         if self._cache is None:
             return False
         try:
-            kept = _as_doc_facts(self._cache.get(self._key(doc_text)))
+            kept = as_doc_facts(self._cache.get(self._key(doc_text)))
         except Exception:  # a damaged entry or database: derive instead
             kept = None
         if kept is not None:
@@ -105,12 +105,3 @@ class FactStore:
         if self._cache is not None:
             with contextlib.suppress(Exception):  # not kept: the next run derives them again
                 self._cache.set(self._key(doc_text), (sorted(derived[0]), sorted(derived[1])))
-
-
-def _as_doc_facts(value: Any) -> DocFacts | None:
-    """What `prepare` wrote (two lists of strings), or None for anything else."""
-    if not (isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, list) for v in value)):
-        return None
-    if not all(isinstance(x, str) for v in value for x in v):
-        return None
-    return frozenset(value[0]), frozenset(value[1])

@@ -114,7 +114,7 @@ class FactWorker:
     def _read(self, pipe: IO[bytes]) -> None:
         try:
             for line in pipe:
-                got = _as_doc_facts(json.loads(line))
+                got = as_doc_facts(json.loads(line))
                 if got is None:
                     break
                 with self._changed:
@@ -128,9 +128,10 @@ class FactWorker:
                 self._changed.notify_all()
 
 
-def _as_doc_facts(value: object) -> DocFacts | None:
-    """Two lists of strings, as `main` writes them, or None for anything else."""
-    if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, list) for v in value)):
+def as_doc_facts(value: object) -> DocFacts | None:
+    """A document's facts as written to a pipe or a cache (two lists of strings: `main` writes
+    lists, `agent.factstore` a tuple of them), or None for anything else."""
+    if not (isinstance(value, list | tuple) and len(value) == 2 and all(isinstance(v, list) for v in value)):
         return None
     if not all(isinstance(x, str) for v in value for x in v):
         return None
