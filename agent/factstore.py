@@ -5,10 +5,11 @@ writes (`rules.document_facts`): a few regex passes over the whole text, most of
 re-run of 200 documents spends once its answers come from the cache. They depend only on the
 text and on the code that derives them, so they are kept under a key made of both: a change to
 `agent/text.py`, `agent/arxiv.py`, `agent/factworker.py` or `agent/rules.py` (or to Python's
-Unicode tables) is a miss, never a stale answer. What no earlier run kept is derived by a worker
-process on a large evening (`agent.factworker`), else here. An entry that is not what was written is computed again. It lives in the
-live run's response cache, opened and closed by the extractor; without one (`--no-cache`,
-replay, offline, an extractor of your own) nothing is kept and nothing is read.
+Unicode tables) is a miss, never a stale answer. An entry that is not what was written is derived
+again. What no earlier run kept is derived by a worker process on a large evening
+(`agent.factworker`), else here. It lives in the live run's response cache, opened and closed by
+the extractor; without one (`--no-cache`, replay, offline, an extractor of your own) nothing is
+kept and nothing is read.
 """
 
 from __future__ import annotations
