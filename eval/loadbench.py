@@ -384,7 +384,7 @@ def calibration_ms(repeat: int = 5) -> float:
     and a figure can be read against the speed of the minute it was measured in."""
 
     def work() -> None:  # small objects made, serialised, parsed and sorted: what a run does most
-        text = "上下文 context 2401.00001v2 的 1.5 倍 " * 400
+        text = " ".join(f"{chr(0x4E00 + i % 2000)}{chr(0x4E80 + i)} 2401.{i:05d}v2 {i / 7:.1f}" for i in range(800))
         records = [{"id": f"s{i}", "doc": text[i % 97 : i % 97 + 40], "at": [i, i + 7]} for i in range(10_000)]
         parsed = json.loads(json.dumps(records, ensure_ascii=False))
         sorted(parsed, key=lambda r: (r["doc"], r["id"]))
