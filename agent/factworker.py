@@ -106,10 +106,16 @@ class FactWorker:
             t.join(timeout=max(0.0, deadline - time.monotonic()))
 
     def _feed(self, pipe: IO[bytes]) -> None:
-        with contextlib.suppress(OSError, ValueError):  # the worker is gone: `_read` notices
+        try:
             for text in self._texts:
-                pipe.write(json.dumps(text).encode() + b"\n")
-            pipe.close()
+                # UTF-8 (surrogates passed through, as `main` reads them), half the bytes of \u
+                # escapes: JSON escapes every newline, and `main` splits bytes on b"\n" only
+                pipe.write(json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n")
+        except (OSError, ValueError):  # the worker is gone: `_read` notices
+            pass
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                pipe.close()  # the worker ends once it has answered what it was given
 
     def _read(self, pipe: IO[bytes]) -> None:
         try:
@@ -142,7 +148,7 @@ def main() -> None:
     """The worker: a text a line in, its facts a line out, until stdin closes."""
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
-        stated, keys = derive(json.loads(line))
+        stated, keys = derive(json.loads(line.decode("utf-8", "surrogatepass")))
         out.write(json.dumps([sorted(stated), sorted(keys)]).encode() + b"\n")
         out.flush()
 

@@ -21,10 +21,11 @@ DATE = dt.date(2026, 9, 22)
 
 
 def _texts() -> list[str]:
-    """A few awkward texts (none stating a fact first, then empty, escapes, astral) and the
-    demo's documents."""
+    """A few awkward texts (none stating a fact first, then empty, escapes, astral, a lone
+    surrogate) and the demo's documents."""
     docs = [p.read_text(encoding="utf-8") for p in sorted(WORLD.rglob("*.md"))]
-    return ["no facts at all", "", "line\nbreaks \\ \"quotes\" \u2028 🙂 1.5 倍, 2401.00001v2", *docs]
+    awkward = ["line\nbreaks \\ \"quotes\" \u2028 🙂 1.5 倍, 2401.00001v2", "a lone surrogate \ud800 in 2026"]
+    return ["no facts at all", "", *awkward, *docs]
 
 
 def test_the_worker_derives_what_this_process_derives() -> None:
