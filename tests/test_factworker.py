@@ -5,6 +5,7 @@ facts, and so the briefing, are the same."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import stat
 import sys
 from pathlib import Path
@@ -37,6 +38,9 @@ def test_the_worker_derives_what_this_process_derives() -> None:
         assert [worker.get(t) for t in texts] == [derive(t) for t in texts]
         assert worker.get("a text it was never sent") is None
         assert not worker.pending(texts[0])
+        if Path(f"/proc/{worker._proc.pid}/stat").exists():  # Linux: it runs below this process
+            nice = int(Path(f"/proc/{worker._proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+            assert nice == min(19, os.nice(0) + 10)
     finally:
         worker.close()
     assert worker._proc.poll() is not None  # reaped
