@@ -4,8 +4,8 @@ Grounding checks every claim against the facts its document states and the arXiv
 writes (`rules.document_facts`): a few regex passes over the whole text, most of what a warm
 re-run of 200 documents spends once its answers come from the cache. They depend only on the
 text and on the code that derives them, so they are kept under a key made of both: a change to
-`agent/text.py`, `agent/arxiv.py`, `agent/factworker.py` or `agent/rules.py` (or to Python's
-Unicode tables) is a miss, never a stale answer. An entry that is not what was written is derived
+`agent/text.py`, `agent/arxiv.py` or `agent/factworker.py` (or to Python's Unicode tables) is a
+miss, never a stale answer. An entry that is not what was written is derived
 again. What no earlier run kept is derived by a worker process on a large evening
 (`agent.factworker`), else here. It lives in the live run's response cache, opened and closed by
 the extractor; without one (`--no-cache`, replay, offline, an extractor of your own) nothing is
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import diskcache
 
-from agent import arxiv, factworker, rules, text
+from agent import arxiv, factworker, text
 from agent.factworker import WORKER_FROM, DocFacts, FactWorker, as_doc_facts, spare_cores
 from agent.rules import document_facts, remember_document_facts, remembers_document_facts
 
@@ -33,12 +33,13 @@ _NAMESPACE = "facts:"
 
 @cache
 def code_version() -> str:
-    """The source of the code that derives a document's facts, hashed (with the interpreter's
-    version and Unicode tables, which folding reads); '' when a source cannot be read, and then
-    nothing is kept."""
+    """The source of the code that derives a document's facts (`factworker.derive` and the two
+    modules it reads), hashed with the interpreter's version and Unicode tables, which folding
+    reads; '' when a source cannot be read, and then nothing is kept. The rule layer that uses
+    the facts is not in it: a change there does not make them stale."""
     h = hashlib.sha256(f"{sys.version}|{unicodedata.unidata_version}".encode())
     try:
-        for module in (text, arxiv, factworker, rules):
+        for module in (text, arxiv, factworker):
             h.update(Path(module.__file__ or "").read_bytes())
     except OSError:
         return ""
@@ -53,6 +54,7 @@ class FactStore:
         self._cache = cache if code_version() else None
         self._worker_from = WORKER_FROM if worker_from is None else worker_from
         self._worker: FactWorker | None = None
+        self._looked: dict[str, str] = {}  # the texts looked up in the store (and missing), with their keys
 
     def start(self, texts: Sequence[str]) -> None:
         """Read back what earlier runs kept for `texts`, and have the rest derived on another
@@ -68,7 +70,7 @@ class FactStore:
         """Make `rules.document_facts(doc_text)` answer from memory: from the store when an
         earlier run kept them, else from the worker, else derived now; then kept. Without
         `wait`, a document the worker is still on is left to it (False)."""
-        if remembers_document_facts(doc_text) or self._read_back(doc_text):
+        if remembers_document_facts(doc_text) or (doc_text not in self._looked and self._read_back(doc_text)):
             return True
         worker = self._worker
         if not wait and worker is not None and worker.pending(doc_text):
@@ -88,19 +90,25 @@ class FactStore:
             self._worker = None
 
     def _key(self, doc_text: str) -> str:
-        return f"{_NAMESPACE}{code_version()}:{hashlib.sha256(doc_text.encode()).hexdigest()}"
+        key = self._looked.get(doc_text)
+        if key is None:
+            key = f"{_NAMESPACE}{code_version()}:{hashlib.sha256(doc_text.encode()).hexdigest()}"
+        return key
 
     def _read_back(self, doc_text: str) -> bool:
         """Whether an earlier run kept `doc_text`'s facts (now in memory)."""
         if self._cache is None:
             return False
+        key = self._key(doc_text)
         try:
-            kept = as_doc_facts(self._cache.get(self._key(doc_text)))
+            kept = as_doc_facts(self._cache.get(key))
         except Exception:  # a damaged entry or database: derive instead
             kept = None
-        if kept is not None:
-            remember_document_facts(doc_text, kept)
-        return kept is not None
+        if kept is None:
+            self._looked[doc_text] = key  # `prepare` derives it, and keeps it under this key
+            return False
+        remember_document_facts(doc_text, kept)
+        return True
 
     def _keep(self, doc_text: str, derived: DocFacts) -> None:
         if self._cache is not None:

@@ -95,3 +95,35 @@ def test_without_a_cache_nothing_is_kept(server: FakeOpenAI, tmp_path: Path, com
     second, n_second = _run(server, tmp_path, computed, "second", no_cache=True)
     assert (second, n_second) == (first, n_first) and n_first > 0
     assert not (tmp_path / "cache").exists()
+
+
+class _CountingCache(dict):  # type: ignore[type-arg]
+    """The two calls the store makes on a diskcache, counted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gets = 0
+        self.sets = 0
+
+    def get(self, key: object, default: object = None) -> object:  # type: ignore[override]
+        self.gets += 1
+        return super().get(key, default)
+
+    def set(self, key: object, value: object) -> None:
+        self.sets += 1
+        self[key] = value
+
+
+def test_each_document_is_looked_up_once_and_kept_once() -> None:
+    """`start` looks every document up; `prepare` neither looks a missing one up again nor
+    hashes it again, and keeps it once. The next run reads each back with one look-up."""
+    texts = [f"document {i}: 1.{i} 倍, 2401.0000{i}" for i in range(5)]
+    cache = _CountingCache()
+    for gets, sets in ((5, 5), (5, 0)):
+        rules.forget_document_facts()
+        cache.gets = cache.sets = 0
+        store = factstore.FactStore(cache, worker_from=10**9)  # type: ignore[arg-type]
+        store.start(texts)
+        assert all(store.prepare(t) for t in texts)
+        assert (cache.gets, cache.sets) == (gets, sets)
+        assert all(rules.document_facts(t) == factworker.derive(t) for t in texts)
