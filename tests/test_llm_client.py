@@ -1,18 +1,34 @@
 """The client predigest builds: instructor's async-validator check is remembered per model,
-and still refuses what it refused."""
+and still refuses what it refused; a call sends the body the client's own `create` would send,
+serialised once."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
+import httpx2
+import instructor
+from instructor.v2.core.errors import InstructorRetryException
 import pytest
+from openai import OpenAI
 from pydantic import BaseModel
 
-from agent.llm import LLMExtractor
-from agent.llm.client import _remembering, build_client
-from tests.fake_openai import FakeOpenAI, answer_with, make_config, make_request, sample_extraction
+from agent.llm import LLMExtractor, cassettes
+from agent.llm.client import INSTRUCTOR_MODES, _remembering, _response_model, build_client, create_extraction
+from agent.llm.transport import network_transport
+from tests.fake_openai import (
+    FAKE_KEY,
+    FakeOpenAI,
+    Reply,
+    answer_with,
+    completion,
+    make_config,
+    make_request,
+    sample_extraction,
+)
 
 _NOWHERE = "http://127.0.0.1:9/v1"  # clients built here never send
 instructor_validators = pytest.importorskip("instructor.v2.validation.async_validators")
@@ -119,3 +135,84 @@ def test_the_warm_up_sends_nothing_and_parses_an_answer(monkeypatch: pytest.Monk
     for mode in ("tools", "json_schema"):
         warm_up(LLMConfig(mode=mode))
     assert made == []
+
+
+class _Sent(httpx2.BaseTransport):
+    """The network transport, noting the bytes and headers of each request it sends."""
+
+    def __init__(self, base_url: str) -> None:
+        self._inner = network_transport(base_url)
+        self.sent: list[tuple[bytes, httpx2.Headers]] = []
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        self.sent.append((request.read(), request.headers))
+        return self._inner.handle_request(request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def _invalid_then_valid(body: Any) -> Reply:
+    """The first answer breaks the schema (instructor re-asks with the error), the second holds."""
+    broken = sample_extraction()
+    broken["claims"][0]["stars"] = 9
+    valid = len(body["messages"]) > 2
+    return Reply(body=completion(body, sample_extraction() if valid else broken))
+
+
+@pytest.mark.parametrize("mode", ["tools", "json_schema"])
+def test_a_call_sends_what_the_clients_own_create_sends(tmp_path: Path, mode: str) -> None:
+    """Same requests, re-ask included, as instructor over an untouched openai client: the same JSON
+    with the same auth and content type, only serialised canonically, and every layer keys it
+    without parsing it again."""
+    config = make_config(tmp_path, "", backend="live", mode=mode)
+    request = make_request()
+    sent: dict[str, list[tuple[bytes, httpx2.Headers]]] = {}
+    for name in ("ours", "untouched"):
+        with FakeOpenAI(default=_invalid_then_valid) as server:
+            transport = _Sent(server.base_url)
+            live = config.model_copy(update={"base_url": server.base_url})
+            if name == "ours":
+                client = build_client(live, transport)
+            else:
+                plain = OpenAI(api_key=FAKE_KEY, base_url=server.base_url, max_retries=0, http_client=httpx2.Client(transport=transport))
+                client = instructor.from_openai(plain, mode=INSTRUCTOR_MODES[mode])
+            parsed_before = cassettes._parsed_key.cache_info().misses
+            answer = create_extraction(client, request, live)
+            if name == "ours":
+                for raw, _ in transport.sent:
+                    cassettes.request_key(raw)
+                assert cassettes._parsed_key.cache_info().misses == parsed_before  # keyed as serialised
+            assert answer.claims[0].stars == 4
+            sent[name] = transport.sent
+    assert len(sent["ours"]) == len(sent["untouched"]) == 2  # the first answer and the re-ask
+    for (ours, our_headers), (theirs, their_headers) in zip(sent["ours"], sent["untouched"], strict=True):
+        assert json.loads(ours) == json.loads(theirs)
+        assert ours == cassettes.canonical_json(json.loads(ours)).encode() != theirs  # theirs: openai's key order
+        assert cassettes.request_key(ours) == cassettes.request_key(theirs)
+        for header in ("authorization", "content-type", "accept"):
+            assert our_headers[header] == their_headers[header], header
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{"timeout": 3.0}, {"extra_headers": {"x-trace": "1"}}, {"metadata": {"nan": float("nan")}}],
+    ids=["a request option", "extra headers", "a body that is not plain JSON"],
+)
+def test_what_the_plain_post_cannot_carry_goes_through_create(tmp_path: Path, extra: dict[str, Any]) -> None:
+    """A call with request options, or a body canonical JSON refuses, is the client's own `create`:
+    the bytes sent are openai's serialisation (or its refusal), not ours."""
+    with FakeOpenAI() as server:
+        transport = _Sent(server.base_url)
+        client = build_client(make_config(tmp_path, server.base_url, backend="live"), transport)
+        kwargs: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "x"}], **extra}
+        if "metadata" in extra:
+            with pytest.raises(InstructorRetryException, match="JSON compliant"):  # openai's own refusal of NaN
+                client.chat.completions.create(response_model=_response_model(), max_retries=0, **kwargs)
+            assert transport.sent == []
+            return
+        client.chat.completions.create(response_model=_response_model(), max_retries=0, **kwargs)
+    (raw, headers), = transport.sent
+    assert raw != cassettes.canonical_json(json.loads(raw)).encode()
+    if "extra_headers" in extra:
+        assert headers["x-trace"] == "1"

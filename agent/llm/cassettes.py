@@ -34,11 +34,17 @@ def canonical_json(body: Any) -> str:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-@lru_cache(maxsize=64)
 def request_key(raw: bytes) -> str:
     """sha256 of the canonical request body; a body that is not JSON is hashed as it is.
 
-    Memoised: each layer of the transport chain (run log, cache, retries) names the request by
+    A body sent as `canonical_request` made it is known already, its key computed as it was
+    serialised; any other is parsed and re-serialised (`_parsed_key`)."""
+    return _CANONICAL.get(raw) or _parsed_key(raw)
+
+
+@lru_cache(maxsize=64)
+def _parsed_key(raw: bytes) -> str:
+    """Memoised: each layer of the transport chain (run log, cache, retries) names the request by
     its key, and re-reading a 25 kB body into canonical JSON three times was a sixth of a live
     call's CPU. The layers pass the same bytes object, whose hash Python keeps."""
     try:
@@ -46,6 +52,39 @@ def request_key(raw: bytes) -> str:
     except ValueError:
         data = raw
     return hashlib.sha256(data).hexdigest()
+
+
+class _Keyed:
+    """The keys of the last bodies `canonical_request` serialised, by their bytes (bounded: the
+    requests in flight, and the re-asks after them)."""
+
+    _SIZE = 256
+
+    def __init__(self) -> None:
+        self._keys: dict[bytes, str] = {}
+        self._lock = threading.Lock()
+
+    def get(self, raw: bytes) -> str | None:
+        return self._keys.get(raw)
+
+    def add(self, raw: bytes, key: str) -> None:
+        with self._lock:
+            self._keys[raw] = key
+            if len(self._keys) > self._SIZE:
+                del self._keys[next(iter(self._keys))]
+
+
+_CANONICAL = _Keyed()
+
+
+def canonical_request(body: Any) -> bytes:
+    """`body` as the bytes to send: canonical JSON, which is valid JSON for any endpoint and whose
+    key (`request_key`) is its own hash, so no layer below parses it again to name it. Raises
+    TypeError for a body that is not plain JSON data, ValueError for one holding NaN (as the
+    openai client does)."""
+    data = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    _CANONICAL.add(data, hashlib.sha256(data).hexdigest())
+    return data
 
 
 def body_key(body: Any) -> str:

@@ -16,8 +16,10 @@ from typing import Any
 import httpx2
 import instructor
 from openai import OpenAI
+from openai.types.chat import ChatCompletion
 
 from agent.extract import ExtractionRequest
+from agent.llm.cassettes import canonical_request
 from agent.llm.config import LLMConfig, require_key
 from schemas.extraction import FileExtraction
 
@@ -40,9 +42,39 @@ def build_client(config: LLMConfig, transport: httpx2.BaseTransport) -> instruct
         timeout=config.timeout_s,
         http_client=httpx2.Client(transport=transport, timeout=config.timeout_s),
     )
+    completions = openai_client.chat.completions
+    completions.create = _posting_canonical(openai_client, completions.create)  # type: ignore[method-assign]
     client = instructor.from_openai(openai_client, mode=INSTRUCTOR_MODES[config.mode])
     _check_response_models_once()
     return client
+
+
+# What `create` takes beside the body: request options, which the plain post does not carry.
+_REQUEST_OPTIONS = frozenset({"extra_headers", "extra_query", "extra_body", "timeout"})
+
+
+def _posting_canonical(openai_client: OpenAI, create: Callable[..., Any]) -> Callable[..., Any]:
+    """`chat.completions.create` as the client's documented `post` of a body serialised once.
+
+    `create` walks the whole body against the API's parameter types before sending it (a quarter
+    of the client's CPU per call, for a 25 kB body it leaves as it is), serialises it, and each
+    layer of our transport chain then parses it again to hash it. Our bodies are plain JSON
+    (instructor's tools or response format, our messages), so they go out as `canonical_request`
+    bytes, which every layer keys without parsing. The answer is parsed by the same client code
+    into the same `ChatCompletion`, and auth, headers, timeouts and errors are the client's own.
+    Anything else (a streamed call, request options, a body that is not plain JSON) goes through
+    `create` as it would have. `tests/test_llm_client.py` holds the body sent either way equal."""
+
+    def post(**params: Any) -> Any:
+        if params.get("stream") or not _REQUEST_OPTIONS.isdisjoint(params):
+            return create(**params)
+        try:
+            content = canonical_request(params)
+        except (TypeError, ValueError):
+            return create(**params)
+        return openai_client.post("/chat/completions", cast_to=ChatCompletion, content=content)
+
+    return post
 
 
 def _quiet_instructor() -> None:
