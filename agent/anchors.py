@@ -109,10 +109,10 @@ class AnchorRegistry:
             best = max(((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=_score)
             return best[1] if best[0] >= threshold else None
         postings, totals = self._subject_grams
-        shared: Counter[int] = Counter()
-        for gram, n in grams.items():
-            for k in range(1, n + 1):  # min(n, m) is the number of k <= n with m >= k
-                shared.update(postings.get((gram, k), ()))
+        # min(n, m) is the number of k <= n with m >= k; all postings counted in one pass in C
+        shared = Counter(
+            chain.from_iterable(postings.get((gram, k), ()) for gram, n in grams.items() for k in range(1, n + 1))
+        )
         least = _least_shared(threshold, total)  # fewer cannot reach the threshold: not scored
         scored = ((2 * shared[i] / (total + totals[i]), i) for i in sorted(i for i, m in shared.items() if m >= least))
         score, i = max(scored, default=(0.0, -1), key=_score)

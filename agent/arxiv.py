@@ -214,11 +214,14 @@ def find_ids(text: str) -> list[ArxivMatch]:
     return found
 
 
+@lru_cache(maxsize=4096)
 def normalise(raw: str) -> ArxivId:
     """Parse one ID, with or without `arXiv:` or an arxiv.org URL around it.
 
     Checks shape only; whether the ID can exist is `validate`'s job. Raises ValueError for text
-    that is not an ID at all; use `validate` on untrusted input, which never raises.
+    that is not an ID at all; use `validate` on untrusted input, which never raises. Memoised
+    (an `ArxivId` is frozen): an evening names the same few hundred IDs thousands of times, in
+    its documents, their answers and the anchors.
     """
     s = _LEADING_RE.sub("", unicodedata.normalize("NFKC", raw).strip())
     s = s.removesuffix(".pdf").removesuffix(".PDF")

@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import chain
 
 from agent.anchors import Anchor, AnchorRegistry, bare_name, normalise_url
 from agent.arxiv import find_ids, key_of, validate
@@ -369,15 +370,19 @@ class _SubjectIndex:
         for key in self._keys(c):
             hits.update(gi for gi, doc in self._by_key.get(key, ()) if doc != path)
         grams, total = bigram_counts(c.claim.title)
-        shared: Counter[int] = Counter()
+        once: list[list[int]] = []  # min(1, m) is 1 for every claim with the bigram: counted in C, in one pass
+        more: list[tuple[int, tuple[list[int], list[int]]]] = []
         for gram, n in grams.items():
             if (posting := self._by_gram.get(gram)) is None:
                 continue
-            if n == 1:  # min(1, m) is 1 for every claim with the bigram: counted in C
-                shared.update(posting[0])
+            if n == 1:
+                once.append(posting[0])
             else:
-                for i, m in zip(*posting, strict=True):
-                    shared[i] += min(n, m)
+                more.append((n, posting))
+        shared: Counter[int] = Counter(chain.from_iterable(once))
+        for n, posting in more:
+            for i, m in zip(*posting, strict=True):
+                shared[i] += min(n, m)
         pairs = shared.items() if total else ((i, 0) for i in range(len(self._claims)))  # an empty title
         for i, overlap in pairs:
             gi, doc, other = self._claims[i]

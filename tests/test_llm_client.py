@@ -11,8 +11,8 @@ from typing import Any
 
 import httpx2
 import instructor
-from instructor.v2.core.errors import InstructorRetryException
 import pytest
+from instructor.v2.core.errors import InstructorRetryException
 from openai import OpenAI
 from pydantic import BaseModel
 
@@ -175,7 +175,8 @@ def test_a_call_sends_what_the_clients_own_create_sends(tmp_path: Path, mode: st
             if name == "ours":
                 client = build_client(live, transport)
             else:
-                plain = OpenAI(api_key=FAKE_KEY, base_url=server.base_url, max_retries=0, http_client=httpx2.Client(transport=transport))
+                http = httpx2.Client(transport=transport)
+                plain = OpenAI(api_key=FAKE_KEY, base_url=server.base_url, max_retries=0, http_client=http)
                 client = instructor.from_openai(plain, mode=INSTRUCTOR_MODES[mode])
             parsed_before = cassettes._parsed_key.cache_info().misses
             answer = create_extraction(client, request, live)
