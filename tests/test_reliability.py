@@ -610,13 +610,13 @@ def test_a_read_only_cache_folder_is_an_error_before_any_call(
     world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Read-only simulated through os.access (root can write anywhere)."""
-    from agent.llm import transport
+    from agent.llm import store
 
     cache = tmp_path / "ro-cache"
     cache.mkdir()
     real = os.access
     monkeypatch.setattr(
-        transport.os, "access", lambda p, mode: False if Path(p) == cache and mode & os.W_OK else real(p, mode)
+        store.os, "access", lambda p, mode: False if Path(p) == cache and mode & os.W_OK else real(p, mode)
     )
     with FakeOpenAI(default=world_responder(world_answers())) as server:
         env = {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}

@@ -19,7 +19,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import diskcache
-import httpx2
 from pydantic import ValidationError
 
 from agent.errors import BudgetExceeded, LLMError
@@ -29,15 +28,17 @@ from agent.llm.budget import Budget
 from agent.llm.calllog import CallLog, ExchangeSource, call_scope
 from agent.llm.cassettes import CassetteIndex, Exchange, body_key, canonical_json, token_counts
 from agent.llm.config import LLMConfig, require_key
-from agent.llm.transport import CacheTransport, KeyedTransport, build_transport
+from agent.llm.store import open_cache
 from schemas.extraction import FileExtraction
 
 if TYPE_CHECKING:
+    import httpx2
     import instructor
 
-# agent.llm.client and agent.llm.reference import instructor and openai (~1.5 s): they are
-# imported only when a request needs the client, so an evening answered wholly by stored
-# answers (a replayed demo) never loads them.
+# agent.llm.client and agent.llm.reference import instructor and openai (~1.5 s), and
+# agent.llm.transport the HTTP stack (~50 ms): they are imported only when a request needs the
+# client, so an evening answered wholly by stored answers (a replayed demo, a warm re-run)
+# never loads them.
 
 _E = TypeVar("_E", bound=BaseException)
 _IDLE_S = 0.02  # no answer for this long: the calling thread may do a piece of `on_idle` work
@@ -70,7 +71,10 @@ class LLMExtractor:
             else CassetteIndex(config.cassette_dir)
         )
         require_key(config)  # before any call, though the client is built only when first needed
-        self._transport = build_transport(config, self.budget, self._index, network=network)
+        # opened now: a cache folder that cannot be written is an error before any call
+        self._store = open_cache(config.cache_dir) if self.backend in ("live", "record") else None
+        self._network = network
+        self._transport: httpx2.BaseTransport | None = None  # built with the client
         self._client: instructor.Instructor | None = None
         self._client_lock = threading.Lock()
         self._template: dict[str, Any] | None = None  # the body around the messages, once learnt
@@ -119,7 +123,7 @@ class LLMExtractor:
             self.budget.stop()
             pool.shutdown(wait=False, cancel_futures=True)
             with contextlib.suppress(Exception):
-                self._transport.close()  # aborts requests in flight rather than waiting out their timeout
+                self._close_transport()  # aborts requests in flight rather than waiting out their timeout
             answered = sum(1 for r in results if r is not None and r.extraction is not None)
             raise RunInterrupted(answered, len(requests)) from None
         except BaseException:
@@ -198,7 +202,7 @@ class LLMExtractor:
         re-ask) goes through the client as before, and so does every miss, so the cassette-miss
         diagnosis and the re-asks are unchanged. Recording always goes through the client: it
         writes a cassette for a cache hit too."""
-        cache = self._cache()
+        cache = self._store if self.backend == "live" else None
         if self.backend not in ("replay", "live") or (self.backend == "live" and cache is None):
             return None  # nothing stored to look in: no key to compute
         body = self._body(request)
@@ -223,22 +227,25 @@ class LLMExtractor:
     def response_cache(self) -> diskcache.Cache | None:
         """The live run's response cache, if it has one (`agent.factstore` keeps each
         document's facts in it)."""
-        cache = self._cache() if self.backend == "live" else None
-        return cache.cache if cache is not None else None
-
-    def _cache(self) -> CacheTransport | None:
-        """The response cache in the transport chain, if the run has one."""
-        chain = self._transport.inner if isinstance(self._transport, KeyedTransport) else self._transport
-        return chain if isinstance(chain, CacheTransport) else None
+        return self._store.cache if self._store is not None and self.backend == "live" else None
 
     def client(self) -> instructor.Instructor:
-        """The instructor client over our transport chain, built on first use (by one thread)."""
+        """The instructor client over our transport chain, both built on first use (by one thread)."""
         with self._client_lock:
             if self._client is None:
                 from agent.llm.client import build_client
+                from agent.llm.transport import build_transport
 
+                self._transport = build_transport(
+                    self.config, self.budget, self._index, cache=self._store, network=self._network
+                )
                 self._client = build_client(self.config, self._transport)
             return self._client
+
+    def _close_transport(self) -> None:
+        transport = self._transport  # not under the lock: Ctrl-C must not wait for a client being built
+        if transport is not None:
+            transport.close()
 
     def _body(self, request: ExtractionRequest) -> dict[str, Any] | None:
         """The request body instructor would send for `request`. Built without instructor
@@ -301,7 +308,9 @@ class LLMExtractor:
         return "cassette" if self.backend == "replay" else "live"
 
     def close(self) -> None:
-        self._transport.close()
+        self._close_transport()
+        if self._store is not None:
+            self._store.close()
 
     def __enter__(self) -> LLMExtractor:
         return self

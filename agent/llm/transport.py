@@ -13,17 +13,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import sqlite3
 import threading
 import urllib.request
-from pathlib import Path
 from typing import Any
 
-import diskcache
 import httpx2
 
-from agent.errors import PredigestError
 from agent.llm.budget import Budget
 from agent.llm.calllog import current_call
 from agent.llm.cassettes import (
@@ -38,10 +33,9 @@ from agent.llm.cassettes import (
 )
 from agent.llm.config import LLMConfig
 from agent.llm.retry import EXCHANGE_EXT, RetryPolicy, RetryTransport
+from agent.llm.store import ResponseCache
 
 logger = logging.getLogger("predigest")
-
-_CACHE_NAMESPACE = "exchange/v1/"  # bump when the stored shape changes
 
 
 def exchange_response(exchange: Exchange) -> httpx2.Response:
@@ -63,11 +57,6 @@ class KeyedTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         current_call().keys.append(request_key(request.read()))
         return self._inner.handle_request(request)
-
-    @property
-    def inner(self) -> httpx2.BaseTransport:
-        """The next layer (the extractor looks up stored answers in the cache behind it)."""
-        return self._inner
 
     def close(self) -> None:
         self._inner.close()
@@ -102,39 +91,27 @@ class ReplayTransport(httpx2.BaseTransport):
 
 class CacheTransport(httpx2.BaseTransport):
     """Answers a request seen before from the on-disk cache. A 2xx JSON answer is stored only
-    once the extractor has validated it (the write is deferred onto the call's log)."""
+    once the extractor has validated it (the write is deferred onto the call's log). The cache
+    is its owner's to close (the extractor reads it before any transport is built)."""
 
-    def __init__(self, inner: httpx2.BaseTransport, cache: diskcache.Cache) -> None:
+    def __init__(self, inner: httpx2.BaseTransport, store: ResponseCache) -> None:
         self._inner = inner
-        self._cache = cache
-
-    @property
-    def cache(self) -> diskcache.Cache:
-        """The cache itself: what the pipeline keeps beside the answers goes in it too."""
-        return self._cache
-
-    def stored(self, key: str) -> Exchange | None:
-        """The validated exchange kept for request key `key`, if any (read, never noted)."""
-        stored = self._cache.get(_CACHE_NAMESPACE + key)
-        return Exchange.from_dict(stored) if isinstance(stored, dict) else None
+        self._store = store
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        key = _CACHE_NAMESPACE + request_key(request.read())
-        stored = self._cache.get(key)
-        if isinstance(stored, dict):
-            exchange = Exchange.from_dict(stored)
+        key = request_key(request.read())
+        exchange = self._store.stored(key)
+        if exchange is not None:
             current_call().note_stored("cache", exchange.usage)
             return exchange_response(exchange)
         response = self._inner.handle_request(request)
-        exchange = response.extensions.get(EXCHANGE_EXT)
-        if isinstance(exchange, Exchange):
-            stored = exchange.to_dict()
-            current_call().deferred.append(lambda: self._cache.set(key, stored))
+        answered = response.extensions.get(EXCHANGE_EXT)
+        if isinstance(answered, Exchange):
+            current_call().deferred.append(lambda: self._store.keep(key, answered))
         return response
 
     def close(self) -> None:
         self._inner.close()
-        self._cache.close()
 
 
 class RecordTransport(httpx2.BaseTransport):
@@ -235,39 +212,16 @@ class LazyNetwork(httpx2.BaseTransport):
                 self._inner.close()
 
 
-def open_cache(cache_dir: Path | None) -> diskcache.Cache | None:
-    """The response cache, or None. A folder that cannot be written is an error before any call
-    (a run that pays for answers it cannot keep would pay again tomorrow); a corrupt cache is
-    reported once and bypassed, so the evening still runs."""
-    if cache_dir is None:
-        return None
-    hint = "pass --cache-dir with a writable folder, or --no-cache"
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        why = e.strerror or e
-        raise PredigestError(f"cannot create the response cache folder {cache_dir}: {why}", hint=hint) from e
-    if not os.access(cache_dir, os.W_OK | os.X_OK):
-        raise PredigestError(f"the response cache folder {cache_dir} is not writable", hint=hint)
-    try:
-        return diskcache.Cache(str(cache_dir))
-    except sqlite3.DatabaseError as e:
-        logger.warning(
-            "the response cache in %s cannot be used (%s); running without it — delete that folder to start afresh",
-            cache_dir,
-            e,
-        )
-        return None
-
-
 def build_transport(
     config: LLMConfig,
     budget: Budget,
     index: CassetteIndex,
     *,
+    cache: ResponseCache | None = None,
     network: httpx2.BaseTransport | None = None,
 ) -> httpx2.BaseTransport:
-    """The chain for the configured backend (see the module docstring)."""
+    """The chain for the configured backend (see the module docstring), over `cache` (opened by
+    `agent.llm.store.open_cache`, closed by whoever opened it)."""
     backend = config.effective_backend
     if backend == "replay":
         return KeyedTransport(ReplayTransport(index, allow_stale=config.allow_stale))
@@ -277,7 +231,6 @@ def build_transport(
         budget,
         config.model,
     )
-    cache = open_cache(config.cache_dir)
     if cache is not None:
         chain = CacheTransport(chain, cache)
     if backend == "record":
