@@ -20,36 +20,56 @@ _CJK = re.compile("[\u3400-\u9fff\uff00-\uffef]+")  # runs: one replacement per 
 def estimate_tokens(text: str) -> int:
     """Rough and deliberately pessimistic: a CJK character is a token, four other characters are one.
     The one estimator of the project (call budgets, usage of reference answers, benchmarks)."""
-    cjk = len(text) - len(_CJK.sub("", text))  # counted in C: this runs on every document, often
-    return max(1, cjk + (len(text) - cjk + 3) // 4)
+    return _estimate(len(text), _cjk(text))
+
+
+def _cjk(text: str) -> int:
+    return len(text) - len(_CJK.sub("", text))  # counted in C: this runs on every document, often
+
+
+def _estimate(length: int, cjk: int) -> int:
+    """`estimate_tokens` of a text of `length` characters, `cjk` of them CJK: both add up over
+    pieces, so a growing part is estimated without counting it again."""
+    return max(1, cjk + (length - cjk + 3) // 4)
+
+
+def _fits(text: str, budget: int) -> bool:
+    """No character is more than one token, so a text no longer than `budget` fits without being
+    counted."""
+    return len(text) <= budget or estimate_tokens(text) <= budget
 
 
 def split_sections(text: str, budget: int) -> list[str]:
     """Parts of at most `budget` estimated tokens, cut at the coarsest boundary that fits:
     headings first (a claim stays with its evidence), then blank lines, then lines; joined
-    back together the parts are the document."""
-    if estimate_tokens(text) <= budget:
+    back together the parts are the document. Each piece is counted once (the plain way,
+    estimating each growing part again, was a third of planning a long evening)."""
+    if _fits(text, budget):
         return [text]
     chunks: list[str] = []
-    cur = ""
-    for piece in _pieces(text, budget, (r"(?m)^(?=#{1,3} )", r"(?<=\n\n)", r"(?<=\n)")):
-        if cur and estimate_tokens(cur + piece) > budget:
+    cur, length, cjk = "", 0, 0
+    for piece in _pieces(text, budget, _CUTS):
+        n, k = len(piece), _cjk(piece)
+        if cur and _estimate(length + n, cjk + k) > budget:
             chunks.append(cur)
-            cur = ""
-        cur += piece
+            cur, length, cjk = "", 0, 0
+        cur, length, cjk = cur + piece, length + n, cjk + k
     if cur:
         chunks.append(cur)
     return chunks
 
 
+_CUTS = (r"(?m)^(?=#{1,3} )", r"(?<=\n\n)", r"(?<=\n)")
+
+
 def _pieces(text: str, budget: int, cuts: tuple[str, ...]) -> list[str]:
-    """`text` cut at the first boundary kind, and any piece still too large at the next ones."""
-    if estimate_tokens(text) <= budget:
-        return [text]
+    """`text` (known not to fit) cut at the first boundary kind, and any piece still too large
+    at the next ones."""
     if not cuts:  # one line longer than a call: cut it by characters, as a last resort
         step = max(1, budget // 2)
         return [text[i : i + step] for i in range(0, len(text), step)]
-    return [q for p in re.split(cuts[0], text) if p for q in _pieces(p, budget, cuts[1:])]
+    parts = (p for p in re.split(cuts[0], text) if p)
+    return [q for p in parts for q in ([p] if _fits(p, budget) else _pieces(p, budget, cuts[1:]))]
 
 
 def merge_chunks(parts: Sequence[FileExtraction]) -> FileExtraction:

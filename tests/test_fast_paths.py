@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from agent.anchors import _URL, _cell_key, find_urls
 from agent.arxiv import find_ids
-from agent.chunking import estimate_tokens
+from agent.chunking import estimate_tokens, split_sections
 from agent.errors import WorkspaceError
 from agent.ingest import _read
 from agent.injection import _CUES, _ORDERS, _UNFOLDED, suspect
@@ -68,6 +68,41 @@ def test_urls_word_by_word_are_the_regex_over_the_text(pieces: list[str]) -> Non
 def test_token_estimate_counts_each_cjk_character(pieces: list[str]) -> None:
     text = "".join(pieces)
     assert estimate_tokens(text) == tokens_plain(text)
+
+
+def split_plain(text: str, budget: int) -> list[str]:
+    """`split_sections` as it was: every growing part estimated again, every piece re-checked."""
+    if estimate_tokens(text) <= budget:
+        return [text]
+    chunks: list[str] = []
+    cur = ""
+    for piece in _pieces_plain(text, budget, (r"(?m)^(?=#{1,3} )", r"(?<=\n\n)", r"(?<=\n)")):
+        if cur and estimate_tokens(cur + piece) > budget:
+            chunks.append(cur)
+            cur = ""
+        cur += piece
+    if cur:
+        chunks.append(cur)
+    return chunks
+
+
+def _pieces_plain(text: str, budget: int, cuts: tuple[str, ...]) -> list[str]:
+    if estimate_tokens(text) <= budget:
+        return [text]
+    if not cuts:
+        step = max(1, budget // 2)
+        return [text[i : i + step] for i in range(0, len(text), step)]
+    return [q for p in re.split(cuts[0], text) if p for q in _pieces_plain(p, budget, cuts[1:])]
+
+
+SECTIONS = ["# 标题\n", "## h\n", "### 小节\n", "\n\n", "\n", "推理引擎", "kv cache ", "，", "a" * 9, "中" * 7]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(SECTIONS) | st.text(max_size=4), max_size=60), st.integers(1, 40))
+def test_parts_are_cut_where_the_plain_split_cuts_them(pieces: list[str], budget: int) -> None:
+    text = "".join(pieces)
+    assert split_sections(text, budget) == split_plain(text, budget)
 
 
 def test_plain_versions_see_what_they_should() -> None:
