@@ -64,3 +64,37 @@ def candidate(draw: st.DrawFn) -> Candidate:
 def test_merge_equals_the_pairwise_definition(cands: list[Candidate]) -> None:
     cands = [Candidate(c.claim, c.doc, i, c.relevance, anchor=c.anchor) for i, c in enumerate(cands)]
     assert merge(cands) == pairwise_merge(cands)
+
+
+def _titled(title: str, path: str) -> Candidate:
+    claim = Claim(
+        title=title,
+        stars=3,
+        key_points=[],
+        evidence=["e"],
+        section_ref="",
+        credibility="高",
+        credibility_reason="r",
+        relation="new",
+        anchor="",
+        relation_note="n",
+        suggested_section="§1.1 框架格局",
+    )
+    doc = SourceDoc(path=path, kind="report", agent="jay", in_window=True, read=True, text="")
+    return Candidate(claim, doc, 0, "高")
+
+
+@st.composite
+def titled(draw: st.DrawFn) -> Candidate:
+    """Claims that differ only by title, drawn from a few characters: most titles share their
+    common bigrams with most others, and long postings are summed."""
+    title = "".join(draw(st.lists(st.sampled_from(list("推理缓存解码ab ")), max_size=14)))
+    return _titled(title, f"inbox/jay/{draw(st.integers(0, 7))}.md")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(titled(), min_size=2, max_size=40))
+def test_merge_by_title_alone_equals_the_pairwise_definition(cands: list[Candidate]) -> None:
+    cands = [Candidate(c.claim, c.doc, i, c.relevance) for i, c in enumerate(cands)]
+    assert merge(cands) == pairwise_merge(cands)
+
