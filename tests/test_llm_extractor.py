@@ -117,6 +117,28 @@ def test_a_run_answered_from_the_cache_makes_no_network_transport(
             assert (len(made), server.count) == (expected_made, expected_sent)
 
 
+def test_the_cache_keeps_answers_without_their_request_and_a_recording_from_it_has_it(tmp_path: Path) -> None:
+    """The request body is what the key hashes, and most of an exchange's bytes: the cache keeps
+    the answer alone. Recording from the cache, with no endpoint, still writes whole cassettes."""
+    import diskcache
+
+    from agent.llm.cassettes import body_key, read_cassette
+
+    with FakeOpenAI(default=answer_with(sample_extraction())) as server:
+        config = make_config(tmp_path, server.base_url, backend="live")
+        with LLMExtractor(config) as extractor:
+            assert all(r.extraction is not None for r in extractor.extract_all(_requests(3)))
+    with diskcache.Cache(str(config.cache_dir)) as cache:
+        kept = [cache[k] for k in cache if str(k).startswith("exchange/")]
+    assert len(kept) == 3 and all(e["request_body"] is None and e["response_body"] for e in kept)
+    offline = config.model_copy(update={"backend": "record", "base_url": "http://127.0.0.1:9/v1"})
+    with LLMExtractor(offline) as extractor:
+        assert all(r.extraction is not None for r in extractor.extract_all(_requests(3)))
+    cassettes = [read_cassette(f) for f in sorted(config.cassette_dir.glob("*.json"))]
+    assert len(cassettes) == 3
+    assert all(body_key(c.exchange.request_body) == c.exchange.key for c in cassettes)
+
+
 def test_idle_work_runs_while_answers_are_awaited(tmp_path: Path) -> None:
     """`on_idle` gets the calling thread's waiting time: called between answers, never instead
     of one (every result still arrives, in request order within a batch)."""

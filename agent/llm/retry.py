@@ -167,12 +167,11 @@ class RetryTransport(httpx2.BaseTransport):
 
         extensions: dict[str, Any] = {}
         if body is not None and 200 <= upstream.status_code < 300:
-            request_body = json.loads(raw) if raw else None
             extensions[EXCHANGE_EXT] = Exchange(
                 key=request_key(raw),
                 method=request.method,
                 path=request.url.path,
-                request_body=request_body,
+                request_body=None,  # the request holds it: a layer that keeps it (a cassette) reads it there
                 status=upstream.status_code,
                 response_body=body,
                 usage=usage,

@@ -15,6 +15,7 @@ import json
 import logging
 import threading
 import urllib.request
+from dataclasses import replace
 from typing import Any
 
 import httpx2
@@ -144,6 +145,9 @@ class RecordTransport(httpx2.BaseTransport):
         response = self._inner.handle_request(request)
         exchange = response.extensions.get(EXCHANGE_EXT)
         if isinstance(exchange, Exchange):
+            if exchange.request_body is None:  # the layers below keep only its key
+                raw = request.read()
+                exchange = replace(exchange, request_body=json.loads(raw) if raw else None)
             log = current_call()
             known = self._index.get(exchange.key)
             if (
