@@ -367,18 +367,27 @@ def _source_links(rows: Sequence[SourceRow], docs: Sequence[SourceDoc]) -> list[
     """The documents each row of 一 names: by file name, under the folder the row starts with.
     Each document's folder and name are worked out once, not once per row (200 rows × 200
     documents on a full evening)."""
-    named = [(d.path, d.directory, d.name, d.name.removesuffix(".md")) for d in docs if d.text]
+    under: dict[str, list[tuple[str, str, str]]] = {}  # folder -> the documents in it or below it, in order
+    for d in docs:
+        if d.text:
+            for folder in _folders(d.directory):
+                under.setdefault(folder, []).append((d.path, d.name, d.name.removesuffix(".md")))
     links = []
     for i, row in enumerate(rows):
-        folder = row.directory.split(" ", 1)[0]
-        under, files = f"{folder}/", (row.key_file, f"{row.key_file}.md")
+        files = (row.key_file, f"{row.key_file}.md")
         found = [
             path
-            for path, directory, name, stem in named
-            if (directory == folder or directory.startswith(under)) and (name in files or stem in row.key_file)
+            for path, name, stem in under.get(row.directory.split(" ", 1)[0], ())
+            if name in files or stem in row.key_file
         ]
         links.append(SourceLink(row=i, docs=found))
     return links
+
+
+def _folders(directory: str) -> list[str]:
+    """The folders `directory` is in or below: itself and each prefix ending before a '/'
+    ('a/b' -> 'a/b', 'a'): a row naming any of them names the documents of `directory`."""
+    return [directory, *(directory[:k] for k, ch in enumerate(directory) if ch == "/")]
 
 
 def _claim_spans(claims: dict[str, DocResult], doc: str, title: str, spans: _Spans) -> list[str]:

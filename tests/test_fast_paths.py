@@ -258,3 +258,11 @@ def test_a_file_read_as_bytes_is_what_read_text_gives(data: bytes) -> None:
         path = Path(tmp) / "a.md"
         path.write_bytes(data)
         assert _outcome(_read, path) == _outcome(read_plain, path)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab/ ", max_size=8), st.text(alphabet="ab/ ", max_size=8))
+def test_the_folders_a_document_is_under_are_those_the_plain_check_accepts(folder: str, directory: str) -> None:
+    from agent.trace import _folders
+
+    assert (folder in _folders(directory)) == (directory == folder or directory.startswith(f"{folder}/"))
