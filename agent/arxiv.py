@@ -200,18 +200,28 @@ def find_ids(text: str) -> list[ArxivMatch]:
         matches = sorted([*matches, *_FIND_OLD_RE.finditer(folded)], key=lambda m: m.start())
     for m in matches:
         arxiv_id = normalise(m.group())
-        before = folded[max(0, m.start() - _CONTEXT) : m.start()]
-        via: Literal["prefix", "url", "bare"]
-        if _URL_BEFORE_RE.search(before):
-            via = "url"
-        elif _PREFIX_BEFORE_RE.search(before):
-            via = "prefix"
-        else:
-            via = "bare"
-            if not _plausible_bare(arxiv_id):
-                continue
+        via = _via(folded[max(0, m.start() - _CONTEXT) : m.start()])
+        if via == "bare" and not _plausible_bare(arxiv_id):
+            continue
         found.append(ArxivMatch(id=arxiv_id, start=m.start(), end=m.end(), via=via))
     return found
+
+
+# Letters IGNORECASE matches to one of "arxiv" that `str.lower` does not turn into it (checked
+# over every code point in the tests).
+_UNLOWERED = ("\u0130", "\u0131")
+
+
+def _via(before: str) -> Literal["prefix", "url", "bare"]:
+    """How the text just before an ID introduces it. Both patterns end in "arxiv" something, so
+    a stretch without "arxiv" (most bare IDs) is not searched twice."""
+    if "arxiv" not in before.lower() and not any(ch in before for ch in _UNLOWERED):
+        return "bare"
+    if _URL_BEFORE_RE.search(before):
+        return "url"
+    if _PREFIX_BEFORE_RE.search(before):
+        return "prefix"
+    return "bare"
 
 
 @lru_cache(maxsize=4096)

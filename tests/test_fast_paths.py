@@ -266,3 +266,32 @@ def test_the_folders_a_document_is_under_are_those_the_plain_check_accepts(folde
     from agent.trace import _folders
 
     assert (folder in _folders(directory)) == (directory == folder or directory.startswith(f"{folder}/"))
+
+
+def via_plain(before: str) -> str:
+    from agent.arxiv import _PREFIX_BEFORE_RE, _URL_BEFORE_RE
+
+    return "url" if _URL_BEFORE_RE.search(before) else "prefix" if _PREFIX_BEFORE_RE.search(before) else "bare"
+
+
+VIA = ["arXiv", "ARXIV", "arx\u0130v", "arx\u0131v", "arxiv", ":", " ", "：", ".org/abs/", "arxiv.org/pdf/", "/", "x"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(VIA) | st.text(max_size=3), max_size=8))
+def test_how_an_id_is_introduced_is_what_both_searches_say(pieces: list[str]) -> None:
+    from agent.arxiv import _via
+
+    before = "".join(pieces)[-24:]
+    assert _via(before) == via_plain(before)
+
+
+def test_the_letters_ignorecase_folds_into_arxiv_are_the_unlowered_ones() -> None:
+    import sys
+
+    from agent.arxiv import _UNLOWERED
+
+    letter = re.compile("[arxiv]", re.IGNORECASE)
+    chars = (chr(c) for c in range(sys.maxunicode + 1))
+    unlowered = {ch for ch in chars if letter.fullmatch(ch) and ch.lower() not in "arxiv"}
+    assert unlowered == set(_UNLOWERED)
