@@ -217,3 +217,25 @@ def test_what_the_plain_post_cannot_carry_goes_through_create(tmp_path: Path, ex
     assert raw != cassettes.canonical_json(json.loads(raw)).encode()
     if "extra_headers" in extra:
         assert headers["x-trace"] == "1"
+
+
+def test_building_the_client_keeps_its_imports_out_of_the_collector() -> None:
+    """In a fresh process: before the client, nothing is frozen; after it, what the imports made is."""
+    import subprocess
+
+    probe = (
+        "import gc\n"
+        "from agent.llm.client import build_client\n"
+        "from agent.llm.config import LLMConfig\n"
+        "from tests.test_llm_client import _NoCalls\n"
+        "before = gc.get_freeze_count()\n"
+        "build_client(LLMConfig(api_key='sk-x', base_url='http://127.0.0.1:9/v1'), _NoCalls())\n"
+        "print(before, gc.get_freeze_count())\n"
+    )
+    from tests.paths import ROOT
+
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True
+    )
+    before, after = map(int, done.stdout.split())
+    assert before == 0 and after > 50_000
