@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import heapq
-import math
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -23,7 +22,7 @@ from agent.arxiv import find_ids, id_keys
 from agent.errors import ParseError, WorkspaceError
 from agent.labels import ZH
 from agent.parse import Skim, nearest_day, parse, skim
-from agent.text import bigram_counts, similarity
+from agent.text import bigram_counts, least_shared, similarity
 from schemas.briefing import VerifyItem
 from schemas.documents import SourceDoc
 
@@ -113,7 +112,7 @@ class AnchorRegistry:
         shared = Counter(
             chain.from_iterable(postings.get((gram, k), ()) for gram, n in grams.items() for k in range(1, n + 1))
         )
-        least = _least_shared(threshold, total)  # fewer cannot reach the threshold: not scored
+        least = least_shared(threshold, total)  # fewer cannot reach the threshold: not scored
         scored = ((2 * shared[i] / (total + totals[i]), i) for i in sorted(i for i, m in shared.items() if m >= least))
         score, i = max(scored, default=(0.0, -1), key=_score)
         return self.anchors[i] if i >= 0 and score >= threshold else None
@@ -432,14 +431,6 @@ def _tokens(subject: str) -> tuple[str, ...]:
     """The subject's word-ish tokens, lowercased, for ranking by overlap (cheap, not a match)."""
     toks = re.findall(r"[A-Za-z][\w.+-]*|\d[\d.]*|[\u4e00-\u9fff]{2,}", subject)
     return tuple(t.lower() for t in toks if len(t) > 1)
-
-
-def _least_shared(threshold: float, total: int) -> int:
-    """The fewest bigrams a subject must share with a title of `total` bigrams to score
-    `threshold`: 2s / (total + T) >= t with T >= s gives s >= t·total / (2 - t). A millionth is
-    taken off so that float rounding never makes the bound stricter than the score."""
-    t = min(threshold, 1.0)  # no score is above 1: a higher threshold is met by none
-    return max(1, math.ceil(t * total / (2 - t) - 1e-6))
 
 
 def _score(pair: tuple[float, object]) -> float:

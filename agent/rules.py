@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import chain
@@ -18,7 +18,7 @@ from agent.anchors import Anchor, AnchorRegistry, bare_name, normalise_url
 from agent.arxiv import find_ids, key_of, validate
 from agent.factworker import DocFacts, derive
 from agent.labels import Labels
-from agent.text import bigram_counts, facts, locate, similarity
+from agent.text import bigram_counts, facts, least_shared, locate, similarity
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
 from schemas.extraction import ArxivRef, Claim, FileExtraction
@@ -383,7 +383,11 @@ class _SubjectIndex:
         for n, posting in more:
             for i, m in zip(*posting, strict=True):
                 shared[i] += min(n, m)
-        pairs = shared.items() if total else ((i, 0) for i in range(len(self._claims)))  # an empty title
+        if total:  # a claim sharing fewer bigrams cannot be alike enough: not scored
+            least = least_shared(MERGE_SIMILARITY, total)
+            pairs: Iterable[tuple[int, int]] = [(i, n) for i, n in shared.items() if n >= least]
+        else:  # an empty title
+            pairs = ((i, 0) for i in range(len(self._claims)))
         for i, overlap in pairs:
             gi, doc, other = self._claims[i]
             # `similarity` to the float: 1.0 when both titles have no bigram

@@ -11,6 +11,7 @@ Every offset this module returns is an offset into the caller's original text.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections import Counter
@@ -435,6 +436,15 @@ def bigram_counts(s: str) -> tuple[Counter[str], int]:
     """The bigram counts `similarity` compares, and their total (read them, never change them):
     an index over many titles sums these itself instead of comparing titles pair by pair."""
     return _bigrams(s)
+
+
+def least_shared(threshold: float, total: int) -> int:
+    """The fewest bigrams a text must share with one of `total` bigrams for their `similarity` to
+    reach `threshold`: 2s / (total + T) >= t with T >= s gives s >= t·total / (2 - t). A millionth
+    is taken off so that float rounding never makes the bound stricter than the score: an index
+    skips, unscored, whatever shares fewer."""
+    t = min(threshold, 1.0)  # no score is above 1: a higher threshold is met by none
+    return max(1, math.ceil(t * total / (2 - t) - 1e-6))
 
 
 def similarity(a: str, b: str) -> float:
