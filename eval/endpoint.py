@@ -26,6 +26,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -142,6 +143,14 @@ def prompt_text(body: Any) -> str:
     return head + "".join(m if isinstance(m, str) else json.dumps(m, ensure_ascii=False) for m in messages)
 
 
+@lru_cache(maxsize=64)
+def prompt_tokens(text: str) -> int:
+    """`estimate_tokens` of a prompt, counted once per request: both the answer's usage and the
+    prefix statistics ask (~0.35 ms each for a 25 kB prompt, CPU the endpoint takes from the
+    process it serves when both run on one machine)."""
+    return estimate_tokens(text)
+
+
 def simulated(latency_s: float = 0.0, jitter_s: float = 0.0, error_rate: float = 0.0, seed: int = 0) -> Responder:
     """Answers like a provider under load: after `latency_s` ± `jitter_s`, either an error (a 500 or
     a 429 with Retry-After, with probability `error_rate`) or the document's extraction with
@@ -160,7 +169,7 @@ def simulated(latency_s: float = 0.0, jitter_s: float = 0.0, error_rate: float =
             return Reply(status=status, body=error, headers=headers, delay_s=delay)
         _, document = request_document(body)
         extraction = extraction_for(document)
-        usage = (estimate_tokens(prompt_text(body)), estimate_tokens(json.dumps(extraction, ensure_ascii=False)))
+        usage = (prompt_tokens(prompt_text(body)), estimate_tokens(json.dumps(extraction, ensure_ascii=False)))
         return Reply(body=completion(body, extraction, usage), delay_s=delay)
 
     return respond
@@ -240,7 +249,7 @@ class Endpoint:
             if self.keep_bodies:
                 self.requests.append(SeenRequest(path, headers, body))
             if text:
-                self._prompt_tokens.append(estimate_tokens(text))
+                self._prompt_tokens.append(prompt_tokens(text))
                 self._prefix = text if self._prefix is None else _common_prefix(self._prefix, text)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
