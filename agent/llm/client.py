@@ -69,7 +69,7 @@ _REQUEST_OPTIONS = frozenset({"extra_headers", "extra_query", "extra_body", "tim
 def _posting_canonical(openai_client: OpenAI, create: Callable[..., Any]) -> Callable[..., Any]:
     """`chat.completions.create` as the client's documented `post` of a body serialised once.
 
-    `create` walks the whole body against the API's parameter types before sending it (a quarter
+    `create` walks the whole body against the API's parameter types before sending it (a fifth
     of the client's CPU per call, for a 25 kB body it leaves as it is), serialises it, and each
     layer of our transport chain then parses it again to hash it. Our bodies are plain JSON
     (instructor's tools or response format, our messages), so they go out as `canonical_request`
