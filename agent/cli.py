@@ -36,7 +36,12 @@ app = typer.Typer(
 
 class _LazyConsole:
     """A rich Console made on first print: importing rich is a tenth of a command's start, and
-    `parse --json`, every `--json`, `--help` and `--version` answer without it."""
+    `parse --json`, every `--json`, `--help` and `--version` answer without it.
+
+    Without markup or emoji codes: what the commands print is mostly the documents' own text
+    (titles, labels, paths), which must come out as written — a title holding "[/x]" stopped
+    `anchors` with a markup error, and one holding "[bold]" or ":fire:" lost those characters.
+    Our own emphasis is a `Text` style."""
 
     def __init__(self, *, stderr: bool = False) -> None:
         self._stderr = stderr
@@ -45,7 +50,7 @@ class _LazyConsole:
     def console(self) -> Console:
         from rich.console import Console
 
-        return Console(stderr=self._stderr, soft_wrap=True)
+        return Console(stderr=self._stderr, soft_wrap=True, markup=False, emoji=False)
 
     def print(self, *objects: object, **options: Any) -> None:
         self.console.print(*objects, **options)
@@ -128,7 +133,9 @@ def parse_cmd(
     if as_json:
         _print_json(b.model_dump(mode="json"))
         return
-    out.print(f"[bold]{b.topic}[/] · {b.date}  window {b.summary.window or '?'}")
+    from rich.text import Text
+
+    out.print(Text.assemble((b.topic, "bold"), f" · {b.date}  window {b.summary.window or '?'}"))
     counts = {
         "increments": len(b.increments),
         "source rows": len(b.sources),

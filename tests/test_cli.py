@@ -158,3 +158,42 @@ def test_run_json_lists_the_files_written(tmp_path: Path) -> None:
     data = json.loads(r.stdout)
     assert data["exit_code"] == 0 and not data["partial"] and len(data["written"]) == 3
     assert all(Path(p).is_file() for p in data["written"]) and data["findings"]
+
+
+MARKUP = "GLM [/x] [bold]b[/bold] :fire:"  # rich markup and an emoji code, as a document may hold them
+
+
+@pytest.mark.parametrize(
+    ("command", "printed"),
+    [
+        (("parse", "{ws}/inbox/tom/2026-09-21-inference-e1prep.md"), f"colibri {MARKUP} 支持范围"),
+        (("anchors", "{ws}", "--topic", "inference", "--date", "2026-09-22"), f"colibri {MARKUP} 支持范围"),
+    ],
+    ids=["parse", "anchors"],
+)
+def test_document_text_is_printed_as_written(tmp_path: Path, command: tuple[str, ...], printed: str) -> None:
+    """A to-verify title holding markup-like text: printed verbatim, not styled, not a crash."""
+    import shutil
+
+    ws = tmp_path / "world"
+    shutil.copytree(WORLD, ws)
+    baseline = ws / "inbox" / "tom" / "2026-09-21-inference-e1prep.md"
+    text = baseline.read_text(encoding="utf-8")
+    assert "colibri GLM-5.2 支持范围" in text
+    baseline.write_text(text.replace("colibri GLM-5.2 支持范围", f"colibri {MARKUP} 支持范围"), encoding="utf-8")
+    r = predigest(*(arg.format(ws=ws) for arg in command))
+    assert r.returncode == 0, r.stderr
+    assert printed in r.stdout
+
+
+def test_a_table_cell_is_printed_as_written() -> None:
+    from rich.table import Table
+
+    from agent.cli import out
+
+    table = Table()
+    table.add_column("label")
+    table.add_row(MARKUP)
+    with out.console.capture() as printed:
+        out.print(table)
+    assert MARKUP in printed.get()
