@@ -41,8 +41,8 @@ class ResponseCache:
 
     def keep(self, key: str, exchange: Exchange) -> None:
         """Without the request body, which is what `key` hashes: most of an exchange's bytes
-        (22 kB of 25 on a long evening's document), written on every answer and flushed to disk
-        with the briefing. A cassette recorded from the cache takes it from the request."""
+        (22 kB of 25 on a long evening's document), pickled and written on every answer. A
+        cassette recorded from the cache takes it from the request."""
         self._cache.set(_NAMESPACE + key, {**exchange.to_dict(), "request_body": None})
 
     def close(self) -> None:
