@@ -36,27 +36,35 @@ def pairwise_merge(cands: list[Candidate]) -> tuple[list[Group], list[Finding]]:
     return [Group(tuple(sorted(g, key=lambda c: (-c.claim.stars, c.order)))) for g in groups], findings
 
 
+def _candidate(title: str, path: str, anchor: Anchor | None = None, **claim: object) -> Candidate:
+    """A candidate from `path` whose claim is titled `title`; `claim` overrides its other fields."""
+    fields: dict[str, object] = {
+        "stars": 3,
+        "key_points": [],
+        "evidence": ["e"],
+        "section_ref": "",
+        "credibility": "高",
+        "credibility_reason": "r",
+        "relation": "new",
+        "anchor": "",
+        "relation_note": "n",
+        "suggested_section": "§1.1 框架格局",
+    }
+    doc = SourceDoc(path=path, kind="report", agent="jay", in_window=True, read=True, text="")
+    return Candidate(Claim.model_validate({**fields, **claim, "title": title}), doc, 0, "高", anchor=anchor)
+
+
 @st.composite
 def candidate(draw: st.DrawFn) -> Candidate:
-    title = "".join(draw(st.lists(st.sampled_from(WORDS), max_size=5)))
-    claim = Claim(
-        title=title,
+    return _candidate(
+        "".join(draw(st.lists(st.sampled_from(WORDS), max_size=5))),
+        draw(st.sampled_from(["inbox/jay/a.md", "inbox/jay/b.md", "inbox/kai/c.md"])),
+        draw(st.sampled_from(ANCHORS)),
         stars=draw(st.integers(1, 5)),
-        key_points=[],
-        evidence=["e"],
         section_ref=draw(st.sampled_from(["§条目 1", "§条目 1.2", "§条目 2", "§一.1", ""])),
         arxiv=[ArxivRef(arxiv_id=a, title="p") for a in draw(st.lists(st.sampled_from(PAPERS), max_size=2))],
         urls=draw(st.lists(st.sampled_from(URLS), max_size=2)),
-        credibility="高",
-        credibility_reason="r",
-        relation="new",
-        anchor="",
-        relation_note="n",
-        suggested_section="§1.1 框架格局",
     )
-    path = draw(st.sampled_from(["inbox/jay/a.md", "inbox/jay/b.md", "inbox/kai/c.md"]))
-    doc = SourceDoc(path=path, kind="report", agent="jay", in_window=True, read=True, text="")
-    return Candidate(claim, doc, 0, "高", anchor=draw(st.sampled_from(ANCHORS)))
 
 
 @settings(max_examples=400, deadline=None)
@@ -66,30 +74,12 @@ def test_merge_equals_the_pairwise_definition(cands: list[Candidate]) -> None:
     assert merge(cands) == pairwise_merge(cands)
 
 
-def _titled(title: str, path: str) -> Candidate:
-    claim = Claim(
-        title=title,
-        stars=3,
-        key_points=[],
-        evidence=["e"],
-        section_ref="",
-        credibility="高",
-        credibility_reason="r",
-        relation="new",
-        anchor="",
-        relation_note="n",
-        suggested_section="§1.1 框架格局",
-    )
-    doc = SourceDoc(path=path, kind="report", agent="jay", in_window=True, read=True, text="")
-    return Candidate(claim, doc, 0, "高")
-
-
 @st.composite
 def titled(draw: st.DrawFn) -> Candidate:
     """Claims that differ only by title, drawn from a few characters: most titles share their
     common bigrams with most others, and long postings are summed."""
     title = "".join(draw(st.lists(st.sampled_from(list("推理缓存解码ab ")), max_size=14)))
-    return _titled(title, f"inbox/jay/{draw(st.integers(0, 7))}.md")
+    return _candidate(title, f"inbox/jay/{draw(st.integers(0, 7))}.md")
 
 
 @settings(max_examples=400, deadline=None)
