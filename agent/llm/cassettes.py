@@ -29,9 +29,9 @@ ProvenanceKind = Literal["recorded", "relayed", "reference"]
 _SCHEMA_KEYS = frozenset({"tools", "tool_choice", "response_format", "functions", "function_call"})
 
 
-def canonical_json(body: Any) -> str:
+def canonical_json(body: Any, *, allow_nan: bool = True) -> str:
     """The one serialisation keys are computed from (and compared on)."""
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
 
 
 def request_key(raw: bytes) -> str:
@@ -82,7 +82,7 @@ def canonical_request(body: Any) -> bytes:
     key (`request_key`) is its own hash, so no layer below parses it again to name it. Raises
     TypeError for a body that is not plain JSON data, ValueError for one holding NaN (as the
     openai client does)."""
-    data = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    data = canonical_json(body, allow_nan=False).encode()
     _CANONICAL.add(data, hashlib.sha256(data).hexdigest())
     return data
 

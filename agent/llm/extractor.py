@@ -28,7 +28,7 @@ from agent.llm.budget import Budget
 from agent.llm.calllog import CallLog, ExchangeSource, call_scope
 from agent.llm.cassettes import CassetteIndex, Exchange, body_key, canonical_json, token_counts
 from agent.llm.config import LLMConfig, require_key
-from agent.llm.store import open_cache
+from agent.llm.store import ResponseCache, open_cache
 from schemas.extraction import FileExtraction
 
 if TYPE_CHECKING:
@@ -202,8 +202,8 @@ class LLMExtractor:
         re-ask) goes through the client as before, and so does every miss, so the cassette-miss
         diagnosis and the re-asks are unchanged. Recording always goes through the client: it
         writes a cassette for a cache hit too."""
-        cache = self._store if self.backend == "live" else None
-        if self.backend not in ("replay", "live") or (self.backend == "live" and cache is None):
+        cache = self._live_store
+        if self.backend != "replay" and cache is None:
             return None  # nothing stored to look in: no key to compute
         body = self._body(request)
         if body is None:
@@ -227,7 +227,14 @@ class LLMExtractor:
     def response_cache(self) -> diskcache.Cache | None:
         """The live run's response cache, if it has one (`agent.factstore` keeps each
         document's facts in it)."""
-        return self._store.cache if self._store is not None and self.backend == "live" else None
+        store = self._live_store
+        return store.cache if store is not None else None
+
+    @property
+    def _live_store(self) -> ResponseCache | None:
+        """The cache a live run reads answers from (recording opens it too, but always asks the
+        client, which writes a cassette for a cache hit)."""
+        return self._store if self.backend == "live" else None
 
     def client(self) -> instructor.Instructor:
         """The instructor client over our transport chain, both built on first use (by one thread)."""
