@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -56,9 +55,9 @@ def _moved(m: MetricResult) -> str:
 def case_table(r: CaseResult) -> Table:
     """One case: metric, score, baseline, delta, status, and the items that moved."""
     c = r.run.case
-    status = "[green]ok[/]" if r.ok else "[red]FAILED[/]"
+    status = ("ok", "green") if r.ok else ("FAILED", "red")
     t = Table(
-        title=f"{c.name} · {c.topic} · {c.date} · {r.run.stamp} · {r.run.seconds:.1f}s · {status}",
+        title=Text.assemble(f"{c.name} · {c.topic} · {c.date} · {r.run.stamp} · {r.run.seconds:.1f}s · ", status),
         title_justify="left",
     )
     for col, kw in (
@@ -91,10 +90,12 @@ def _violations(r: CaseResult, m: MetricResult) -> str:
 
 
 def print_report(report: EvalReport, console: Console) -> None:
+    """Styled with `Text`, never markup: case names, stamps and errors print as written, on any
+    console (the CLI's has markup off)."""
     for r in report.results:
         console.print(case_table(r))
         for e in r.run.errors[:_SHOW]:
-            console.print(f"  [red]error[/] {escape(e)}", highlight=False)
+            console.print(Text.assemble("  ", ("error", "red"), f" {e}"), highlight=False)
         if len(r.run.errors) > _SHOW:
             console.print(f"  … and {len(r.run.errors) - _SHOW} more error(s); --json or --html lists them all")
     for note in report.notes:
@@ -102,9 +103,9 @@ def print_report(report: EvalReport, console: Console) -> None:
     failed = [r.name for r in report.results if not r.ok]
     summary = f"{len(report.results)} case(s), baseline {report.baseline_path}"
     if failed:
-        console.print(f"[red]FAILED[/] {summary}: {', '.join(failed)}", highlight=False)
+        console.print(Text.assemble(("FAILED", "red"), f" {summary}: {', '.join(failed)}"), highlight=False)
     else:
-        console.print(f"[green]ok[/] {summary}", highlight=False)
+        console.print(Text.assemble(("ok", "green"), f" {summary}"), highlight=False)
 
 
 # --- JSON -----------------------------------------------------------------------------------------

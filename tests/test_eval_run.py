@@ -64,6 +64,7 @@ def test_html_shows_output_and_gold_side_by_side(tmp_path: Path) -> None:
     page = tmp_path / "eval.html"  # the demo case alone, so the page's pairs are its pairs
     r = predigest("eval", "--case", CASE, "--html", str(page))
     assert r.returncode == 0, r.stdout + r.stderr
+    assert any(line.startswith("ok 3 case(s)") for line in r.stdout.splitlines()), r.stdout  # styled, not markup
     text = page.read_text(encoding="utf-8")
     case = load_case(ROOT / "eval" / "cases" / CASE)
     # in-process: the rows' own titles (one per cassette set, then the offline floor)
@@ -87,6 +88,7 @@ def test_a_score_below_the_baseline_fails_and_names_the_metric(tmp_path: Path) -
     r = predigest("eval", "--baseline", str(impossible), "--case", CASE)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "increment_recall" in r.stdout and "below" in r.stdout and "FAILED" in r.stdout
+    assert "[red]" not in r.stdout and "[/]" not in r.stdout
     assert "Traceback" not in r.stderr
     assert json.loads(impossible.read_text(encoding="utf-8"))["cases"][CASE]["increment_recall"]["score"] == 1.5
 
