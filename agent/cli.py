@@ -170,15 +170,11 @@ def inbox_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json: 
     if as_json:
         _print_json([d.model_dump(mode="json", exclude={"text"}) for d in docs])
         return
-    from rich.table import Table  # here, past --json: see _LazyConsole
-
-    t = Table(title=f"{topic} · window {evening_window(ws, _date(date))}", show_lines=False)
-    for col in ("read", "kind", "agent", "time", "path", "why"):
-        t.add_column(col, overflow="fold")  # a path is never cut, only folded
-    for d in sorted(docs, key=lambda d: (not d.read, d.kind, d.path)):
-        when = "" if d.timestamp is None else d.timestamp.strftime("%m-%d" if d.date_only else "%m-%d %H:%M")
-        t.add_row("✓" if d.read else "·", d.kind, d.agent, when, d.path, d.reason)
-    out.print(t)
+    rows = [
+        ("✓" if d.read else "·", d.kind, d.agent, _when(d.timestamp, d.date_only), d.path, d.reason)
+        for d in sorted(docs, key=lambda d: (not d.read, d.kind, d.path))
+    ]
+    _list(f"{topic} · window {evening_window(ws, _date(date))}", ("read", "kind", "agent", "time", "path", "why"), rows)
 
 
 @app.command("anchors")
@@ -208,18 +204,24 @@ def anchors_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json
             }
         )
         return
-    from rich.table import Table  # here, past --json: see _LazyConsole
+    rows = [(a.kind, a.display_id or a.key, a.when, a.source, _clip(a.label, 60)) for a in reg.anchors]
+    _list(f"{topic} anchors before {day}", ("kind", "key", "first anchored", "source", "label"), rows)
+    said = [f"living sections: {' · '.join(reg.sections) or 'none'}"]
+    said += [f"open to-verify: {o.item.title} (since {o.origin}, {o.source})" for o in reg.open_items]
+    said.append(f"adjacent references: {len(reg.adjacent)} (same-evening briefings of other topics; not anchors)")
+    sys.stdout.write("".join(f"{line}\n" for line in said))
 
-    t = Table(title=f"{topic} anchors before {day}")
-    for col in ("kind", "key", "first anchored", "source", "label"):
-        t.add_column(col, overflow="fold")
-    for a in reg.anchors:
-        t.add_row(a.kind, a.display_id or a.key, a.when, a.source, _clip(a.label, 60))
-    out.print(t)
-    out.print(f"living sections: {' · '.join(reg.sections) or 'none'}")
-    for o in reg.open_items:
-        out.print(f"open to-verify: {o.item.title} (since {o.origin}, {o.source})")
-    out.print(f"adjacent references: {len(reg.adjacent)} (same-evening briefings of other topics; not anchors)")
+
+def _when(stamp: dt.datetime | None, date_only: bool) -> str:
+    return "" if stamp is None else stamp.strftime("%m-%d" if date_only else "%m-%d %H:%M")
+
+
+def _list(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """An inspection command's table: plain text folded to the terminal, without rich (see
+    agent.listing for why)."""
+    from agent import listing
+
+    sys.stdout.write(listing.render(title, headers, rows, listing.room()))
 
 
 def _llm_help(name: str) -> str:

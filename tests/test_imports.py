@@ -33,8 +33,8 @@ LLM = {"openai", "instructor", "httpx2"}
 @pytest.mark.parametrize(
     ("args", "not_loaded"),
     [
-        (["inbox", str(WORLD), *DAY], LLM | {"schemas.extraction"}),
-        (["anchors", str(WORLD), *DAY], LLM | {"schemas.extraction"}),
+        (["inbox", str(WORLD), *DAY], LLM | {"rich", "schemas.extraction"}),
+        (["anchors", str(WORLD), *DAY], LLM | {"rich", "schemas.extraction"}),
         (["inbox", str(WORLD), *DAY, "--json"], LLM | {"rich", "schemas.extraction"}),
         (["parse", str(SEED), "--json"], LLM | {"rich", "schemas.extraction", "platformdirs"}),
         (["prompt", "show", str(WORLD), *DAY, "--doc", "inbox/jay/2026-09-22-1050-jay-engineering-filter.md"], LLM),
