@@ -19,6 +19,7 @@ from agent.labels import ZH
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress
 
     from agent.extract import ExtractionResult
     from agent.pipeline import Evening, RunReport
@@ -332,13 +333,20 @@ def run_cmd(
         raise typer.Exit(report.exit_code)
 
 
+def _bar() -> Progress:
+    """rich's default bar, with the description printed as written: it is a case's folder name,
+    and the default column reads it as markup ("[/x]" in a name stopped `eval` with a MarkupError)."""
+    from rich.progress import Progress, TextColumn
+
+    description = TextColumn("{task.description}", markup=False, style="progress.description")
+    return Progress(description, *Progress.get_default_columns()[1:], console=err.console, transient=True)
+
+
 @contextmanager
 def _progress() -> Iterator[tuple[Callable[[Evening], None], Callable[[ExtractionResult], None]]]:
     """A progress bar on a terminal; one line per finished document when piped (cron logs)."""
     if err.is_terminal:
-        from rich.progress import Progress
-
-        with Progress(console=err.console, transient=True) as progress:
+        with _bar() as progress:
             task = progress.add_task("extracting", total=None)
             yield (lambda ev: progress.update(task, total=len(ev.requests))), (lambda r: progress.advance(task))
         return
@@ -796,9 +804,7 @@ def _eval_progress() -> Iterator[tuple[Callable[..., None], Callable[[Extraction
     """Per case and document: a bar per case on a terminal; piped, one line per case and per
     finished document (time, source, tokens), as `run` does."""
     if err.is_terminal:
-        from rich.progress import Progress
-
-        with Progress(console=err.console, transient=True) as progress:
+        with _bar() as progress:
             state: dict[str, object] = {}
 
             def plan(case: object, ev: Evening) -> None:

@@ -197,3 +197,20 @@ def test_a_table_cell_is_printed_as_written() -> None:
     with out.console.capture() as printed:
         out.print(table)
     assert MARKUP in printed.get()
+
+
+def test_an_eval_progress_bar_prints_a_case_name_as_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a terminal `eval` shows a bar per case, described by the case's folder name."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from agent import cli
+
+    terminal = Console(file=io.StringIO(), force_terminal=True, width=120, markup=False, emoji=False)
+    monkeypatch.setitem(cli.err.__dict__, "console", terminal)
+    with cli._eval_progress() as (plan, _result):
+        plan(SimpleNamespace(name=f"case {MARKUP}"), SimpleNamespace(requests=[object(), object()]))
+        terminal.print("")  # a refresh of the live bar
+    assert f"case {MARKUP}" in terminal.file.getvalue()
