@@ -259,6 +259,16 @@ def _facts_of(texts: Iterable[str]) -> set[str]:
     return set().union(*(facts(t) for t in texts))
 
 
+def key_facts(g: Increment) -> set[str]:
+    """What a gold increment's key points state: the facts `key_fact_recall` counts."""
+    return _facts_of(k.text for k in g.all_points())
+
+
+def stated_facts(o: Increment) -> set[str]:
+    """What an output increment states wherever a reader sees it: its title, arXiv line and points."""
+    return _facts_of([o.title, o.arxiv_line, *(k.text for k in o.all_points())])
+
+
 def key_fact_recall(gold: Briefing, out: Briefing, m: Matching) -> Score:
     """Micro-averaged over every gold increment: a fact of an unmatched gold increment is missed,
     so a briefing that finds half the increments cannot read 1.000 here."""
@@ -266,11 +276,8 @@ def key_fact_recall(gold: Briefing, out: Briefing, m: Matching) -> Score:
     missed: list[str] = []
     paired = {p.gold: p.out for p in m.pairs}
     for gi, g in enumerate(gold.increments):
-        want = _facts_of(k.text for k in g.all_points())
-        have: set[str] = set()
-        if gi in paired:
-            o = out.increments[paired[gi]]
-            have = _facts_of([o.title, o.arxiv_line, *(k.text for k in o.all_points())])
+        want = key_facts(g)
+        have = stated_facts(out.increments[paired[gi]]) if gi in paired else set()
         matched += [f"{ZH.increment} {g.number} · {f}" for f in sorted(want & have)]
         unmatched = "" if gi in paired else ZH.unmatched
         missed += [f"{ZH.increment} {g.number} · {f}{unmatched}" for f in sorted(want - have)]

@@ -20,7 +20,7 @@ from agent.runlog import claim_fate
 from agent.templating import render
 from agent.text import facts
 from eval.explain import fates
-from eval.metrics import METRICS, Matching
+from eval.metrics import METRICS, Matching, key_facts, stated_facts
 from eval.runner import CaseResult, CaseRun, EvalReport, MetricResult
 from schemas.briefing import Briefing, Increment, VerifyItem
 from schemas.run import FindingRecord
@@ -196,7 +196,7 @@ def _case_view(r: CaseResult) -> dict[str, object]:
     side: list[dict[str, object]] = []
     gold, output, card = r.run.gold, r.run.output, r.run.card
     if gold is not None and output is not None and card is not None:
-        side = _side_by_side(gold, output, card.matching, r.run.scores["key_fact_recall"].missed)
+        side = _side_by_side(gold, output, card.matching)
     return {
         "result": r,
         "metrics": metrics,
@@ -254,8 +254,7 @@ def _documents(run: CaseRun) -> list[dict[str, object]]:
 
 def _fact_diff(g: Increment, o: Increment) -> tuple[list[str], list[str]]:
     """(facts only in the gold increment, facts only in the output's) of a matched pair."""
-    want = set().union(*(facts(p.text) for p in g.all_points()), facts(g.title))
-    have = set().union(*(facts(p.text) for p in o.all_points()), facts(o.title), facts(o.arxiv_line))
+    want, have = key_facts(g) | facts(g.title), stated_facts(o)
     return sorted(want - have), sorted(have - want)
 
 
@@ -266,14 +265,11 @@ def _gold_text(r: CaseResult) -> str:
         return ""
 
 
-def _side_by_side(
-    gold: Briefing, output: Briefing, m: Matching, missed_facts: tuple[str, ...]
-) -> list[dict[str, object]]:
+def _side_by_side(gold: Briefing, output: Briefing, m: Matching) -> list[dict[str, object]]:
     """Rows as the matching paired them: pairs (with the gold facts the output lacks), misses, extras."""
     rows: list[dict[str, object]] = []
     for p in m.pairs:
         g = gold.increments[p.gold]
-        missed = [f.split(" · ", 1)[1] for f in missed_facts if f.startswith(f"{ZH.increment} {g.number} · ")]
         only_gold, only_out = _fact_diff(g, output.increments[p.out])
         rows.append(
             {
@@ -281,7 +277,7 @@ def _side_by_side(
                 "output": output.increments[p.out],
                 "gold": g,
                 "reasons": p.reasons,
-                "facts": missed,
+                "facts": sorted(key_facts(g) - stated_facts(output.increments[p.out])),
                 "only_gold": only_gold,
                 "only_out": only_out,
             }
