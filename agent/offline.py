@@ -207,7 +207,9 @@ def extract_document(doc: SourceDoc, ctx: Context) -> FileExtraction:
     if doc.kind == "paper_card" and not claims:
         relevance = "邻接" if relevance in ("高", "中", "邻接") and fits and fits[0].score > 0 else "参考"
     claims.sort(key=lambda rc: (-rc[1].stars, _REL_ORDER.index(rc[0])))
-    terms = sorted({t for f in fits for t in f.terms[:4]}, key=lambda t: -ctx.profile.terms.get(t, 0))[:5]
+    # the heaviest profile terms the items hit; among equals, the first met (a set's order changed with the hash seed)
+    hit = dict.fromkeys(t for f in fits for t in f.terms[:4])
+    terms = sorted(hit, key=lambda t: -ctx.profile.terms.get(t, 0))[:5]
     return FileExtraction(
         relevance=relevance,
         relevance_reason=_doc_reason(claims, fits, terms, ctx),

@@ -9,6 +9,7 @@ increments, never pad, and leave out every arXiv ID that cannot exist on the eve
 from __future__ import annotations
 
 import datetime as dt
+import os
 import textwrap
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from agent.parse import parse
 from agent.pipeline import RunReport, Settings, run
 from eval.metrics import rule_compliance
 from eval.runner import rule_context
-from tests.paths import WORLD, predigest
+from tests.paths import ROOT, WORLD, predigest
 
 DATE = dt.date(2026, 3, 14)
 
@@ -300,3 +301,35 @@ def test_every_claim_quotes_its_document_exactly(tmp_path: Path) -> None:
 def test_items_are_split_where_the_document_splits_them(text: str, ref: str, title: str, rating: int | None) -> None:
     (item,) = parse_outline(text).items
     assert (item.ref, item.title, item.rating) == (ref, title, rating)
+
+
+ANSWERS = """
+import json, sys
+from pathlib import Path
+from agent.offline import OfflineExtractor
+from agent.pipeline import Settings, plan
+import datetime as dt
+p = plan(Settings(workspace=Path(sys.argv[1]), topic="inference", date=dt.date(2026, 9, 22), backend="offline"))
+ex = OfflineExtractor({d.path: d for d in p.docs if d.read}, p.registry, "inference", p.ws.topic("inference"))
+print(json.dumps([r.extraction.model_dump(mode="json") for r in ex.extract_all(p.requests) if r.extraction]))
+"""
+
+
+def test_the_offline_answers_do_not_depend_on_the_hash_seed() -> None:
+    """Each process salts str hashes anew: an order taken from a set would change a relevance reason
+    (the terms it names) from one run to the next, in the run log and in eval's pages."""
+    import subprocess
+    import sys
+
+    answers = [
+        subprocess.run(
+            [sys.executable, "-c", ANSWERS, str(WORLD)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("1", "2", "3")
+    ]
+    assert answers[0] and answers[0] == answers[1] == answers[2]
