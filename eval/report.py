@@ -22,7 +22,7 @@ from agent.text import facts
 from eval.explain import fates
 from eval.metrics import METRICS, Matching, key_facts, stated_facts
 from eval.runner import CaseResult, CaseRun, EvalReport, MetricResult
-from schemas.briefing import Briefing, Increment, VerifyItem
+from schemas.briefing import Briefing, VerifyItem
 from schemas.run import FindingRecord
 
 _SHOW = 3  # items per list in the terminal; the JSON and HTML have them all
@@ -252,12 +252,6 @@ def _documents(run: CaseRun) -> list[dict[str, object]]:
     return list(docs.values())
 
 
-def _fact_diff(g: Increment, o: Increment) -> tuple[list[str], list[str]]:
-    """(facts only in the gold increment, facts only in the output's) of a matched pair."""
-    want, have = key_facts(g) | facts(g.title), stated_facts(o)
-    return sorted(want - have), sorted(have - want)
-
-
 def _gold_text(r: CaseResult) -> str:
     try:
         return r.run.case.gold_path.read_text(encoding="utf-8")
@@ -269,17 +263,18 @@ def _side_by_side(gold: Briefing, output: Briefing, m: Matching) -> list[dict[st
     """Rows as the matching paired them: pairs (with the gold facts the output lacks), misses, extras."""
     rows: list[dict[str, object]] = []
     for p in m.pairs:
-        g = gold.increments[p.gold]
-        only_gold, only_out = _fact_diff(g, output.increments[p.out])
+        g, o = gold.increments[p.gold], output.increments[p.out]
+        counted, have = key_facts(g), stated_facts(o)
+        wanted = counted | facts(g.title)
         rows.append(
             {
                 "kind": "pair",
-                "output": output.increments[p.out],
+                "output": o,
                 "gold": g,
                 "reasons": p.reasons,
-                "facts": sorted(key_facts(g) - stated_facts(output.increments[p.out])),
-                "only_gold": only_gold,
-                "only_out": only_out,
+                "facts": sorted(counted - have),  # what key_fact_recall counts as missed
+                "only_gold": sorted(wanted - have),
+                "only_out": sorted(have - wanted),
             }
         )
     rows += [{"kind": "missed", "gold": gold.increments[i]} for i in m.missed]
