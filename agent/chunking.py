@@ -48,8 +48,8 @@ def split_sections(text: str, budget: int) -> list[str]:
         return [text]
     chunks: list[str] = []
     cur, length, cjk = "", 0, 0
-    for piece in _pieces(text, budget, _CUTS):
-        n, k = len(piece), _cjk(piece)
+    for piece, k in _pieces(text, budget, _CUTS):
+        n = len(piece)
         if cur and _estimate(length + n, cjk + k) > budget:
             chunks.append(cur)
             cur, length, cjk = "", 0, 0
@@ -62,14 +62,19 @@ def split_sections(text: str, budget: int) -> list[str]:
 _CUTS = (r"(?m)^(?=#{1,3} )", r"(?<=\n\n)", r"(?<=\n)")
 
 
-def _pieces(text: str, budget: int, cuts: tuple[str, ...]) -> list[str]:
+def _pieces(text: str, budget: int, cuts: tuple[str, ...]) -> list[tuple[str, int]]:
     """`text` (known not to fit) cut at the first boundary kind, and any piece still too large
-    at the next ones."""
+    at the next ones; each piece with its CJK count, which decided whether it fits and which
+    `split_sections` adds up."""
     if not cuts:  # one line longer than a call: cut it by characters, as a last resort
         step = max(1, budget // 2)
-        return [text[i : i + step] for i in range(0, len(text), step)]
-    parts = (p for p in re.split(cuts[0], text) if p)
-    return [q for p in parts for q in ([p] if _fits(p, budget) else _pieces(p, budget, cuts[1:]))]
+        return [(p, _cjk(p)) for p in (text[i : i + step] for i in range(0, len(text), step))]
+    pieces: list[tuple[str, int]] = []
+    for p in re.split(cuts[0], text):
+        if p:
+            k = _cjk(p)
+            pieces.extend([(p, k)] if _estimate(len(p), k) <= budget else _pieces(p, budget, cuts[1:]))
+    return pieces
 
 
 def merge_chunks(parts: Sequence[FileExtraction]) -> FileExtraction:
