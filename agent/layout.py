@@ -12,7 +12,7 @@ import datetime as dt
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent.anchors import AnchorRegistry
 from agent.arxiv import id_keys, key_of
@@ -329,21 +329,28 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
     return notes
 
 
-def _said_of(o: RuleOutcome, labels: Labels) -> dict[str, tuple[list[str], list[str], list[str]]]:
+@dataclass
+class _Said:
+    """What 五 says of one document beside its own skipped items, which go between these in the
+    seed's order."""
+
+    covered: list[str] = field(default_factory=list)
+    secondary: list[str] = field(default_factory=list)
+    settled: list[str] = field(default_factory=list)
+
+
+def _said_of(o: RuleOutcome, labels: Labels) -> dict[str, _Said]:
     """Document -> what 五 says of its covered claims, its secondary ones and the items it settled:
     gathered in one pass over each list, not once per document (quadratic on a full evening)."""
-    said: dict[str, tuple[list[str], list[str], list[str]]] = {}
-
-    def of(path: str) -> tuple[list[str], list[str], list[str]]:
-        return said.setdefault(path, ([], [], []))
-
+    said: dict[str, _Said] = {}
     for c in o.covered:
-        of(c.doc.path)[0].append(labels.named.format(name=c.claim.title, what=_covered_by(c, o.scope.topic, labels)))
+        what = labels.named.format(name=c.claim.title, what=_covered_by(c, o.scope.topic, labels))
+        said.setdefault(c.doc.path, _Said()).covered.append(what)
     for g in o.selection.secondary:
         for c in g.members:
-            of(c.doc.path)[1].append(labels.secondary.format(title=c.claim.title))
+            said.setdefault(c.doc.path, _Said()).secondary.append(labels.secondary.format(title=c.claim.title))
     for x in o.resolved:
-        of(x.doc.path)[2].append(labels.settled.format(title=x.title, how=x.how))
+        said.setdefault(x.doc.path, _Said()).settled.append(labels.settled.format(title=x.title, how=x.how))
     return said
 
 
@@ -351,20 +358,20 @@ def _why_not(
     r: DocResult,
     o: RuleOutcome,
     incs: list[int],
-    said: dict[str, tuple[list[str], list[str], list[str]]],
+    said: dict[str, _Said],
     labels: Labels,
 ) -> list[str]:
     """The parts of one source's 五 note, in the seed's order."""
     if r.extraction is None:
         return [r.error]
-    covered, secondary, settled = said.get(r.doc.path, ([], [], []))
+    of = said.get(r.doc.path, _Said())
     parts: list[str] = []
     if incs:
         parts.append(labels.in_increments.format(numbers="+".join(str(n) for n in dict.fromkeys(incs))))
-    parts += covered
-    parts += secondary
+    parts += of.covered
+    parts += of.secondary
     parts += [f"{x.subject} {x.reason}" for x in r.extraction.skipped]
-    parts += settled
+    parts += of.settled
     if not parts:
         parts.append(r.extraction.relevance_reason or labels.nothing_new.format(topic=o.scope.topic))
     return parts
