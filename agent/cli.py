@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agent.errors import PredigestError
-from agent.labels import ZH
+from agent.core.errors import PredigestError
+from agent.core.labels import ZH
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -96,7 +96,7 @@ def _main(
 
 
 def _date(s: str) -> dt.date:
-    from agent.settings import evening_date
+    from agent.core.settings import evening_date
 
     return evening_date(s)
 
@@ -124,7 +124,7 @@ def parse_cmd(
 
     Example: predigest parse examples/world/inbox/tom/2026-09-21-inference-e1prep.md --json
     """
-    from agent.parse import parse
+    from agent.plan.parse import parse
 
     try:
         text = file.read_text(encoding="utf-8")
@@ -163,8 +163,8 @@ def inbox_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json: 
 
     Example: predigest inbox examples/world --topic inference --date 2026-09-22
     """
-    from agent.ingest import evening_window, scan
-    from agent.workspace import load_workspace
+    from agent.plan.ingest import evening_window, scan
+    from agent.plan.workspace import load_workspace
 
     ws = load_workspace(workspace)
     docs = scan(ws, topic, _date(date))  # read as the run reads: an empty or non-UTF-8 file says so here too
@@ -184,9 +184,9 @@ def anchors_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json
 
     Example: predigest anchors examples/world --topic inference --date 2026-09-22
     """
-    from agent.anchors import build_registry
-    from agent.ingest import scan
-    from agent.workspace import load_workspace
+    from agent.plan.anchors import build_registry
+    from agent.plan.ingest import scan
+    from agent.plan.workspace import load_workspace
 
     day = _date(date)
     reg = build_registry(scan(load_workspace(workspace), topic, day), topic, day)
@@ -219,15 +219,15 @@ def _when(stamp: dt.datetime | None, date_only: bool) -> str:
 
 def _list(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     """An inspection command's table: plain text folded to the terminal, without rich (see
-    agent.listing for why)."""
-    from agent import listing
+    agent.core.listing for why)."""
+    from agent.core import listing
 
     sys.stdout.write(listing.render(title, headers, rows, listing.room()))
 
 
 def _llm_help(name: str) -> str:
     """Flag help is the settings model's field description: one place says what a setting means."""
-    from agent.settings import LLMSettings
+    from agent.core.settings import LLMSettings
 
     return LLMSettings.model_fields[name].description or ""
 
@@ -324,7 +324,7 @@ def run_cmd(
     else:
         _print_run(report, explain)
     if html and report.written.json_path is not None:  # from the JSON just written, as `predigest view` would
-        from agent.page import view
+        from agent.write.page import view
 
         page = view(report.written.json_path)
         if not as_json:
@@ -375,7 +375,7 @@ def _run_json(report: RunReport) -> dict[str, object]:
 
 
 def _print_run(report: RunReport, explain: bool) -> None:
-    from agent.ingest import UNREADABLE
+    from agent.plan.ingest import UNREADABLE
 
     b = report.composed.briefing
     recs = report.records
@@ -451,7 +451,7 @@ def view_cmd(
 
     Example: predigest view out/2026-09-22-inference-e1prep.json
     """
-    from agent.page import view
+    from agent.write.page import view
 
     _wrote(view(record, dest))
 
@@ -828,9 +828,7 @@ def _result_line(r: ExtractionResult) -> None:
     rec = r.record
     status = f"error: {rec.error}" if rec.error else f"{rec.input_tokens}+{rec.output_tokens} tokens"
     stale = f" stale ({rec.stale.split('#', 1)[0]})" if rec.stale else ""
-    err.print(
-        f"{rec.latency_s:6.2f}s {rec.source:8} {rec.doc_path} · {status}{stale}", markup=False, highlight=False
-    )
+    err.print(f"{rec.latency_s:6.2f}s {rec.source:8} {rec.doc_path} · {status}{stale}", markup=False, highlight=False)
 
 
 logs_app = typer.Typer(help="Read the run log: every run and eval, its calls, answers and scores.")

@@ -5,12 +5,11 @@
 - `extract` is the only step that talks to an `Extractor` (live, replayed, or one of your own);
 - `brief` is pure: the rule chain and the layout, no I/O, so the eval and the property tests call it;
 - `write` puts the three files down as one unit, and never over an input.
-`run` is the four in a row. Settings come in as one `Settings` value (see `agent.settings`).
+`run` is the four in a row. Settings come in as one `Settings` value (see `agent.core.settings`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -20,23 +19,22 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agent.anchors import AnchorRegistry, build_registry
-from agent.backends import EveningExtractor, make_extractor, offline, used_backend
-from agent.chunking import merge_chunks
-from agent.compose import Composed, Limits, compose
-from agent.errors import LLMError, PredigestError, WorkspaceError
+from agent.core.errors import LLMError, PredigestError, WorkspaceError
+from agent.core.labels import ZH
+from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
-from agent.factstore import FactStore
-from agent.ingest import Window, evening_window, scan, sources, unreadable
-from agent.injection import screen, suspect
-from agent.labels import ZH
-from agent.outputs import check_out, out_path_for, write_set
-from agent.prompting import Template, build_requests, load_template, load_template_file
-from agent.render import render
+from agent.extract.backends import EveningExtractor, make_extractor, offline, used_backend
+from agent.extract.chunking import merge_chunks
+from agent.extract.prompting import Template, build_requests, load_template, load_template_file
+from agent.plan.anchors import AnchorRegistry, build_registry
+from agent.plan.ingest import Window, evening_window, scan, sources, unreadable
+from agent.plan.outputs import check_out, out_path_for, write_set
+from agent.plan.workspace import Workspace, load_workspace
 from agent.rules import DocResult, Finding
-from agent.settings import LLMSettings, Settings, llm_overrides, resolve_llm
-from agent.trace import run_record
-from agent.workspace import Workspace, load_workspace
+from agent.rules.compose import Composed, Limits, compose
+from agent.rules.injection import screen
+from agent.write.render import render
+from agent.write.trace import run_record
 from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction, SkippedItem
 
@@ -124,45 +122,12 @@ def extract(
     on_result: Callable[[ExtractionResult], None] | None = None,
 ) -> list[ExtractionResult]:
     """Every request answered or failed (never raised); refuses an evening where all failed,
-    since a briefing built from nothing would read as "a quiet evening".
-
-    Grounding's per-document work (`rules.document_facts`) is done while the endpoint answers:
-    on a large evening by a worker process on another core (`agent.factworker`), else by the
-    calling thread in the moments when no answer is coming in, so answers are never kept
-    waiting for it and a live run's rules are mostly done when its last answer comes in. A
-    live run keeps that work beside the answers in the response cache (`agent.factstore`), so
-    a re-run reads it back."""
-    texts = {d.path: d.text for d in ev.sources}
-    store = FactStore(None)
-    waiting: list[str] = []  # answered documents whose facts are not prepared yet
-
-    def arrived(result: ExtractionResult) -> None:
-        if result.extraction is not None and result.extraction.claims and result.request.chunk == 0:
-            waiting.append(texts.get(result.request.doc_path, ""))
-        if on_result is not None:
-            on_result(result)
-
-    def idle() -> None:
-        if waiting and prepare(waiting[0], wait=False):
-            waiting.pop(0)
-
-    def prepare(text: str, *, wait: bool = True) -> bool:
-        if not store.prepare(text, wait=wait):
-            return False
-        suspect(text)  # the injection screen's look at the whole document (memoised)
-        return True
-
-    with contextlib.ExitStack() as stack:
-        if extractor is None:
-            own = stack.enter_context(default_extractor(ev))
-            # a live run's cache keeps them (the offline extractor has none)
-            store = stack.enter_context(contextlib.closing(FactStore(getattr(own, "response_cache", None))))
-            store.start(list(texts.values()))
-            results = own.extract_all(ev.requests, arrived, on_idle=idle)
-        else:
-            results = extractor.extract_all(ev.requests, arrived)
-        for text in waiting:  # what no idle moment was left for (all of it on a warm re-run)
-            prepare(text)
+    since a briefing built from nothing would read as "a quiet evening"."""
+    if extractor is not None:
+        results = extractor.extract_all(ev.requests, on_result)
+    else:
+        with default_extractor(ev) as own:
+            results = own.extract_all(ev.requests, on_result)
     failed = [r for r in results if r.extraction is None]
     if results and len(failed) == len(results):
         raise LLMError(
@@ -391,7 +356,7 @@ def add_reference(s: Settings, doc: str, extraction: Path, note: str = "") -> Pa
         raise PredigestError(
             f"{extraction} is not a FileExtraction ({what})", hint="see schemas/extraction.py for the fields"
         ) from e
-    from agent.llm import write_reference_cassette  # lazy: imports openai + instructor
+    from agent.extract.llm import write_reference_cassette  # lazy: imports openai + instructor
 
     return write_reference_cassette(reqs[0], answer, ev.llm, note=note)
 
@@ -399,7 +364,7 @@ def add_reference(s: Settings, doc: str, extraction: Path, note: str = "") -> Pa
 def rekey(s: Settings) -> list[Path]:
     """Re-key the reference cassettes of an evening after an intended prompt or schema change."""
     ev = plan(s, for_writing=False)
-    from agent.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
+    from agent.extract.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
 
     return rekey_reference_cassettes(ev.llm.cassette_dir, {r.doc_path: r for r in ev.requests}, ev.llm)
 

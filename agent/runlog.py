@@ -26,7 +26,7 @@ from typing import Protocol
 import platformdirs
 from pydantic import ValidationError
 
-from agent.errors import PredigestError
+from agent.core.errors import PredigestError
 from agent.extract import ExtractionResult
 from agent.pipeline import Outcome, RunReport
 from schemas.run import FindingRecord
@@ -169,8 +169,7 @@ def list_runs(path: Path, limit: int = 20) -> list[LoggedRun]:
     db = connect(path)
     try:
         rows = db.execute(
-            "SELECT id, time, kind, command, git, prompt, model, backend, ok FROM runs"
-            " ORDER BY rowid DESC LIMIT ?",
+            "SELECT id, time, kind, command, git, prompt, model, backend, ok FROM runs ORDER BY rowid DESC LIMIT ?",
             (limit,),
         ).fetchall()
     finally:

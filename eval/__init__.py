@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agent.core.settings import llm_overrides
 from agent.runlog import load_run, log_quietly
-from agent.settings import llm_overrides
 from eval.compare import Comparison, compare_runs, comparison_json, print_comparison, write_comparison_html
 from eval.record import eval_record
 from eval.report import print_report, to_json, write_html

@@ -22,9 +22,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.errors import PredigestError
-from agent.parse import parse
-from agent.settings import evening_date
+from agent.core.errors import PredigestError
+from agent.core.settings import evening_date
+from agent.plan.parse import parse
 from schemas.briefing import Briefing
 
 CASE_FILE = "case.toml"

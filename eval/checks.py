@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.llm import check_requests
+from agent.extract.llm import check_requests
 from agent.pipeline import plan
 from eval.cases import load_cases
 from eval.runner import Variant

@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agent.errors import PredigestError
-from agent.templating import render
+from agent.core.errors import PredigestError
+from agent.write.templating import render
 from eval.metrics import METRICS
 from schemas.runlog import EveningEntry, ItemFate, RunLog
 

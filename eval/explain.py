@@ -15,10 +15,10 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.arxiv import find_ids
-from agent.labels import ZH
+from agent.core.arxiv import find_ids
+from agent.core.labels import ZH
+from agent.core.text import similarity
 from agent.runlog import claim_fate
-from agent.text import similarity
 from eval.metrics import TITLE_THRESHOLD, file_refs, increment_arxiv, is_file_ref
 from eval.runner import CaseRun
 from schemas.briefing import Briefing, Increment

@@ -20,9 +20,9 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from agent.arxiv import find_ids, normalise, validate
-from agent.labels import ZH
-from agent.text import facts, similarity
+from agent.core.arxiv import find_ids, normalise, validate
+from agent.core.labels import ZH
+from agent.core.text import facts, similarity
 from schemas.briefing import Briefing, Increment, VerifyItem
 
 TITLE_THRESHOLD = 0.5  # unrelated seed titles stay below 0.15; a paraphrase of one title scores ≥ 0.5

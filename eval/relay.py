@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.errors import PredigestError
-from agent.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
+from agent.core.errors import PredigestError
+from agent.extract.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
 from agent.pipeline import Settings, plan
 
 

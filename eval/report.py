@@ -15,10 +15,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from agent.labels import ZH
+from agent.core.labels import ZH
+from agent.core.text import facts
 from agent.runlog import claim_fate
-from agent.templating import render
-from agent.text import facts
+from agent.write.templating import render
 from eval.explain import fates
 from eval.metrics import METRICS, Matching, key_facts, stated_facts
 from eval.runner import CaseResult, CaseRun, EvalReport, MetricResult

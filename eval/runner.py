@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agent.errors import PredigestError
+from agent.core.errors import PredigestError
 from agent.extract import ExtractionResult
-from agent.parse import parse
 from agent.pipeline import Evening, Outcome, Settings, brief, extract, plan
+from agent.plan.parse import parse
 from eval.cases import Case, CaseError, load_rows
 from eval.metrics import METRICS, RuleContext, Score, Scorecard, file_refs, score
 from schemas.briefing import Briefing

@@ -81,7 +81,7 @@ class Document(_Model):
 
 
 class Span(_Model):
-    """One evidence quote located in its document (agent.text.locate)."""
+    """One evidence quote located in its document (agent.core.text.locate)."""
 
     id: str = Field(description="Unique within the record, e.g. 's12'; the page's marks carry it.")
     doc: str = Field(description="Path of the Document the offsets index.")
@@ -138,7 +138,7 @@ class Supplement(_Model):
     anchor: str = Field(description="The anchor's label.")
     when: str = Field(description="'9-21' as briefings write it, or 'living'.")
     source: str = Field(description="Path of the briefing or living document that anchored it.")
-    adds: list[str] = Field(default_factory=list, description="Facts (agent.text.facts) the anchor did not have.")
+    adds: list[str] = Field(default_factory=list, description="Facts (agent.core.text.facts) the anchor did not have.")
     spans: list[str] = Field(default_factory=list, description="Where those facts are written in the lead's quotes.")
 
 

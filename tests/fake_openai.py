@@ -1,4 +1,4 @@
-"""The loopback OpenAI-compatible server of `eval.endpoint`, set up for the LLM layer's tests.
+"""The loopback OpenAI-compatible server of `benchmarks.endpoint`, set up for the LLM layer's tests.
 
 It serves POST /v1/chat/completions from a script of replies (then from a default responder),
 records every request's headers and body, and counts how many requests were in flight at
@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from agent.extract import ExtractionRequest, PromptStamp
-from agent.llm import LLMConfig
-from eval.endpoint import Endpoint, Reply, Responder, SeenRequest, answer_with, completion
+from agent.extract.llm import LLMConfig
+from benchmarks.endpoint import Endpoint, Reply, Responder, SeenRequest, answer_with, completion
 
 __all__ = [
     "FakeOpenAI",
@@ -62,7 +62,7 @@ def sample_extraction(title: str = "vLLM 0.11 enables prefix caching by default"
 
 
 class FakeOpenAI(Endpoint):
-    """The loopback endpoint of `eval.endpoint`, answering `sample_extraction()` by default."""
+    """The loopback endpoint of `benchmarks.endpoint`, answering `sample_extraction()` by default."""
 
     def __init__(self, default: Responder | None = None) -> None:
         super().__init__(default or answer_with(sample_extraction()))
@@ -108,7 +108,7 @@ def make_config(tmp_path: Path, base_url: str, **overrides: Any) -> LLMConfig:
 
 def world_answers() -> dict[str, Any]:
     """Document path → its reference extraction for the demo evening, read from the committed cassettes."""
-    from agent.llm.cassettes import read_cassette
+    from agent.extract.llm.cassettes import read_cassette
 
     out = {}
     for f in (Path(__file__).resolve().parent.parent / "cassettes" / "world").glob("*.json"):

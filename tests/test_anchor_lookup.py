@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.anchors import _URL, Anchor, AnchorRegistry, _Finder, bare_name, build_registry, normalise_url
-from agent.arxiv import find_ids
-from agent.ingest import scan, sources
-from agent.text import similarity
-from agent.workspace import load_workspace
-from eval.evening import write_evening
+from agent.core.arxiv import find_ids
+from agent.core.text import similarity
+from agent.plan.anchors import _URL, Anchor, AnchorRegistry, _Finder, bare_name, build_registry, normalise_url
+from agent.plan.ingest import scan, sources
+from agent.plan.workspace import load_workspace
+from benchmarks.evening import write_evening
 from tests.paths import WORLD
 
 DATE = dt.date(2026, 9, 22)

@@ -9,7 +9,7 @@ import datetime as dt
 
 import pytest
 
-from agent.anchors import build_registry
+from agent.plan.anchors import build_registry
 from schemas.documents import SourceDoc
 
 LIVING = """# inference 活文档

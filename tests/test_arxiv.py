@@ -1,4 +1,4 @@
-"""agent.arxiv: finding, normalising and validating arXiv IDs, table-driven."""
+"""agent.core.arxiv: finding, normalising and validating arXiv IDs, table-driven."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.arxiv import ArxivId, find_ids, id_keys, normalise, same_paper, validate
+from agent.core.arxiv import ArxivId, find_ids, id_keys, normalise, same_paper, validate
 
 BRIEFING_DATE = date(2026, 9, 22)
 SEED = Path(__file__).resolve().parents[1] / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
@@ -222,7 +222,7 @@ def _seed_text() -> str:
 
 
 def _seed_table_ids(text: str) -> set[str]:
-    """The first column of section 四 (可引用 arXiv 号列表), read without agent.arxiv."""
+    """The first column of section 四 (可引用 arXiv 号列表), read without agent.core.arxiv."""
     section = text.split("四、可引用 arXiv 号列表", 1)[1].split("五、", 1)[0]
     return {m[1] for m in re.finditer(r"^\| (\d{4}\.\d{4,5})(?:v\d+)? \|", section, re.MULTILINE)}
 
@@ -264,7 +264,7 @@ def test_seed_tally_ids_are_found_in_order() -> None:
     ],
 )
 def test_key_of_one_id(raw: str, key: str | None) -> None:
-    from agent.arxiv import key_of
+    from agent.core.arxiv import key_of
 
     assert key_of(raw) == key
 

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.arxiv import (
+from agent.core.arxiv import (
     _ARCHIVE_ALT,
     _ARCHIVE_FIRST,
     _CONTEXT,
@@ -33,7 +33,7 @@ from agent.arxiv import (
     id_keys,
     normalise,
 )
-from eval.evening import write_evening
+from benchmarks.evening import write_evening
 
 ROOT = Path(__file__).resolve().parents[1]
 

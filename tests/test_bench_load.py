@@ -1,4 +1,4 @@
-"""`python -m eval.bench --load` end to end on a tiny evening: every row runs, the warm re-run
+"""`python -m benchmarks.bench --load` end to end on a tiny evening: every row runs, the warm re-run
 sends nothing, every call is answered, and the summary has each target's figure. Nothing here
 judges a time: speed is the benchmark's job, on a quiet machine."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from eval.loadbench import TARGETS, installed_bytecode, measure
+from benchmarks.loadbench import TARGETS, installed_bytecode, measure
 
 
 def test_the_load_benchmark_runs_every_row() -> None:
@@ -41,5 +41,5 @@ def test_child_processes_find_our_bytecode_compiled(monkeypatch: pytest.MonkeyPa
     with installed_bytecode() as env:
         assert "PYTHONDONTWRITEBYTECODE" not in env
         compiled = {p.name.split(".")[0] for p in Path(env["PYTHONPYCACHEPREFIX"]).rglob("*.pyc")}
-        assert {"pipeline", "extractor", "factworker", "loadbench"} <= compiled
+        assert {"pipeline", "extractor", "loadbench"} <= compiled
     assert not Path(env["PYTHONPYCACHEPREFIX"]).exists()

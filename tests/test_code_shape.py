@@ -87,25 +87,25 @@ HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")  # words; punctuation alone is
 LEVELS = {"高", "中高", "中", "低", "邻接", "参考", "基线"}  # the schema's level values (schemas/extraction.py)
 # Modules whose Chinese is the vocabulary of what they read, not of what the briefing says.
 READERS = {
-    "agent/outline.py": "reads the structure upstream reports are written in (条目 N, 来源, 可信度 …)",
-    "agent/injection.py": "patterns of orders planted in documents (忽略以上 …), matched, never printed",
-    "agent/text.py": "how documents write figures and dates (约, 年月日, 至), for grounding",
-    "agent/chunking.py": "CJK character ranges and level values, to estimate tokens and rank chunks",
-    "eval/bench.py": "writes synthetic upstream documents to time the rules on",
-    "eval/evening.py": "writes a synthetic evening (reports, living document) for the load benchmark",
-    "eval/endpoint.py": "a stand-in endpoint's answers (FileExtraction text) for the load benchmark",
+    "agent/extract/offline/outline.py": "reads the structure upstream reports are written in (条目 N, 来源, 可信度 …)",
+    "agent/rules/injection.py": "patterns of orders planted in documents (忽略以上 …), matched, never printed",
+    "agent/core/text.py": "how documents write figures and dates (约, 年月日, 至), for grounding",
+    "agent/extract/chunking.py": "CJK character ranges and level values, to estimate tokens and rank chunks",
+    "benchmarks/bench.py": "writes synthetic upstream documents to time the rules on",
+    "benchmarks/evening.py": "writes a synthetic evening (reports, living document) for the load benchmark",
+    "benchmarks/endpoint.py": "a stand-in endpoint's answers (FileExtraction text) for the load benchmark",
 }
 # Single literals elsewhere that read rather than write, each with its reason.
 INPUT_PATTERNS = {
-    ("agent/offline.py", "[的与和及或"): "function words left out of the topic profile's terms",
-    ("agent/offline.py", "无关|不涉及"): "how a report says an item is off its topic",
-    ("agent/offline.py", "待核实|待补"): "how a report says a figure is not verified yet",
-    ("agent/offline.py", "发布说明|更新日志"): "how a source names release notes (its credibility)",
-    ("agent/offline.py", "公众号|转载|论坛"): "how a source names forums and reposts (its credibility)",
-    ("agent/offline.py", "官方|official"): "how a source names official docs (its credibility)",
-    ("agent/offline.py", "blog|博客"): "how a source names a blog (its credibility)",
-    ("agent/parse.py", "暂无"): "how other agents mark an empty block",
-    ("agent/errors.py", "状态摘要"): "errors.py sits below labels.py; the hint names the blocks as the file shows them",
+    ("agent/extract/offline/extractor.py", "[的与和及或"): "function words left out of the topic profile's terms",
+    ("agent/extract/offline/extractor.py", "无关|不涉及"): "how a report says an item is off its topic",
+    ("agent/extract/offline/extractor.py", "待核实|待补"): "how a report says a figure is not verified yet",
+    ("agent/extract/offline/extractor.py", "发布说明|更新日志"): "how a source names release notes (its credibility)",
+    ("agent/extract/offline/extractor.py", "公众号|转载|论坛"): "forums and reposts (credibility)",
+    ("agent/extract/offline/extractor.py", "官方|official"): "how a source names official docs (its credibility)",
+    ("agent/extract/offline/extractor.py", "blog|博客"): "how a source names a blog (its credibility)",
+    ("agent/plan/parse.py", "暂无"): "how other agents mark an empty block",
+    ("agent/core/errors.py", "状态摘要"): "errors.py sits below labels.py; the hint names the blocks",
 }
 
 
@@ -141,7 +141,7 @@ def test_no_briefing_phrase_outside_labels() -> None:
     found = []
     for path in _modules("agent", "eval"):
         name = path.relative_to(ROOT).as_posix()
-        if name != "agent/labels.py" and name not in READERS:
+        if name != "agent/core/labels.py" and name not in READERS:
             found += han_literals(path.read_text(encoding="utf-8"), name)
     assert found == [], "put briefing phrases in agent/labels.py (or say why a reading pattern is allowed)"
 

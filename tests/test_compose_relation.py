@@ -10,11 +10,11 @@ import datetime as dt
 
 import pytest
 
-from agent.anchors import Anchor, AnchorRegistry
-from agent.compose import Composed, Limits, compose
-from agent.parse import parse
-from agent.render import render
+from agent.plan.anchors import Anchor, AnchorRegistry
+from agent.plan.parse import parse
 from agent.rules import DocResult
+from agent.rules.compose import Composed, Limits, compose
+from agent.write.render import render
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
 from schemas.extraction import ArxivRef, Claim, FileExtraction

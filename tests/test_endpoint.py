@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.llm import LLMExtractor
+from agent.core.text import locate
+from agent.extract.llm import LLMExtractor
 from agent.pipeline import Settings, plan, run
-from agent.text import locate
-from eval.endpoint import Endpoint, extraction_for, request_document, simulated
-from eval.evening import report
+from benchmarks.endpoint import Endpoint, extraction_for, request_document, simulated
+from benchmarks.evening import report
 from schemas.extraction import FileExtraction
 from tests.fake_openai import FAKE_KEY, make_config
 from tests.paths import ROOT, WORLD
@@ -126,7 +126,7 @@ def test_request_document_reads_the_prompt_envelope() -> None:
 
 def test_the_endpoint_runs_as_its_own_process_until_stdin_closes() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "eval.endpoint", "--latency-ms", "0"],
+        [sys.executable, "-m", "benchmarks.endpoint", "--latency-ms", "0"],
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.anchors import build_registry
-from agent.ingest import scan
-from agent.parse import parse
-from agent.render import render
-from agent.workspace import load_workspace
+from agent.plan.anchors import build_registry
+from agent.plan.ingest import scan
+from agent.plan.parse import parse
+from agent.plan.workspace import load_workspace
+from agent.write.render import render
 from eval.cases import CaseError, load_case
 from eval.metrics import METRICS, RuleContext, match_increments, score, source_key
 from schemas.briefing import ArxivRow, Briefing, Increment, SourceRef, VerifyItem

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.parse import parse
+from agent.plan.parse import parse
 from eval.cases import load_case
 from eval.metrics import RuleContext, score
 from eval.report import write_html

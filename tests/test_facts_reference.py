@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.text import _fold_map_by_char, facts
-from eval.evening import write_evening
+from agent.core.text import _fold_map_by_char, facts
+from benchmarks.evening import write_evening
 
 ROOT = Path(__file__).resolve().parents[1]
 

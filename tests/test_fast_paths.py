@@ -14,12 +14,12 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.anchors import _URL, _cell_key, find_urls
-from agent.arxiv import find_ids
-from agent.chunking import estimate_tokens, split_sections
-from agent.errors import WorkspaceError
-from agent.ingest import _read
-from agent.injection import _CUES, _ORDERS, _UNFOLDED, suspect
+from agent.core.arxiv import find_ids
+from agent.core.errors import WorkspaceError
+from agent.extract.chunking import estimate_tokens, split_sections
+from agent.plan.anchors import _URL, _cell_key, find_urls
+from agent.plan.ingest import _read
+from agent.rules.injection import _CUES, _ORDERS, _UNFOLDED, suspect
 
 SPACES = [" ", "\n", "\t", "\u3000", "\xa0", "\x1c", "\u2028", "\x85", "\u200b", "\ufeff"]
 URLISH = [
@@ -263,13 +263,13 @@ def test_a_file_read_as_bytes_is_what_read_text_gives(data: bytes) -> None:
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet="ab/ ", max_size=8), st.text(alphabet="ab/ ", max_size=8))
 def test_the_folders_a_document_is_under_are_those_the_plain_check_accepts(folder: str, directory: str) -> None:
-    from agent.trace import _folders
+    from agent.write.trace import _folders
 
     assert (folder in _folders(directory)) == (directory == folder or directory.startswith(f"{folder}/"))
 
 
 def via_plain(before: str) -> str:
-    from agent.arxiv import _PREFIX_BEFORE_RE, _URL_BEFORE_RE
+    from agent.core.arxiv import _PREFIX_BEFORE_RE, _URL_BEFORE_RE
 
     return "url" if _URL_BEFORE_RE.search(before) else "prefix" if _PREFIX_BEFORE_RE.search(before) else "bare"
 
@@ -280,7 +280,7 @@ VIA = ["arXiv", "ARXIV", "arx\u0130v", "arx\u0131v", "arxiv", ":", " ", "：", "
 @settings(max_examples=600, deadline=None)
 @given(st.lists(st.sampled_from(VIA) | st.text(max_size=3), max_size=8))
 def test_how_an_id_is_introduced_is_what_both_searches_say(pieces: list[str]) -> None:
-    from agent.arxiv import _via
+    from agent.core.arxiv import _via
 
     before = "".join(pieces)[-24:]
     assert _via(before) == via_plain(before)
@@ -289,7 +289,7 @@ def test_how_an_id_is_introduced_is_what_both_searches_say(pieces: list[str]) ->
 def test_the_letters_ignorecase_folds_into_arxiv_are_the_unlowered_ones() -> None:
     import sys
 
-    from agent.arxiv import _UNLOWERED
+    from agent.core.arxiv import _UNLOWERED
 
     letter = re.compile("[arxiv]", re.IGNORECASE)
     chars = (chr(c) for c in range(sys.maxunicode + 1))

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from agent.anchors import build_registry
-from agent.ingest import scan
-from agent.llm.cassettes import CassetteIndex
-from agent.llm.reference import extraction_from_completion
+from agent.extract.llm.cassettes import CassetteIndex
+from agent.extract.llm.reference import extraction_from_completion
 from agent.pipeline import Settings, plan
-from agent.workspace import load_workspace
+from agent.plan.anchors import build_registry
+from agent.plan.ingest import scan
+from agent.plan.workspace import load_workspace
 from eval.cases import load_case
 from tests.paths import ROOT, WORLD, predigest
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from agent.core.settings import Settings
 from agent.pipeline import brief, extract, plan
-from agent.settings import Settings
 from tests.paths import ROOT
 
 LAB = ROOT / "examples" / "lab"

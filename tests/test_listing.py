@@ -1,4 +1,4 @@
-"""The inspection commands' tables (agent.listing): every cell whole and in its column at any
+"""The inspection commands' tables (agent.core.listing): every cell whole and in its column at any
 width, a row on one line where nothing asks to fold, and East Asian width counted as a terminal
 shows it."""
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.listing import GAP, LEAST, column_widths, fold, render, width
+from agent.core.listing import GAP, LEAST, column_widths, fold, render, width
 from tests.paths import WORLD, predigest
 
 DAY = ["--topic", "inference", "--date", "2026-09-22"]

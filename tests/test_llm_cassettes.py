@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.llm import LLMExtractor, rekey_reference_cassettes, write_reference_cassette
-from agent.llm.cassettes import doc_slug, request_key
+from agent.extract.llm import LLMExtractor, rekey_reference_cassettes, write_reference_cassette
+from agent.extract.llm.cassettes import doc_slug, request_key
 from schemas.extraction import FileExtraction
 from tests.fake_openai import (
     FAKE_KEY,
@@ -191,7 +191,7 @@ def test_key_is_the_canonical_body_only() -> None:
 
 
 def test_the_answer_is_stored_readable_and_replayed_byte_for_byte() -> None:
-    from agent.llm.cassettes import readable_answer, wire_answer
+    from agent.extract.llm.cassettes import readable_answer, wire_answer
     from tests.fake_openai import completion, sample_extraction
 
     for request in ({"tools": [{"function": {"name": "FileExtraction"}}]}, {"response_format": {}}):
@@ -208,8 +208,8 @@ def test_the_answer_is_stored_readable_and_replayed_byte_for_byte() -> None:
 def test_two_sets_answering_one_request_differently_are_refused() -> None:
     """cassettes/world (reference) and cassettes/world-relayed (a real model) answer the same
     requests: loading their parent folder would pick one answer per request silently."""
-    from agent.errors import PredigestError
-    from agent.llm.cassettes import CassetteIndex
+    from agent.core.errors import PredigestError
+    from agent.extract.llm.cassettes import CassetteIndex
     from tests.paths import ROOT
 
     with pytest.raises(PredigestError, match="answer the same request differently"):

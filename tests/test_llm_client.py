@@ -16,9 +16,9 @@ from instructor.v2.core.errors import InstructorRetryException
 from openai import OpenAI
 from pydantic import BaseModel
 
-from agent.llm import LLMExtractor, cassettes
-from agent.llm.client import INSTRUCTOR_MODES, _remembering, _response_model, build_client, create_extraction
-from agent.llm.transport import network_transport
+from agent.extract.llm import LLMExtractor, cassettes
+from agent.extract.llm.client import INSTRUCTOR_MODES, _remembering, _response_model, build_client, create_extraction
+from agent.extract.llm.transport import network_transport
 from tests.fake_openai import (
     FAKE_KEY,
     FakeOpenAI,
@@ -126,9 +126,9 @@ class _NoCalls:
 def test_the_warm_up_sends_nothing_and_parses_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     """`warm_up` drives the real client once through an in-memory answer: no transport to the
     network is made, and the answer goes through instructor's parsing and our validation."""
-    from agent.llm import transport
-    from agent.llm.config import LLMConfig
-    from agent.llm.reference import warm_up
+    from agent.extract.llm import transport
+    from agent.extract.llm.config import LLMConfig
+    from agent.extract.llm.reference import warm_up
 
     made: list[str] = []
     monkeypatch.setattr(transport, "network_transport", lambda url: made.append(url))
@@ -213,7 +213,7 @@ def test_what_the_plain_post_cannot_carry_goes_through_create(tmp_path: Path, ex
             assert transport.sent == []
             return
         client.chat.completions.create(response_model=_response_model(), max_retries=0, **kwargs)
-    (raw, headers), = transport.sent
+    ((raw, headers),) = transport.sent
     assert raw != cassettes.canonical_json(json.loads(raw)).encode()
     if "extra_headers" in extra:
         assert headers["x-trace"] == "1"
@@ -225,8 +225,8 @@ def test_building_the_client_keeps_its_imports_out_of_the_collector() -> None:
 
     probe = (
         "import gc\n"
-        "from agent.llm.client import build_client\n"
-        "from agent.llm.config import LLMConfig\n"
+        "from agent.extract.llm.client import build_client\n"
+        "from agent.extract.llm.config import LLMConfig\n"
         "from tests.test_llm_client import _NoCalls\n"
         "before = gc.get_freeze_count()\n"
         "build_client(LLMConfig(api_key='sk-x', base_url='http://127.0.0.1:9/v1'), _NoCalls())\n"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.errors import PredigestError
+from agent.core.errors import PredigestError
 from agent.extract import ExtractionResult
-from agent.llm import LLMConfig, LLMExtractor
+from agent.extract.llm import LLMConfig, LLMExtractor
 from tests.fake_openai import (
     FAKE_KEY,
     FakeOpenAI,
@@ -101,7 +101,7 @@ def test_a_run_answered_from_the_cache_makes_no_network_transport(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Making the network transport loads the CA certificates; only a request that goes out needs it."""
-    from agent.llm import transport
+    from agent.extract.llm import transport
 
     made: list[str] = []
     real = transport.network_transport
@@ -122,7 +122,7 @@ def test_the_cache_keeps_answers_without_their_request_and_a_recording_from_it_h
     the answer alone. Recording from the cache, with no endpoint, still writes whole cassettes."""
     import diskcache
 
-    from agent.llm.cassettes import body_key, read_cassette
+    from agent.extract.llm.cassettes import body_key, read_cassette
 
     with FakeOpenAI(default=answer_with(sample_extraction())) as server:
         config = make_config(tmp_path, server.base_url, backend="live")

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from agent.extract import ExtractionRequest
-from agent.llm import LLMExtractor
-from agent.llm import body as body_module
-from agent.llm.body import cassettes_answer, request_body
-from agent.llm.cassettes import body_key, canonical_json
-from agent.llm.reference import current_request_body
+from agent.extract.llm import LLMExtractor
+from agent.extract.llm import body as body_module
+from agent.extract.llm.body import cassettes_answer, request_body
+from agent.extract.llm.cassettes import body_key, canonical_json
+from agent.extract.llm.reference import current_request_body
 from agent.pipeline import Settings, plan
 from tests.fake_openai import FakeOpenAI, make_config
 from tests.paths import ROOT, WORLD

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.llm import LLMExtractor
+from agent.extract.llm import LLMExtractor
 from tests.fake_openai import (
     FakeOpenAI,
     Reply,
@@ -129,7 +129,7 @@ def test_ctrl_c_stops_retries_and_new_requests_within_two_seconds(server: FakeOp
     import signal
     import threading
 
-    from agent.llm.extractor import RunInterrupted
+    from agent.extract.llm.extractor import RunInterrupted
 
     server.default = lambda body: Reply(status=429, body=ERROR_BODY, headers={"Retry-After": "30"})
     config = make_config(tmp_path, server.base_url, concurrency=2, max_attempts=10, max_total_s=300.0)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.llm import LLMExtractor
-from agent.llm.reference import current_request_body
+from agent.extract.llm import LLMExtractor
+from agent.extract.llm.reference import current_request_body
 from tests.fake_openai import FakeOpenAI, make_config, make_request
 
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from agent.arxiv import find_ids, validate
-from agent.labels import ZH
-from agent.outline import parse_outline
-from agent.parse import parse
+from agent.core.arxiv import find_ids, validate
+from agent.core.labels import ZH
+from agent.extract.offline.outline import parse_outline
 from agent.pipeline import RunReport, Settings, run
+from agent.plan.parse import parse
 from eval.metrics import rule_compliance
 from eval.runner import rule_context
 from tests.paths import ROOT, WORLD, predigest
@@ -272,7 +272,7 @@ def test_auto_on_the_demo_still_replays_its_cassettes(tmp_path: Path) -> None:
 
 def test_every_claim_quotes_its_document_exactly(tmp_path: Path) -> None:
     root = workspace(tmp_path, {"inbox/ann/2026-03-14-0900-db-filter.md": REPORT_HASH})
-    from agent.offline import OfflineExtractor
+    from agent.extract.offline.extractor import OfflineExtractor
     from agent.pipeline import plan
 
     p = plan(Settings(workspace=root, topic="databases", date=DATE, backend="offline"))
@@ -306,7 +306,7 @@ def test_items_are_split_where_the_document_splits_them(text: str, ref: str, tit
 ANSWERS = """
 import json, sys
 from pathlib import Path
-from agent.offline import OfflineExtractor
+from agent.extract.offline.extractor import OfflineExtractor
 from agent.pipeline import Settings, plan
 import datetime as dt
 p = plan(Settings(workspace=Path(sys.argv[1]), topic="inference", date=dt.date(2026, 9, 22), backend="offline"))

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from agent.anchors import AnchorRegistry
-from agent.compose import Limits, compose
-from agent.errors import PredigestError
-from agent.page import load_record, render_page, view
+from agent.core.errors import PredigestError
 from agent.pipeline import Settings, run
+from agent.plan.anchors import AnchorRegistry
 from agent.rules import DocResult
-from agent.trace import run_record
+from agent.rules.compose import Limits, compose
+from agent.write.page import load_record, render_page, view
+from agent.write.trace import run_record
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
 from schemas.extraction import Claim, FileExtraction
@@ -275,7 +275,7 @@ def test_an_installed_package_carries_its_templates(demo: tuple[RunRecord, Path]
     assert {p.name for p in (lib / "agent" / "templates").iterdir()} >= {"briefing.html.j2", "page.css", "page.js"}
     _, page = demo
     script = (
-        f"import sys; sys.path.insert(0, {str(lib)!r}); import agent, pathlib; from agent.page import view; "
+        f"import sys; sys.path.insert(0, {str(lib)!r}); import agent, pathlib; from agent.write.page import view; "
         f"assert agent.__file__.startswith({str(lib)!r}), agent.__file__; "
         f"print(view(pathlib.Path({str(page.with_suffix('.json'))!r}), pathlib.Path({str(tmp_path / 'p.html')!r})))"
     )

@@ -12,8 +12,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.labels import ZH
-from agent.parse import _FIELDS, COLON, _block_names, _cells, _field_labels, _header_start, nearest_day
+from agent.core.labels import ZH
+from agent.plan.parse import _FIELDS, COLON, _block_names, _cells, _field_labels, _header_start, nearest_day
 
 
 def field_plain(t: str) -> tuple[str, str] | None:

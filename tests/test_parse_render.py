@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.arxiv import find_ids
-from agent.errors import ParseError
-from agent.parse import parse
-from agent.render import render
+from agent.core.arxiv import find_ids
+from agent.core.errors import ParseError
+from agent.plan.parse import parse
+from agent.write.render import render
 from schemas.briefing import (
     ArxivRow,
     Briefing,
@@ -309,8 +309,8 @@ _PIECES = ["#", ">", "*", " ", "\u3000", "\t", "一", "、", "三", "状态摘�
 @given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
 def test_the_fast_paths_of_decoration_equal_the_regex(text: str) -> None:
     """Most lines skip the decoration regex and the header test; the shortcuts change no answer."""
-    from agent.labels import ZH
-    from agent.parse import _DECOR, _block_names, _header_of, _Line, _undecorated
+    from agent.core.labels import ZH
+    from agent.plan.parse import _DECOR, _block_names, _header_of, _Line, _undecorated
 
     assert _undecorated(text) == _DECOR.sub("", text)
     names = _block_names(ZH)

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.errors import ParseError
-from agent.parse import Skim, parse, skim
-from eval.evening import DATE, SEED_GOLD, baseline
+from agent.core.errors import ParseError
+from agent.plan.parse import Skim, parse, skim
+from benchmarks.evening import DATE, SEED_GOLD, baseline
 from tests.paths import ROOT
 
 BRIEFINGS = sorted([*ROOT.glob("examples/**/*-e1prep.md"), *ROOT.glob("eval/cases/*/gold.md")])

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from agent.core.text import fold
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
-from agent.llm.cassettes import CassetteIndex
-from agent.llm.reference import extraction_from_completion
+from agent.extract.llm.cassettes import CassetteIndex
+from agent.extract.llm.reference import extraction_from_completion
 from agent.pipeline import Outcome, Settings, brief, extract, plan
-from agent.text import fold
 from schemas.extraction import FileExtraction
 from tests.paths import ROOT, WORLD
 

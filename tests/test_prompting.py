@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from agent.anchors import build_registry
-from agent.chunking import estimate_tokens, merge_chunks, split_sections
-from agent.errors import PromptError
-from agent.ingest import scan, sources
-from agent.prompting import build_requests, load_template
-from agent.workspace import load_workspace
+from agent.core.errors import PromptError
+from agent.extract.chunking import estimate_tokens, merge_chunks, split_sections
+from agent.extract.prompting import build_requests, load_template
+from agent.plan.anchors import build_registry
+from agent.plan.ingest import scan, sources
+from agent.plan.workspace import load_workspace
 from schemas.extraction import FileExtraction
 from tests.paths import WORLD
 

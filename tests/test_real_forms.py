@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.anchors import AnchorRegistry
-from agent.llm.cassettes import CassetteIndex
-from agent.llm.reference import extraction_from_completion
+from agent.extract.llm.cassettes import CassetteIndex
+from agent.extract.llm.reference import extraction_from_completion
 from agent.pipeline import Evening, Settings, plan
+from agent.plan.anchors import AnchorRegistry
 from agent.rules import Candidate, DocResult, check_arxiv, dedupe, ground, match_anchor, merge, resolve
 from schemas.documents import SourceDoc
 from schemas.extraction import Claim, FileExtraction, Resolution
@@ -101,8 +101,6 @@ def test_arxiv_ids_as_models_write_them(evening: Evening, answers: dict[str, Fil
     assert len(cands) == 1, findings
     checked, findings = check_arxiv(cands, DATE)
     assert findings == [] and checked[0].arxiv_keys == {"2605.11093"}
-
-
 
 
 @pytest.mark.parametrize(

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.errors import PredigestError
-from agent.llm.cassettes import Cassette, CassetteIndex, read_cassette
-from agent.llm.reference import extraction_from_completion
-from agent.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
+from agent.core.errors import PredigestError
+from agent.extract.llm.cassettes import Cassette, CassetteIndex, read_cassette
+from agent.extract.llm.reference import extraction_from_completion
+from agent.extract.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
 from agent.pipeline import Settings, plan
 from eval.relay import relay_folder
 from tests.paths import ROOT, WORLD, predigest

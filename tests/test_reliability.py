@@ -411,7 +411,7 @@ def test_an_invalid_answer_is_not_cached(world: Path, tmp_path: Path) -> None:
 
 def test_nothing_is_written_until_the_set_is_complete(world: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A failing rename in the middle of the set puts the previous set back, whole."""
-    from agent import outputs
+    from agent.plan import outputs
 
     out = tmp_path / "out"
     r = predigest("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{out}/")
@@ -593,7 +593,7 @@ def test_a_file_that_cannot_be_read_is_listed_and_the_evening_goes_on(
     locked = world / REPORT
     real = Path.read_bytes
 
-    def read_bytes(self: Path) -> bytes:  # how the workspace's files are read (agent.ingest._read)
+    def read_bytes(self: Path) -> bytes:  # how the workspace's files are read (agent.plan.ingest._read)
         if self == locked:
             raise PermissionError(13, "Permission denied", str(self))
         return real(self)
@@ -610,7 +610,7 @@ def test_a_read_only_cache_folder_is_an_error_before_any_call(
     world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Read-only simulated through os.access (root can write anywhere)."""
-    from agent.llm import store
+    from agent.extract.llm import store
 
     cache = tmp_path / "ro-cache"
     cache.mkdir()

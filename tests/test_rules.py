@@ -6,8 +6,9 @@ import datetime as dt
 
 import pytest
 
-from agent.anchors import Anchor, AnchorRegistry, OpenItem
-from agent.labels import ZH
+from agent.core.labels import ZH
+from agent.core.text import locate
+from agent.plan.anchors import Anchor, AnchorRegistry, OpenItem
 from agent.rules import (
     Candidate,
     DocResult,
@@ -20,7 +21,6 @@ from agent.rules import (
     resolve,
     select,
 )
-from agent.text import locate
 from schemas.briefing import KeyPoint, VerifyItem
 from schemas.documents import SourceDoc
 from schemas.extraction import ArxivRef, Claim, FileExtraction, Resolution
@@ -395,7 +395,7 @@ def test_resolve(res: Resolution, kind: str, fate: str | None) -> None:
 
 
 def test_a_resolved_item_leaves_section_three_and_is_said_in_five() -> None:
-    from agent.compose import Limits, compose
+    from agent.rules.compose import Limits, compose
 
     d = doc(text=f"# 报告\n{SETTLED}。")
     ex = FileExtraction(

@@ -8,14 +8,14 @@ import datetime as dt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent.anchors import build_registry
-from agent.arxiv import find_ids, validate
-from agent.compose import Limits, compose
-from agent.ingest import scan, sources
-from agent.parse import parse
-from agent.render import render
+from agent.core.arxiv import find_ids, validate
+from agent.plan.anchors import build_registry
+from agent.plan.ingest import scan, sources
+from agent.plan.parse import parse
+from agent.plan.workspace import load_workspace
 from agent.rules import DocResult
-from agent.workspace import load_workspace
+from agent.rules.compose import Limits, compose
+from agent.write.render import render
 from schemas.briefing import KeyPoint
 from schemas.extraction import ArxivRef, Claim, FileExtraction
 from tests.paths import WORLD

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.errors import LLMError, OutputExists, WorkspaceError
-from agent.parse import parse
+from agent.core.errors import LLMError, OutputExists, WorkspaceError
 from agent.pipeline import Settings, run
+from agent.plan.parse import parse
 from schemas.briefing import Briefing
 from tests.paths import ROOT, SEED, WORLD
 
@@ -156,9 +156,9 @@ def test_tomorrow_reads_tonight_as_its_baseline(tmp_path: Path) -> None:
     assert report.out_path == world / "inbox" / "tom" / "2026-09-22-inference-e1prep.md"
     tonight = report.composed.briefing
 
-    from agent.anchors import build_registry
-    from agent.ingest import scan
-    from agent.workspace import load_workspace
+    from agent.plan.anchors import build_registry
+    from agent.plan.ingest import scan
+    from agent.plan.workspace import load_workspace
 
     tomorrow = dt.date(2026, 9, 23)
     reg = build_registry(scan(load_workspace(world), "inference", tomorrow), "inference", tomorrow)
@@ -190,28 +190,15 @@ def test_an_unreadable_baseline_stops_the_run(tmp_path: Path) -> None:
         run(settings(tmp_path, workspace=world, cassette_dir=ROOT / "cassettes" / "world"))
 
 
-def test_grounding_work_is_done_as_answers_arrive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`extract` computes each answered document's facts while the rest are in flight; `brief`
-    then finds them done, and the briefing is the one computed from scratch."""
-    from agent import factworker, rules
+def test_extract_reports_every_answer_to_the_caller(tmp_path: Path) -> None:
+    """`extract` hands each answer to the caller as it arrives, and `brief` is pure."""
     from agent.pipeline import brief, extract, plan
 
     ev = plan(settings(tmp_path), for_writing=False)
-    rules.forget_document_facts()
-    computed: list[str] = []
-    real = factworker.facts
-    monkeypatch.setattr(factworker, "facts", lambda t: computed.append(t) or real(t))
     seen: list[str] = []
     results = extract(ev, on_result=lambda r: seen.append(r.request.doc_path))
-    assert sorted(seen) == sorted(r.doc_path for r in ev.requests)  # the caller's callback still runs
-    with_claims = {r.request.doc_path for r in results if r.extraction and r.extraction.claims}
-    assert rules.known_document_facts() == len(with_claims) == len(computed)
-    documents = {d.text for d in ev.sources}
-    before = len(computed)
-    markdown = brief(ev, results).markdown
-    assert not [t for t in computed[before:] if t in documents]  # brief computed no document's facts again
-    rules.forget_document_facts()
-    assert brief(ev, results).markdown == markdown
+    assert sorted(seen) == sorted(r.doc_path for r in ev.requests)
+    assert brief(ev, results).markdown == brief(ev, results).markdown
 
 
 def test_the_run_record_is_written_as_the_standard_encoder_would(tmp_path: Path) -> None:
@@ -222,7 +209,7 @@ def test_the_run_record_is_written_as_the_standard_encoder_would(tmp_path: Path)
     text = report.written.json_path.read_text(encoding="utf-8")
     assert text == json.dumps(json.loads(text), ensure_ascii=False, indent=2) + "\n"
     tricky = json.loads(text)
-    tricky["findings"][0]["detail"] = "ctl \x01\x1f tab\t quote\" slash\\ emoji 🙂 nbsp\u00a0 del\x7f 1e-07"
+    tricky["findings"][0]["detail"] = 'ctl \x01\x1f tab\t quote" slash\\ emoji 🙂 nbsp\u00a0 del\x7f 1e-07'
     from schemas.run import RunRecord
 
     record = RunRecord.model_validate(tricky)

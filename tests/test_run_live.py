@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agent.parse import parse
+from agent.plan.parse import parse
 from tests.fake_openai import FAKE_KEY, FakeOpenAI, world_answers, world_responder
 from tests.paths import WORLD, predigest
 

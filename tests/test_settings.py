@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.errors import PredigestError
+from agent.core.errors import PredigestError
+from agent.core.settings import LLMSettings, Settings, evening_date
 from agent.pipeline import plan, settings_from
-from agent.settings import LLMSettings, Settings, evening_date
 from tests.paths import ROOT, WORLD
 
 

@@ -1,4 +1,4 @@
-"""agent.text: folding, character-level grounding of quotes, facts and similarity."""
+"""agent.core.text: folding, character-level grounding of quotes, facts and similarity."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from agent.arxiv import find_ids
-from agent.text import Alignment, facts, fold, locate, similarity
+from agent.core.arxiv import find_ids
+from agent.core.text import Alignment, facts, fold, locate, similarity
 
 SEED = Path(__file__).resolve().parents[1] / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
 

@@ -12,8 +12,8 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.text import _fold_map, _fold_map_by_char, _fold_text
-from eval.evening import report
+from agent.core.text import _fold_map, _fold_map_by_char, _fold_text
+from benchmarks.evening import report
 
 PIECES = [
     "vLLM", "0.5.19", "--ipc=host", " ", "  ", "\n", "\t", "\u3000", "\n- ", "\n1. ", "\n## ", "\n> ", "**", "`",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import unicodedata
 
-from agent.text import _FOLDS_TO_ITSELF_RE, _MATCH_MAP, _CharFold
+from agent.core.text import _FOLDS_TO_ITSELF_RE, _MATCH_MAP, _CharFold
 
 EVERY_CHARACTER = "".join(map(chr, range(sys.maxunicode + 1)))
 

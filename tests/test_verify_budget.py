@@ -10,10 +10,10 @@ import datetime as dt
 
 import pytest
 
-from agent.anchors import AnchorRegistry, OpenItem
-from agent.compose import Limits, compose, evenings_since
 from agent.pipeline import Outcome, Settings, brief, extract, plan
+from agent.plan.anchors import AnchorRegistry, OpenItem
 from agent.rules import DocResult
+from agent.rules.compose import Limits, compose, evenings_since
 from schemas.briefing import VerifyItem
 from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction

@@ -8,13 +8,13 @@ import re
 
 import pytest
 
-from agent.anchors import build_registry
-from agent.errors import WorkspaceError
-from agent.ingest import scan
-from agent.parse import parse
-from agent.render import render
-from agent.text import facts
-from agent.workspace import load_workspace
+from agent.core.errors import WorkspaceError
+from agent.core.text import facts
+from agent.plan.anchors import build_registry
+from agent.plan.ingest import scan
+from agent.plan.parse import parse
+from agent.plan.workspace import load_workspace
+from agent.write.render import render
 from tests.paths import SEED, WORLD
 
 DATE = dt.date(2026, 9, 22)
@@ -163,7 +163,7 @@ def test_missing_topic_names_the_known_ones() -> None:
     ],
 )
 def test_every_time_belongs_to_exactly_one_evening(when: tuple[int, ...], evening: str) -> None:
-    from agent.ingest import evening_of, evening_window
+    from agent.plan.ingest import evening_of, evening_window
 
     ws = load_workspace(WORLD)
     w = evening_window(ws, DATE)

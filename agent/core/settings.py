@@ -1,0 +1,268 @@
+"""The one settings model: every setting is a field here, with its default, its constraint and its
+help text, and nowhere else.
+
+Precedence is flags > environment > `predigest.toml` > defaults. The file is validated into these
+models; the environment and the flags are applied on top with `updated()`, which validates the
+result (pydantic's `model_copy(update=…)` does not), so a flag of `0` is a value, not "unset", and
+an impossible value is the same one-line error wherever it came from.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from agent.core.errors import PredigestError
+
+Mode = Literal["tools", "json_schema"]
+Backend = Literal["auto", "live", "record", "replay", "offline"]  # offline: agent.extract.offline.extractor, no model
+EffectiveBackend = Literal["live", "record", "replay", "offline"]
+
+
+def default_cache_dir() -> Path:
+    """The user's cache dir, resolved when settings are built (never at import time)."""
+    import platformdirs  # here: only a settings object with no cache folder given needs it
+
+    return Path(platformdirs.user_cache_dir("predigest")) / "llm"
+
+
+class _Frozen(BaseModel):
+    # defer_build: a model's validator is built on its first use, not on import, so a command
+    # pays only for the models it validates (`parse` none of these, `inbox` not `Settings`)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def updated(model: _M, changes: Mapping[str, Any], *, origin: str = "setting") -> _M:
+    """`model` with `changes` applied and validated: the constraints of the model are the only checks."""
+    if not changes:
+        return model
+    data = {name: getattr(model, name) for name in type(model).model_fields}
+    try:
+        return type(model).model_validate({**data, **changes})
+    except ValidationError as e:
+        first = e.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        raise PredigestError(
+            f"{origin} {key} = {first.get('input')!r}: {first['msg']}",
+            hint="fix the flag (--" + key.replace("_", "-") + "), the environment variable or [llm] in predigest.toml",
+        ) from None
+
+
+class LLMSettings(_Frozen):
+    """How to reach the model and how far to go before giving up (`[llm]` in predigest.toml).
+
+    `api_key` never comes from the file and is left out of `repr` and `model_dump()`, so the
+    settings can be logged or stamped on a run record without leaking the key."""
+
+    base_url: str = Field(default="https://api.openai.com/v1", description="OpenAI-compatible endpoint.")
+    api_key: str = Field(default="", repr=False, exclude=True, description="From OPENAI_API_KEY only.")
+    model: str = Field(default="gpt-4o-mini", description="Model name.")
+    mode: Mode = Field(default="tools", description="Structured output mode: tools or json_schema.")
+    backend: Backend = Field(
+        default="auto",
+        description="auto (live with a key; without one replay, or offline when no cassette answers the evening), "
+        "live, record, replay or offline (no model: the documents' own structure).",
+    )
+    cassette_dir: Path = Field(
+        default=Path("cassettes"),
+        validation_alias=AliasChoices("cassette_dir", "cassettes"),
+        description="Cassette folder (relative to the workspace in predigest.toml).",
+    )
+    cache_dir: Path | None = Field(
+        default_factory=default_cache_dir, description="Response cache folder; none disables the cache."
+    )
+    concurrency: int = Field(default=4, ge=1, le=64, description="Calls in flight at once.")
+    timeout_s: float = Field(default=120.0, gt=0, description="Seconds per HTTP attempt.")
+    max_attempts: int = Field(default=5, ge=1, description="HTTP attempts per exchange, retries included.")
+    max_total_s: float = Field(default=300.0, gt=0, description="Wall-clock bound on one exchange's attempts.")
+    backoff_initial_s: float = Field(default=1.0, ge=0, description="First backoff; doubles per attempt, jittered.")
+    backoff_max_s: float = Field(default=30.0, ge=0, description="Cap on one backoff (Retry-After is honoured).")
+    max_validation_retries: int = Field(default=2, ge=0, description="Re-asks after a schema-invalid answer.")
+    max_calls: int | None = Field(default=None, ge=0, description="Stop after this many requests (0: none).")
+    max_cost_usd: float | None = Field(default=None, ge=0, description="Stop after this much spend in USD (0: none).")
+    chunk_tokens: int = Field(default=6000, ge=500, description="Estimated tokens per call before a document is split.")
+    max_parts: int = Field(default=12, ge=1, description="Calls one document may take; the rest is reported unread.")
+    prices: dict[str, tuple[float, float]] = Field(
+        default_factory=dict, description="model -> (USD per 1M input tokens, USD per 1M output tokens)."
+    )
+    temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
+    replace_reference: bool = Field(default=False, description="Let `record` write over reference cassettes.")
+    allow_stale: bool = Field(
+        default=False,
+        description="Replay: answer a request no cassette matches with the same document and part's answer "
+        "recorded under another prompt (reported as stale).",
+    )
+
+    def with_(self, **changes: Any) -> LLMSettings:
+        return updated(self, changes, origin="setting")
+
+    def price(self, model: str = "") -> tuple[float, float] | None:
+        """USD per 1M (input, output) tokens for `model` (default: the configured model)."""
+        return self.prices.get(model or self.model)
+
+    def cost_usd(self, input_tokens: int, output_tokens: int, model: str = "") -> float:
+        """What the tokens cost at the configured price; 0.0 when the model has no price."""
+        price = self.price(model)
+        if price is None:
+            return 0.0
+        return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
+
+    @property
+    def effective_backend(self) -> EffectiveBackend:
+        """`auto` means live when a key is set, replay otherwise: CI without a key never calls out."""
+        if self.backend == "auto":
+            return "live" if self.api_key else "replay"
+        return self.backend
+
+    def public_dict(self) -> dict[str, object]:
+        """The settings as plain values for run records and `--debug` output, without the key."""
+        return {
+            **self.model_dump(mode="json"),
+            "api_key": "set" if self.api_key else "",
+            "effective_backend": self.effective_backend,
+        }
+
+
+class WorkspaceSection(_Frozen):
+    timezone: str = "Asia/Shanghai"
+    window_end: str = Field(default="22:00", description="End of the evening window, HH:MM.")
+    agent: str = Field(default="tom", description="Our own inbox folder: briefings are written there.")
+    inbox_dir: str = "inbox"
+    paper_cards_dir: str = "paper_cards"
+    queue_dir: str = "work-queue"
+    living_dir: str = "living"
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError) as e:
+            raise ValueError(f"unknown timezone {v!r} (use an IANA name like 'Asia/Shanghai')") from e
+        return v
+
+    @field_validator("window_end")
+    @classmethod
+    def _clock_time(cls, v: str) -> str:
+        try:
+            dt.time.fromisoformat(v)
+        except ValueError:
+            raise ValueError(f"{v!r} is not a time of day HH:MM (e.g. '22:00')") from None
+        if len(v) != 5:
+            raise ValueError(f"{v!r} is not a time of day HH:MM (e.g. '22:00')")
+        return v
+
+
+class LimitsSection(_Frozen):
+    min_increments: int = Field(default=3, ge=0)
+    max_increments: int = Field(default=8, ge=1)
+    min_stars: int = Field(default=4, ge=1, le=5, description="Stars a claim needs to be an increment.")
+    secondary_min_stars: int = Field(default=3, ge=1, le=5, description="Stars for a secondary anchor.")
+    max_to_verify: int = Field(default=6, ge=0, description="Items block 三 may hold; the rest are findings.")
+    carry_evenings: int = Field(
+        default=3, ge=1, description="Evenings an open to-verify item is carried before it is dropped unverified."
+    )
+
+
+class TopicSection(_Frozen):
+    living: str
+    profile: str = ""
+    adjacent: str = ""
+
+
+class WorkspaceConfig(_Frozen):
+    workspace: WorkspaceSection = Field(default_factory=WorkspaceSection)  # a factory: not validated on import
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    limits: LimitsSection = Field(default_factory=LimitsSection)
+    topics: dict[str, TopicSection] = Field(default_factory=dict)
+
+    @field_validator("llm", mode="before")
+    @classmethod
+    def _no_key_in_files(cls, v: object) -> object:
+        if isinstance(v, Mapping) and "api_key" in v:
+            raise ValueError("api_key does not belong in a file: set OPENAI_API_KEY instead")
+        return v
+
+
+# The evenings the window arithmetic can place: far enough from the calendar's ends that a window
+# (a day wide) and "the evening after" stay representable.
+FIRST_DATE = dt.date(1970, 1, 1)
+LAST_DATE = dt.date(9998, 12, 31)
+
+
+def evening_date(value: str | dt.date, flag: str = "--date") -> dt.date:
+    """The one date parser for evenings given by a user (flags, case files)."""
+    try:
+        day = value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
+    except ValueError:
+        raise PredigestError(f"{flag} {value!r} is not a date", hint="use YYYY-MM-DD, e.g. 2026-09-22") from None
+    if not FIRST_DATE <= day <= LAST_DATE:
+        raise PredigestError(
+            f"{flag} {day} is outside the evenings predigest can place ({FIRST_DATE} … {LAST_DATE})",
+            hint="use the date of a real evening, e.g. 2026-09-22",
+        )
+    return day
+
+
+class Settings(_Frozen):
+    """One run's settings: what to read, where to write, and the `[llm]` values given on the
+    command line or in the environment (applied over predigest.toml by `resolve_llm`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    workspace: Path
+    topic: str
+    date: dt.date
+    out: Path | None = Field(default=None, description="File or folder for the briefing (default: own inbox).")
+    force: bool = Field(default=False, description="Replace an existing briefing.")
+    allow_partial: bool = Field(default=False, description="Write a partial briefing into the workspace inbox.")
+    prompt_file: Path | None = Field(default=None, description="Prompt template file (default: prompts/extract.md).")
+    llm: dict[str, Any] = Field(default_factory=dict, description="[llm] values from flags and environment.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _route_llm_fields(cls, data: Any) -> Any:
+        """`Settings(…, backend="replay", max_calls=0)` reads like the command line: keywords that
+        name an `[llm]` field go into `llm` (`no_cache=True` is `cache_dir=None`)."""
+        if not isinstance(data, Mapping):
+            return data
+        data = dict(data)
+        given = dict(data.pop("llm", None) or {})
+        routed = {n: data.pop(n) for n in list(data) if n in LLMSettings.model_fields or n in ("cassettes", "no_cache")}
+        return {**data, "llm": {**given, **llm_overrides(routed, {})}}
+
+
+ENV_LLM = {
+    "OPENAI_API_KEY": "api_key",
+    "OPENAI_BASE_URL": "base_url",
+    "PREDIGEST_MODEL": "model",
+    "PREDIGEST_CACHE_DIR": "cache_dir",
+}
+
+
+def llm_overrides(flags: Mapping[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    """The environment's values under the flags actually given: None means "not given", 0 is a
+    value, and `no_cache=True` is `cache_dir=None`. The one place a flag becomes an `[llm]` value."""
+    values: dict[str, Any] = {field: env[var] for var, field in ENV_LLM.items() if env.get(var)}
+    values.update({k: v for k, v in flags.items() if v is not None and k != "no_cache"})
+    if flags.get("no_cache"):
+        values["cache_dir"] = None
+    return values
+
+
+def resolve_llm(base: LLMSettings, overrides: Mapping[str, Any], root: Path) -> LLMSettings:
+    """predigest.toml's `[llm]` with the overrides applied; a relative cassette folder from the file
+    is relative to the workspace (flags arrive already absolute from the CLI)."""
+    s = base
+    if not s.cassette_dir.is_absolute():
+        s = s.model_copy(update={"cassette_dir": (root / s.cassette_dir).resolve()})
+    return updated(s, overrides)

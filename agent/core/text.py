@@ -1,0 +1,673 @@
+"""Grounding on characters: find a quote in its source, pull out the facts a claim states.
+
+The briefings are Chinese with English terms mixed in, so nothing here splits on spaces: word
+alignment (langextract's, for one) fails on text that has no spaces between words. Matching
+works on characters, after a `fold` that forgives what writers and models change without
+changing meaning: fullwidth vs halfwidth forms, dash and quote variants, Markdown emphasis,
+list bullets and table pipes, and spacing around CJK text.
+
+Every offset this module returns is an offset into the caller's original text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from functools import lru_cache
+from typing import Literal
+
+# Applied after NFKC. "" drops the character, " " makes it a separator.
+_MATCH_MAP: dict[str, str] = {
+    **dict.fromkeys("‐‑‒–—―−﹘﹣－", "-"),
+    **dict.fromkeys("“”„‟«»「」『』〝〞＂", '"'),
+    **dict.fromkeys("‘’‚‛′＇", "'"),
+    "〜": "~",
+    "*": "",  # **bold**, *emphasis*
+    "`": "",  # `code`
+    "|": " ",  # table cells
+}
+# List bullets, numbered items, headings and block quotes at the start of a line.
+# Matched before NFKC (offsets must stay the original's), hence the fullwidth forms.
+_LINE_MARKER_RE = re.compile(
+    r"^[ \t\u3000]*(?:(?:[-*+•－＊＋]|[0-9０-９]{1,2}[.)．）]|[#＃]{1,6}|[>＞])[ \t\u3000]+)+", re.MULTILINE
+)
+
+
+def _is_cjk(c: str) -> bool:
+    """CJK ideographs, kana, hangul and CJK punctuation: text that needs no spaces."""
+    o = ord(c)
+    return (
+        0x2E80 <= o <= 0x9FFF
+        or 0xAC00 <= o <= 0xD7AF
+        or 0xF900 <= o <= 0xFAFF
+        or 0xFE30 <= o <= 0xFE4F
+        or 0xFF00 <= o <= 0xFFEF
+        or 0x20000 <= o <= 0x3FFFF
+    )
+
+
+def _is_word(c: str) -> bool:
+    return c.isalnum() and not _is_cjk(c)
+
+
+@dataclass(frozen=True)
+class _Folded:
+    """Folded text plus, for each of its characters, the span of the original it came from."""
+
+    text: str
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+
+class _CharFold(dict[str, str]):
+    """c -> what `_fold_map` emits for c standing alone (NFKC, `_MATCH_MAP`, whitespace as one
+    space), filled on demand: a document has a few hundred distinct characters."""
+
+    def __missing__(self, c: str) -> str:
+        chunk = c if c.isascii() else unicodedata.normalize("NFKC", c)
+        self[c] = out = "".join(" " if m.isspace() else m for m in (_MATCH_MAP.get(x, x) for x in chunk) if m)
+        return out
+
+
+_CHAR_FOLD = _CharFold()
+_SPACES_RE = re.compile(" +")
+
+
+def _fold_map(s: str, *, squeeze: bool = True) -> _Folded:
+    """`fold` with provenance: where in `s` each folded character came from.
+
+    `squeeze=False` keeps one space wherever there was whitespace, for `facts`, which needs
+    token boundaries ("--a\\n--b" is two flags).
+
+    The same result as `_fold_map_by_char` (the reference, tested against this), computed in
+    runs: characters that fold to themselves are copied as slices, so only line markers, the
+    few characters that change and whitespace runs cost Python steps. A text with combining
+    marks (rare: they fold together with their base) takes the reference path.
+    """
+    changed = _changed(s)
+    if changed is None:
+        return _fold_map_by_char(s, squeeze=squeeze)
+    fold_of, changed_re = changed
+    texts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for a, b in [*((m.start(), m.end()) for m in _LINE_MARKER_RE.finditer(s)), (len(s), len(s))]:
+        i = pos
+        for m in changed_re.finditer(s, pos, a) if changed_re and a > pos else ():
+            j = m.start()
+            texts.append(s[i:j])
+            starts.extend(range(i, j))
+            ends.extend(range(i + 1, j + 1))
+            f = fold_of[s[j]]
+            texts.append(f)
+            starts.extend([j] * len(f))
+            ends.extend([j + 1] * len(f))
+            i = j + 1
+        texts.append(s[i:a])
+        starts.extend(range(i, a))
+        ends.extend(range(i + 1, a + 1))
+        pos = max(pos, b)
+    text = "".join(texts)
+    out: list[str] = []
+    out_starts: list[int] = []
+    out_ends: list[int] = []
+    prev = 0
+    for m in _SPACES_RE.finditer(text):
+        a, b = m.span()
+        out.append(text[prev:a])
+        out_starts += starts[prev:a]
+        out_ends += ends[prev:a]
+        if _keep_space(text, a, b, squeeze):
+            out.append(" ")
+            out_starts.append(starts[a])
+            out_ends.append(ends[a])
+        prev = b
+    out.append(text[prev:])
+    out_starts += starts[prev:]
+    out_ends += ends[prev:]
+    return _Folded("".join(out), tuple(out_starts), tuple(out_ends))
+
+
+def _fold_text(s: str, *, squeeze: bool = True) -> str:
+    """`_fold_map(s).text` without the offsets, for `fold` and `facts`, which need none.
+
+    Whole-text replaces, one per character that changes: what a character folds to never
+    folds again (tested), so their order does not matter.
+    """
+    fold_of = _folds(s)
+    if fold_of is None:
+        return _fold_map_by_char(s, squeeze=squeeze).text
+    t = _LINE_MARKER_RE.sub("", s)
+    for c, f in fold_of.items():
+        t = t.replace(c, f)
+    if not squeeze:  # every run of spaces stays, as one, but at either end
+        return _SPACE_RUNS_RE.sub(" ", t).strip(" ")
+    return _SPACES_RE.sub(lambda m: " " if _keep_space(t, m.start(), m.end(), squeeze) else "", t)
+
+
+# Characters that fold to themselves and combine with nothing (each one checked in the tests):
+# printable ASCII but * ` |, CJK ideographs and the commonest CJK punctuation, most of a Chinese
+# document. `_folds` drops them before collecting the distinct characters of a text.
+_FOLDS_TO_ITSELF_RE = re.compile(r"[ -)+-_a-{}~\u3001\u3002\u300a\u300b\u3010\u3011\u4e00-\u9fff]+")
+_SPACE_RUNS_RE = re.compile("  +")
+
+
+def _folds(s: str) -> dict[str, str] | None:
+    """What each character of `s` that changes folds to; None when `s` has combining marks,
+    which fold together with their base (the reference path)."""
+    distinct = set(_FOLDS_TO_ITSELF_RE.sub("", s))
+    if any(unicodedata.combining(c) for c in distinct):
+        return None
+    return {c: f for c in distinct if (f := _CHAR_FOLD[c]) != c}
+
+
+def _changed(s: str) -> tuple[dict[str, str], re.Pattern[str] | None] | None:
+    """`_folds`, and a pattern for the characters that change."""
+    fold_of = _folds(s)
+    if fold_of is None:
+        return None
+    changed = "".join(sorted(re.escape(c) for c in fold_of))  # sorted: one pattern, cached by `re`
+    return fold_of, (re.compile(f"[{changed}]") if changed else None)
+
+
+def _keep_space(text: str, a: int, b: int, squeeze: bool) -> bool:
+    """A run of spaces survives (as one) only between two non-CJK word characters: Chinese
+    needs no spaces, and writers put them around English terms and punctuation at will."""
+    return a > 0 and b < len(text) and (not squeeze or (_is_word(text[a - 1]) and _is_word(text[b])))
+
+
+def _fold_map_by_char(s: str, *, squeeze: bool = True) -> _Folded:
+    """The reference `_fold_map`: one character (with its combining marks) at a time."""
+    dropped = bytearray(len(s))
+    for m in _LINE_MARKER_RE.finditer(s):
+        dropped[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
+
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    n = len(s)
+    i = 0
+    while i < n:
+        if dropped[i]:
+            i += 1
+            continue
+        j = i + 1
+        while j < n and unicodedata.combining(s[j]):
+            j += 1  # a base character and its combining marks normalise together
+        chunk = s[i:j]
+        if not chunk.isascii():
+            chunk = unicodedata.normalize("NFKC", chunk)
+        for c in chunk:
+            c = _MATCH_MAP.get(c, c)
+            if c:
+                chars.append(" " if c.isspace() else c)
+                starts.append(i)
+                ends.append(j)
+        i = j
+
+    # A run of spaces survives (as one) only between two non-CJK word characters: Chinese
+    # needs no spaces, and writers put them around English terms and punctuation at will.
+    out: list[str] = []
+    out_starts: list[int] = []
+    out_ends: list[int] = []
+    k, m_len = 0, len(chars)
+    while k < m_len:
+        if chars[k] != " ":
+            out.append(chars[k])
+            out_starts.append(starts[k])
+            out_ends.append(ends[k])
+            k += 1
+            continue
+        first = k
+        while k < m_len and chars[k] == " ":
+            k += 1
+        if out and k < m_len and (not squeeze or (_is_word(out[-1]) and _is_word(chars[k]))):
+            out.append(" ")
+            out_starts.append(starts[first])
+            out_ends.append(ends[first])
+    return _Folded("".join(out), tuple(out_starts), tuple(out_ends))
+
+
+@lru_cache(maxsize=16)
+def _fold_document(text: str) -> _Folded:
+    """Cached because one document is searched for many quotes; quotes are not cached."""
+    return _fold_map(text)
+
+
+def fold(s: str) -> str:
+    """`s` as compared for matching only — never shown to a reader.
+
+    NFKC (fullwidth ２０２６：（平均） → 2026:(平均)); dashes – — − ‐ → "-"; curly and CJK
+    quotes → straight; Markdown emphasis and backticks, list bullets, heading marks and table
+    pipes removed; whitespace runs collapsed to one space, and dropped entirely next to CJK
+    characters or punctuation, where spacing is a matter of taste; stripped.
+    """
+    return _fold_text(s)
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """Where a quote was found in its source and how faithfully.
+
+    `kind` is the first tier that found it: "exact" (verbatim), "folded" (equal after `fold`,
+    or after it with every space removed), "fuzzy" (a window of the folded text is at least
+    `threshold` similar), "elided" (a quote whose middle a model cut with "……" or "...", whose
+    parts occur in order, close together) or "none". For "none", `start` and `end` are -1 and
+    `score` is the best fuzzy score seen, to show how near a miss was.
+    """
+
+    kind: Literal["exact", "folded", "fuzzy", "elided", "none"]
+    start: int
+    end: int
+    score: float
+
+    @property
+    def found(self) -> bool:
+        return self.kind != "none"
+
+
+_RARE = 48  # a bigram seen more often than this in the source says little about where a quote is
+_MIN_VOTERS = 4
+
+
+@lru_cache(maxsize=32)
+def _bigram_index(folded: str) -> dict[str, list[int]]:
+    index: dict[str, list[int]] = {}
+    for i in range(len(folded) - 1):
+        index.setdefault(folded[i : i + 2], []).append(i)
+    return index
+
+
+def _best_substring(quote: str, window: str) -> tuple[float, int, int]:
+    """The substring of `window` most like `quote`: (score, start, end).
+
+    The score is matched characters / max(len(quote), len(span)): the share of the longer side
+    that aligns in order. Unlike difflib's ratio it charges a character the quote adds (say a
+    "翻倍" the source never said) as much as one it changes. Spans are built from contiguous
+    runs of SequenceMatcher's matching blocks, so stray matches at a window's edges do not
+    stretch them.
+    """
+    blocks = [b for b in SequenceMatcher(None, quote, window, autojunk=False).get_matching_blocks() if b.size]
+    best = (0.0, 0, 0)
+    for i, first in enumerate(blocks):
+        matched = 0
+        for last in blocks[i:]:
+            matched += last.size
+            start, end = first.b, last.b + last.size
+            score = matched / max(len(quote), end - start)
+            if score > best[0]:
+                best = (score, start, end)
+    return best
+
+
+def _fuzzy(quote: str, folded: str) -> tuple[float, int, int]:
+    """Best near-verbatim occurrence of `quote` in `folded`: (ratio, start, end).
+
+    Rare character bigrams vote for where the quote would start; only the few best-voted
+    windows are compared character by character, so the cost stays near-linear in the
+    document.
+    """
+    index = _bigram_index(folded)
+    m = len(quote)
+    grams = [(q, index.get(quote[q : q + 2], [])) for q in range(m - 1)]
+    grams = [(q, positions) for q, positions in grams if positions]
+    voters = [g for g in grams if len(g[1]) <= _RARE]
+    if len(voters) < _MIN_VOTERS:  # a quote made of common bigrams: let the rarest few vote
+        voters = sorted(grams, key=lambda g: len(g[1]))[: 2 * _MIN_VOTERS]
+    bucket = max(4, m // 4)
+    votes: Counter[int] = Counter()
+    for q, positions in voters:
+        for p in positions:
+            votes[(p - q) // bucket] += 1
+    best = (0.0, -1, -1)
+    for b, _ in votes.most_common(3):
+        lo = max(0, (b - 1) * bucket)
+        hi = min(len(folded), (b + 2) * bucket + m)
+        score, start, end = _best_substring(quote, folded[lo:hi])
+        if score > best[0]:
+            best = (score, lo + start, lo + end)
+    return best
+
+
+def locate(quote: str, text: str, *, threshold: float = 0.9, min_fuzzy_len: int = 12) -> Alignment:
+    """Find `quote` in `text`: verbatim, else after `fold`, else approximately.
+
+    Fuzzy matching needs a quote of at least `min_fuzzy_len` folded characters; shorter ones
+    match too easily by chance to ground anything. Offsets always index `text`, so
+    `text[a.start:a.end]` is the passage the quote came from.
+    """
+    if not quote.strip():
+        return Alignment("none", -1, -1, 0.0)
+    i = text.find(quote)
+    if i >= 0:
+        return Alignment("exact", i, i + len(quote), 1.0)
+    q = fold(quote)
+    if not q:
+        return Alignment("none", -1, -1, 0.0)
+    doc = _fold_document(text)
+    k = doc.text.find(q)
+    if k >= 0:
+        return Alignment("folded", doc.starts[k], doc.ends[k + len(q) - 1], 1.0)
+    bare, where = _spaceless(doc.text)
+    qs = q.replace(" ", "")
+    k = bare.find(qs) if qs else -1
+    if k >= 0:  # "vLLM FP8" quoted as "vLLMFP8": spacing is a matter of taste, in English too
+        return Alignment("folded", doc.starts[where[k]], doc.ends[where[k + len(qs) - 1]], 1.0)
+    if _ELISION.search(quote):
+        return _elided(quote, doc, threshold, min_fuzzy_len)
+    if len(q) < min_fuzzy_len:
+        return Alignment("none", -1, -1, 0.0)
+    score, start, end = _fuzzy(q, doc.text)
+    if start >= 0 and score >= threshold:
+        return Alignment("fuzzy", doc.starts[start], doc.ends[end - 1], score)
+    return Alignment("none", -1, -1, score)
+
+
+_ELISION = re.compile(r"\s*(?:…+|\.{3,}|。{3,}|⋯+)\s*")
+ELIDED_PART = 4  # folded characters a part needs to say where it is; shorter parts match anywhere
+ELIDED_GAP = 240  # folded characters allowed between two parts: "close together", one passage
+
+
+@lru_cache(maxsize=16)
+def _spaceless(folded: str) -> tuple[str, tuple[int, ...]]:
+    """`folded` without spaces, and for each of its characters the index in `folded`."""
+    keep = [i for i, c in enumerate(folded) if c != " "]
+    return "".join(folded[i] for i in keep), tuple(keep)
+
+
+def _elided(quote: str, doc: _Folded, threshold: float, min_fuzzy_len: int) -> Alignment:
+    """A quote cut in the middle ("A……B"): every part must occur, in order, each within
+    `ELIDED_GAP` of the one before. A part is found folded (spaces ignored), or approximately
+    when it is long enough to fuzzy-match on its own. Each occurrence of the first part is
+    tried, since a phrase can recur in a document."""
+    parts = [p for p in (fold(x).replace(" ", "") for x in _ELISION.split(quote)) if p]
+    if len(parts) < 2 or any(len(p) < ELIDED_PART for p in parts):
+        return Alignment("none", -1, -1, 0.0)
+    bare, where = _spaceless(doc.text)
+    k = bare.find(parts[0])
+    for _ in range(20):
+        if k < 0:
+            break
+        found = _rest_in_order(parts[1:], bare, k + len(parts[0]), threshold, min_fuzzy_len)
+        if found is not None:
+            end, score = found
+            return Alignment("elided", doc.starts[where[k]], doc.ends[where[end - 1]], score)
+        k = bare.find(parts[0], k + 1)
+    return Alignment("none", -1, -1, 0.0)
+
+
+def _rest_in_order(
+    parts: list[str], bare: str, pos: int, threshold: float, min_fuzzy_len: int
+) -> tuple[int, float] | None:
+    """(end, score) of `parts` found one after another from `pos`, each close to the last."""
+    score = 1.0
+    for part in parts:
+        limit = min(len(bare), pos + ELIDED_GAP + len(part))
+        k = bare.find(part, pos, limit)
+        if k >= 0:
+            pos = k + len(part)
+        elif len(part) >= min_fuzzy_len:
+            s, a, b = _fuzzy(part, bare[pos:limit])
+            if a < 0 or s < threshold:
+                return None
+            pos, score = pos + b, min(score, s)
+        else:
+            return None
+    return pos, score
+
+
+@lru_cache(maxsize=8192)
+def _bigrams(s: str) -> tuple[Counter[str], int]:
+    """Bigram counts and their total, memoised: matching compares every claim with every anchor
+    subject, and folding the same anchor text again each time dominated the rule layer's time.
+    Callers only read the Counter (`&` builds a new one)."""
+    t = fold(s).lower()
+    grams = Counter([t] if t else []) if len(t) < 2 else Counter(t[i : i + 2] for i in range(len(t) - 1))
+    return grams, sum(grams.values())
+
+
+def bigram_counts(s: str) -> tuple[Counter[str], int]:
+    """The bigram counts `similarity` compares, and their total (read them, never change them):
+    an index over many titles sums these itself instead of comparing titles pair by pair."""
+    return _bigrams(s)
+
+
+def least_shared(threshold: float, total: int) -> int:
+    """The fewest bigrams a text must share with one of `total` bigrams for their `similarity` to
+    reach `threshold`: 2s / (total + T) >= t with T >= s gives s >= t·total / (2 - t). A millionth
+    is taken off so that float rounding never makes the bound stricter than the score: an index
+    skips, unscored, whatever shares fewer."""
+    t = min(threshold, 1.0)  # no score is above 1: a higher threshold is met by none
+    return max(1, math.ceil(t * total / (2 - t) - 1e-6))
+
+
+def similarity(a: str, b: str) -> float:
+    """Character-bigram Dice coefficient of the folded, lowercased texts, in [0, 1].
+
+    Bigrams rather than words so that a Chinese title and its mixed-language paraphrase can
+    still score high.
+    """
+    (ga, na), (gb, nb) = _bigrams(a), _bigrams(b)
+    total = na + nb
+    if not total:
+        return 1.0
+    return 2 * sum((ga & gb).values()) / total
+
+
+# --- facts -----------------------------------------------------------------------------------
+
+# What `facts` leaves where it took something: not a space, so that "-1050" left over from
+# "2026-09-22-1050" does not read as a negative number.
+_BLANK = "\x00"
+# ①②③ and ❶❷❸ number items; NFKC would turn them into digits that state nothing.
+_ENUMERATOR_RE = re.compile("[\u2460-\u24ff\u2776-\u2793\u3251-\u325f\u32b1-\u32bf]")
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_UNIT = r"%|‰|×|[xX](?![A-Za-z0-9])|bits?(?![A-Za-z])|[KkMBGT](?![A-Za-z])"
+_END = r"(?![0-9]|\.\d)"
+# Every pattern below begins with the character it consumes first and checks what precedes it
+# with a lookbehind placed after that character: `re` skips ahead to a candidate character only
+# when a pattern starts with a literal or a character class, and a leading lookbehind made it
+# run its whole matcher at every position of every document. (The lookbehinds are wider by
+# what was consumed, to step back over it: `(?<![\w-]--)` after "--" is "not after [\w-]".)
+_FLAG_RE = re.compile(r"--(?<![\w-]--)[A-Za-z][A-Za-z0-9_-]*(?:=[A-Za-z0-9_.:/@+%-]+)?")
+# A deliberate, smaller twin of agent.core.arxiv's finder: the two modules sit in independent layers.
+_ARXIV_NEW_RE = re.compile(r"(\d(?<![0-9A-Za-z]\d)(?<![0-9]\.\d)\d{3}\.\d{4,5})(?:v\d+)?(?![0-9A-Za-z])" + _END)
+_ARXIV_OLD_RE = re.compile(
+    r"([a-z](?<![0-9A-Za-z][a-z])[a-z]*(?:-[a-z]+)?)(?:\.[A-Za-z][A-Za-z-]{1,9})?/(\d{7})(?:v\d+)?(?![0-9])"
+)
+_REF_RE = re.compile(r"#(?<![&0-9]#)(\d+)(?![0-9])")
+_DATE_RE = re.compile(r"((?:19|20)(?<![0-9]\d\d)\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})日?" + _END)
+_MONTH_RE = re.compile(r"((?:19|20)(?<![0-9]\d\d)\d\d)[-/年](\d{1,2})月?" + _END)
+# "[01]?\d|2[0-3]" before a colon, first digit first: what follows it (":" or a digit) decides
+# between one and two digits, so trying two first (the greedy "?") finds the same match.
+_TIME_RE = re.compile(r"(\d(?<![0-9]\d)(?<!\d:\d)(?:(?<=[01])\d|(?<=2)[0-3])?):([0-5]\d)(?![0-9]|:\d)")
+_JOINED_NAME_RE = re.compile(r"([A-Z](?<![0-9A-Za-z][A-Z])[A-Za-z]+) ([A-Z]\d{1,2}(?:\.\d+)?)(?![0-9A-Za-z.-])")
+# A name without a digit states nothing and is left in place, and so is every name inside its run
+# of [A-Za-z0-9.-]: the lookahead rejects those without calling back into Python.
+_NAME_RE = re.compile(r"[A-Za-z](?<![0-9A-Za-z_\x00][A-Za-z])(?=[A-Za-z0-9.-]*[0-9])[A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*")
+_V_VERSION_RE = re.compile(r"[vV](\d+(?:\.\d+)+)")
+_VERSION_RE = re.compile(r"\d(?<![0-9A-Za-z.\x00]\d)\d*\.\d+\.\d+(?:\.\d+)?(?![0-9A-Za-z])" + _END)
+_CHAIN_RE = re.compile(r"\d(?<![0-9A-Za-z.\x00-]\d)\d*(?:-\d+){2,}(?![0-9A-Za-z])")
+_RANGE_RE = re.compile(
+    rf"(?<![0-9A-Za-z.\x00])(?:(?P<cmp>>=|<=|[<>≤≥~≈]|约)\s?)?"
+    rf"(?P<a>{_NUM})(?P<ua>{_UNIT})?\s?(?:-|~|至|到)\s?(?P<b>{_NUM})\s?(?P<ub>{_UNIT})?" + _END
+)
+_NUMBER_RE = re.compile(
+    rf"(?<![0-9A-Za-z.\x00])(?:(?P<cmp>>=|<=|[<>≤≥~≈]|约)\s?)?(?P<sign>[-+]?)(?P<cur>[$¥€£]?)"
+    rf"(?P<n>{_NUM})(?:\s?(?P<u>%|‰|×)|(?P<u2>{_UNIT}))?" + _END
+)
+# Ranges and numbers begin with optional parts, so they keep their leading lookbehind and are
+# tried only where one can begin: a character that can come first, not after [0-9A-Za-z.\x00]
+# (and for a range, followed by what every range has: a separator and a digit, units aside).
+_RANGE_STARTS_RE = re.compile(
+    r"[<>≤≥~≈约\d](?<![0-9A-Za-z.\x00][\s\S])(?==?\s?[\d,.]*(?:%|‰|×|[xX]|bits?|[KkMBGT])?\s?[-~至到]\s?\d)"
+)
+_NUMBER_STARTS_RE = re.compile(r"[<>≤≥~≈约+\-$¥€£\d](?<![0-9A-Za-z.\x00][\s\S])")
+_UNIT_CANON = {"x": "×", "X": "×", "k": "K", "bits": "bit"}
+_CMP_CANON = {">=": "≥", "<=": "≤", "~": "", "≈": "", "约": ""}
+
+
+def _digits(n: str, *, measured: bool) -> str:
+    """A number as a fact: no thousands separators; with a unit, no trailing zeros.
+
+    A bare decimal keeps its zeros because it may be a version ("vLLM 0.20"); "3.60%" and
+    "3.6%" are the same measurement.
+    """
+    n = n.replace(",", "")
+    if measured and "." in n:
+        n = n.rstrip("0").rstrip(".")
+    return n
+
+
+def _unit(u: str | None) -> str:
+    return _UNIT_CANON.get(u, u) if u else ""
+
+
+def _number(n: str, unit: str | None) -> str:
+    return _digits(n, measured=bool(unit)) + _unit(unit)
+
+
+Render = Callable[[re.Match[str]], "str | list[str] | None"]
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """One kind of fact: its pattern and how a match reads as facts, and what spares the work.
+
+    `needs` is found in every match and begins with a literal (or one of a few), which `re`
+    finds fast: a text without it skips the pass (most documents have no time, version or
+    old-style arXiv ID).
+    `starts` finds, one character each, where a match of a pattern that begins with optional
+    parts can begin; the pattern is tried only there.
+    """
+
+    pattern: re.Pattern[str]
+    render: Render
+    needs: re.Pattern[str] | None = None
+    starts: re.Pattern[str] | None = None
+
+
+def _take(work: str, step: _Pass, found: set[str]) -> str:
+    """Add what `step` finds to `found`; blank it out of `work` so later patterns skip it."""
+    if step.needs is not None and not step.needs.search(work):
+        return work
+    if step.starts is not None:
+        return _take_at(work, step.starts, step, found)
+
+    render, add, update = step.render, found.add, found.update  # called once per match
+
+    def replace(m: re.Match[str]) -> str:
+        fact = render(m)
+        if fact is None:
+            return m.group()
+        if isinstance(fact, str):
+            add(fact)
+        else:
+            update(fact)
+        return _BLANK * (m.end() - m.start())
+
+    return step.pattern.sub(replace, work)
+
+
+def _take_at(work: str, starts: re.Pattern[str], step: _Pass, found: set[str]) -> str:
+    """`_take` trying the pattern only where `starts` says a match can begin.
+
+    The same scan as `pattern.sub`: left to right, a match resumes the scan at its end. `match`
+    at a position still lets the lookbehind see the characters before it.
+    """
+    parts: list[str] = []
+    done = 0  # work[:done] is in `parts`
+    resume = 0
+    for start in starts.finditer(work):
+        at = start.start()
+        if at < resume:
+            continue
+        m = step.pattern.match(work, at)
+        if m is None:
+            continue
+        resume = m.end()
+        fact = step.render(m)
+        if fact is None:
+            continue
+        found.update([fact] if isinstance(fact, str) else fact)
+        parts += (work[done:at], _BLANK * (resume - at))
+        done = resume
+    parts.append(work[done:])
+    return "".join(parts)
+
+
+def facts(s: str) -> set[str]:
+    """The checkable facts `s` states, normalised so that two texts can be compared as sets.
+
+    - numbers with what changes their meaning: "3.6%", ">10%", "5-6.5×" (a range also states
+      its ends, "5×" and "6.5×"), "14B", "3bit", "-3%"; approximation marks (~, ≈, 约) and "+"
+      are style and are dropped; measurement units are dropped ("16,200 tok/s" → "16200")
+    - dates and times: "2026-09-22", "2025-12", "22:00"
+    - versions without their "v": "0.5.19" (so "v0.5.19" and "0.5.19" agree)
+    - CLI flags as written: "--ipc=host", "--enable-waterfill"
+    - issue and PR references: "#34759"
+    - arXiv IDs by versionless key: "2605.11093", "hep-th/9901001"
+    - names with digits, lowercased: "qwen3-14b", "deepseek-v4" (also from "DeepSeek V4"), "h100"
+    """
+    work = _fold_text(_ENUMERATOR_RE.sub(" ", s), squeeze=False)
+    found: set[str] = set()
+    for step in _PASSES:
+        work = _take(work, step, found)
+    return found
+
+
+def _render_date(m: re.Match[str]) -> str | None:
+    year, month, day = int(m[1]), int(m[2]), int(m[3])
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    return f"{year}-{month:02d}-{day:02d}"
+
+
+def _render_month(m: re.Match[str]) -> str | None:
+    month = int(m[2])
+    return f"{m[1]}-{month:02d}" if 1 <= month <= 12 else None
+
+
+def _render_name(m: re.Match[str]) -> str | None:
+    token = m.group()
+    if v := _V_VERSION_RE.fullmatch(token):
+        return v[1]
+    return token.lower() if any(map(str.isdigit, token)) else None
+
+
+def _render_range(m: re.Match[str]) -> list[str]:
+    ua, ub = m["ua"] or m["ub"], m["ub"]  # "0.4–6.8%": a unit written once applies to both ends
+    cmp = _CMP_CANON.get(m["cmp"] or "", m["cmp"] or "")
+    a, b = _number(m["a"], ua), _number(m["b"], ub)
+    low = _digits(m["a"], measured=bool(ua)) if ua == ub else a
+    return [f"{cmp}{low}-{b}", f"{cmp}{a}", b]
+
+
+def _render_number(m: re.Match[str]) -> str:
+    cmp, sign, cur, n, u, u2 = m.group("cmp", "sign", "cur", "n", "u", "u2")
+    cmp = _CMP_CANON.get(cmp, cmp) if cmp else ""
+    return f"{cmp}{'-' if sign == '-' else ''}{cur}{_number(n, u or u2)}"
+
+
+# Most specific first: "Qwen3-14B" is a name, not a range.
+_PASSES: tuple[_Pass, ...] = (
+    _Pass(_FLAG_RE, lambda m: m.group()),
+    _Pass(_ARXIV_NEW_RE, lambda m: m[1], needs=re.compile(r"\.\d{4}")),
+    _Pass(_ARXIV_OLD_RE, lambda m: f"{m[1].lower()}/{m[2]}", needs=re.compile(r"/\d{7}")),
+    _Pass(_REF_RE, lambda m: f"#{m[1]}"),
+    _Pass(_DATE_RE, _render_date),
+    _Pass(_MONTH_RE, _render_month),
+    _Pass(_TIME_RE, lambda m: f"{int(m[1]):02d}:{m[2]}", needs=re.compile(r":[0-5]\d")),
+    _Pass(_JOINED_NAME_RE, lambda m: f"{m[1]}-{m[2]}".lower(), needs=re.compile(r" [A-Z]\d")),
+    _Pass(_NAME_RE, _render_name),
+    _Pass(_VERSION_RE, lambda m: m.group(), needs=re.compile(r"\.\d+\.\d")),
+    _Pass(_CHAIN_RE, lambda m: m.group(), needs=re.compile(r"-\d+-\d")),
+    _Pass(_RANGE_RE, _render_range, needs=re.compile(r"[-~至到]\s?\d"), starts=_RANGE_STARTS_RE),
+    _Pass(_NUMBER_RE, _render_number, starts=_NUMBER_STARTS_RE),
+)

@@ -1,0 +1,80 @@
+"""The contract between the pipeline and whatever answers extraction requests.
+
+The offline (replayed), recorded and live extractors all implement `Extractor`, so nothing
+upstream knows which one it has. Only `agent.extract.llm` imports openai / instructor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from schemas.extraction import FileExtraction
+
+
+@dataclass(frozen=True)
+class PromptStamp:
+    """Which prompt produced a request: stamped on cassettes, run records and briefings."""
+
+    name: str
+    version: str
+    sha256: str  # first 12 hex digits of the template's content hash
+    schema: str = ""  # first 12 hex digits of the response schema's hash: the model is told both
+
+    def __str__(self) -> str:
+        tail = f"+schema#{self.schema}" if self.schema else ""
+        return f"{self.name}@{self.version}#{self.sha256}{tail}"
+
+
+@dataclass(frozen=True)
+class ExtractionRequest:
+    """One structured call: the messages for one document (or one chunk of it)."""
+
+    doc_path: str  # workspace-relative, e.g. "inbox/jay/2026-09-22-x.md"
+    messages: tuple[dict[str, str], ...]  # ({"role": "system", ...}, {"role": "user", ...})
+    prompt: PromptStamp
+    chunk: int = 0  # 0-based index when a long document is split
+    chunks: int = 1
+
+
+CallSource = Literal["live", "cache", "cassette", "skipped", "offline"]
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """What one request cost, whichever way it was answered (one JSONL line of the run record)."""
+
+    doc_path: str
+    chunk: int
+    source: CallSource
+    model: str
+    attempts: int = 1  # HTTP attempts including transport retries and validation re-asks
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    prompt: str = ""  # str(PromptStamp)
+    cassette: str = ""  # cassette file name(s) that answered, if any
+    error: str = ""
+    request_hash: str = ""  # sha256 of the first exchange's canonical body (cassette and cache key)
+    stale: str = ""  # the prompt stamp of a cassette replayed under another prompt (--allow-stale)
+
+
+@dataclass(frozen=True)
+class ExtractionResult:
+    request: ExtractionRequest
+    extraction: FileExtraction | None  # None when the call failed; `record.error` says why
+    record: CallRecord
+
+
+class Extractor(Protocol):
+    """Answers extraction requests; failures come back as results with an error, never raise,
+    so one bad document does not stop the evening's run. Budget exhaustion is reported the
+    same way (source "skipped")."""
+
+    def extract_all(
+        self,
+        requests: Sequence[ExtractionRequest],
+        on_result: Callable[[ExtractionResult], None] | None = None,
+    ) -> list[ExtractionResult]: ...

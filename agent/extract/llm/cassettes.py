@@ -1,0 +1,475 @@
+"""Cassettes: one readable JSON file per HTTP exchange, found again by a hash of the request.
+
+The key is the sha256 of the request body re-serialised canonically (sorted keys, compact
+separators). Headers never take part: the openai client's `x-stainless-*` headers change from
+call to call, and they carry the API key. A cassette holds the parsed request and response
+bodies so that a diff in review shows what the model was asked and what it said.
+
+A replay miss is the common failure after a prompt edit, so the index explains it: it names
+the nearest cassette (preferring one of the same document) and which part of the request moved.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from agent.core.errors import CassetteMiss, PredigestError
+
+ProvenanceKind = Literal["recorded", "relayed", "reference"]
+
+_SCHEMA_KEYS = frozenset({"tools", "tool_choice", "response_format", "functions", "function_call"})
+
+
+def canonical_json(body: Any, *, allow_nan: bool = True) -> str:
+    """The one serialisation keys are computed from (and compared on)."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
+
+
+def request_key(raw: bytes) -> str:
+    """sha256 of the canonical request body; a body that is not JSON is hashed as it is.
+
+    A body sent as `canonical_request` made it is known already, its key computed as it was
+    serialised; any other is parsed and re-serialised (`_parsed_key`)."""
+    return _CANONICAL.get(raw) or _parsed_key(raw)
+
+
+@lru_cache(maxsize=64)
+def _parsed_key(raw: bytes) -> str:
+    """Memoised: each layer of the transport chain (run log, cache, retries) names the request by
+    its key, and re-reading a 25 kB body into canonical JSON three times was a sixth of a live
+    call's CPU. The layers pass the same bytes object, whose hash Python keeps."""
+    try:
+        data = canonical_json(json.loads(raw)).encode()
+    except ValueError:
+        data = raw
+    return hashlib.sha256(data).hexdigest()
+
+
+class _Keyed:
+    """The keys of the last bodies `canonical_request` serialised, by their bytes (bounded: the
+    requests in flight, and the re-asks after them)."""
+
+    _SIZE = 256
+
+    def __init__(self) -> None:
+        self._keys: dict[bytes, str] = {}
+        self._lock = threading.Lock()
+
+    def get(self, raw: bytes) -> str | None:
+        return self._keys.get(raw)
+
+    def add(self, raw: bytes, key: str) -> None:
+        with self._lock:
+            self._keys[raw] = key
+            if len(self._keys) > self._SIZE:
+                del self._keys[next(iter(self._keys))]
+
+
+_CANONICAL = _Keyed()
+
+
+def canonical_request(body: Any) -> bytes:
+    """`body` as the bytes to send: canonical JSON, which is valid JSON for any endpoint and whose
+    key (`request_key`) is its own hash, so no layer below parses it again to name it. Raises
+    TypeError for a body that is not plain JSON data, ValueError for one holding NaN (as the
+    openai client does)."""
+    data = canonical_json(body, allow_nan=False).encode()
+    _CANONICAL.add(data, hashlib.sha256(data).hexdigest())
+    return data
+
+
+def body_key(body: Any) -> str:
+    """The key of an already parsed request body."""
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+def doc_slug(doc_path: str) -> str:
+    """A file-name-safe form of a workspace path: 'inbox/jay/2026-09-22-x.md' -> 'inbox-jay-2026-09-22-x'."""
+    stem = doc_path.rsplit(".", 1)[0] if doc_path.endswith(".md") else doc_path
+    slug = re.sub(r"[^\w.-]+", "-", stem).strip("-.")
+    return slug[:80] or "request"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One request and its answer, as layers above the network pass it around and store it."""
+
+    key: str
+    method: str
+    path: str
+    request_body: Any
+    status: int
+    response_body: Any
+    usage: dict[str, Any]
+    latency_s: float
+    model: str  # as the response names it, else as the request asked
+    date: str  # ISO date the answer was obtained
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "method": self.method,
+            "path": self.path,
+            "request_body": self.request_body,
+            "status": self.status,
+            "response_body": self.response_body,
+            "usage": self.usage,
+            "latency_s": self.latency_s,
+            "model": self.model,
+            "date": self.date,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Exchange:
+        return cls(**data)
+
+
+def usage_of(response_body: Any) -> dict[str, Any]:
+    """The `usage` object of a chat completion, or {} when the reply has none."""
+    if isinstance(response_body, dict) and isinstance(response_body.get("usage"), dict):
+        return dict(response_body["usage"])
+    return {}
+
+
+def token_counts(usage: dict[str, Any]) -> tuple[int, int]:
+    """(input, output) tokens from an OpenAI-style usage object."""
+    return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a cassette's answer came from, said honestly: a model's or a person's."""
+
+    kind: ProvenanceKind
+    model: str
+    date: str
+    prompt: str  # "name@version#hash"
+    instructor: str
+    openai: str
+    document: str
+    note: str = ""
+    part: int | None = None  # 0-based part of a split document; None in cassettes written before it was kept
+
+    def to_dict(self) -> dict[str, Any]:
+        part = {} if self.part is None else {"part": self.part}
+        return {
+            "kind": self.kind,
+            "model": self.model,
+            "date": self.date,
+            "prompt": self.prompt,
+            "instructor": self.instructor,
+            "openai": self.openai,
+            "document": self.document,
+            "note": self.note,
+            **part,
+        }
+
+
+@dataclass(frozen=True)
+class Cassette:
+    path: Path
+    provenance: Provenance
+    exchange: Exchange
+
+
+def library_versions() -> tuple[str, str]:
+    """(instructor, openai) versions: the request body depends on both, so cassettes carry them."""
+    import instructor
+    import openai
+
+    return getattr(instructor, "__version__", "unknown"), openai.__version__
+
+
+def today() -> str:
+    return dt.date.today().isoformat()
+
+
+def write_cassette(cassette_dir: Path, exchange: Exchange, provenance: Provenance) -> Path:
+    """Write one exchange as `<doc-slug>--<key[:12]>.json`; atomic, so a crash leaves no half file."""
+    cassette_dir.mkdir(parents=True, exist_ok=True)
+    path = cassette_dir / f"{doc_slug(provenance.document)}--{exchange.key[:12]}.json"
+    data = {
+        "key": exchange.key,
+        "provenance": provenance.to_dict(),
+        "request": {"method": exchange.method, "path": exchange.path, "body": exchange.request_body},
+        "response": {"status": exchange.status, "body": readable_answer(exchange.response_body)},
+        "usage": exchange.usage,
+        "latency_s": round(exchange.latency_s, 3),
+    }
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def _map_answers(body: Any, fn: Any) -> Any:
+    """Apply `fn` to every tool-call `arguments` and message `content` of a chat completion."""
+    if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
+        return body
+    body = json.loads(json.dumps(body))  # a deep copy: the caller's value stays as it was
+    for choice in body["choices"]:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            continue
+        if "content" in message:
+            message["content"] = fn(message["content"])
+        for call in message.get("tool_calls") or []:
+            if isinstance(call, dict) and isinstance(call.get("function"), dict) and "arguments" in call["function"]:
+                call["function"]["arguments"] = fn(call["function"]["arguments"])
+    return body
+
+
+def _parsed(value: Any) -> Any:
+    if isinstance(value, str) and value.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _serialised(value: Any) -> Any:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
+
+
+def readable_answer(response_body: Any) -> Any:
+    """The model's answer as JSON in the file, not a string of escaped JSON, so that a review
+    diff of a cassette shows what the model said, field by field. In the wire format these
+    fields are always strings, so a dict or list in the file can only mean "serialise me"."""
+    return _map_answers(response_body, _parsed)
+
+
+def wire_answer(response_body: Any) -> Any:
+    """Inverse of `readable_answer`: what the client receives on replay."""
+    return _map_answers(response_body, _serialised)
+
+
+def read_cassette(path: Path) -> Cassette:
+    """Read a cassette; its key is recomputed from the request body, so what the file shows is
+    exactly what replays (a hand edit of the body re-keys it)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"a cassette is a JSON object, this file holds {type(data).__name__}")
+    prov = data.get("provenance", {})
+    body = data["request"]["body"]
+    exchange = Exchange(
+        key=body_key(body),
+        method=data["request"].get("method", "POST"),
+        path=data["request"].get("path", "/chat/completions"),
+        request_body=body,
+        status=int(data["response"].get("status", 200)),
+        response_body=wire_answer(data["response"]["body"]),
+        usage=data.get("usage") or usage_of(data["response"]["body"]),
+        latency_s=float(data.get("latency_s") or 0.0),
+        model=prov.get("model", ""),
+        date=prov.get("date", ""),
+    )
+    provenance = Provenance(
+        kind=prov.get("kind", "recorded"),
+        model=prov.get("model", ""),
+        date=prov.get("date", ""),
+        prompt=prov.get("prompt", ""),
+        instructor=prov.get("instructor", ""),
+        openai=prov.get("openai", ""),
+        document=prov.get("document", ""),
+        note=prov.get("note", ""),
+        part=int(prov["part"]) if isinstance(prov.get("part"), int) else None,
+    )
+    return Cassette(path=path, provenance=provenance, exchange=exchange)
+
+
+@dataclass
+class CassetteIndex:
+    """Every cassette under a directory, read once and looked up by key.
+
+    Record mode adds to it as it writes, so a run that records and then replays in the same
+    process sees its own cassettes.
+    """
+
+    root: Path
+    _by_key: dict[str, Cassette] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def load(cls, root: Path) -> CassetteIndex:
+        index = cls(root)
+        if root.is_dir():
+            for path in sorted(root.rglob("*.json")):
+                try:
+                    cassette = read_cassette(path)
+                except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+                    raise PredigestError(
+                        f"cassette {path} is not readable: {err}",
+                        hint="fix or delete the file, then re-record it",
+                    ) from err
+                known = index._by_key.get(cassette.exchange.key)
+                if known is not None and known.exchange.response_body != cassette.exchange.response_body:
+                    raise PredigestError(
+                        f"two cassettes under {root} answer the same request differently: "
+                        f"{known.path.relative_to(root)} ({known.provenance.kind}) and "
+                        f"{path.relative_to(root)} ({cassette.provenance.kind})",
+                        hint="point the cassette folder at one set (e.g. cassettes/world, not cassettes/)",
+                    )
+                index._by_key[cassette.exchange.key] = cassette
+        return index
+
+    def __len__(self) -> int:
+        return len(self._by_key)
+
+    def get(self, key: str) -> Cassette | None:
+        return self._by_key.get(key)
+
+    def add(self, cassette: Cassette) -> None:
+        with self._lock:
+            self._by_key[cassette.exchange.key] = cassette
+
+    def all(self) -> list[Cassette]:
+        return list(self._by_key.values())
+
+    def stale(self, doc: str, part: int) -> Cassette | None:
+        """The first-turn answer for `doc` (and `part`) whatever prompt asked for it: the newest
+        by date, then by file name, so the choice is the same on every machine."""
+        pool = [
+            c
+            for c in self._by_key.values()
+            if c.provenance.document == doc and first_turn(c.exchange.request_body) and part_of(c) == part
+        ]
+        return max(pool, key=lambda c: (c.provenance.date, c.path.name), default=None)
+
+    def miss(self, body: Any, *, doc: str = "", prompt: str = "") -> CassetteMiss:
+        """The error for a request no cassette answers, naming the nearest one and what differs."""
+        key = body_key(body)
+        where = f"for {doc} " if doc else ""
+        head = f"no cassette {where}(request {key[:12]}) in {self.root}"
+        hint = (
+            "re-record with backend 'record' (needs OPENAI_API_KEY), or, for reference "
+            "cassettes, run `predigest cassettes rekey WORKSPACE -t TOPIC -d DATE` after an intended prompt change"
+        )
+        if not self._by_key:
+            return CassetteMiss(f"{head}: the directory holds no cassettes", hint=hint, doc=doc)
+        same_doc = [c for c in self._by_key.values() if doc and c.provenance.document == doc]
+        pool = same_doc or list(self._by_key.values())
+        scored = sorted(
+            ((describe_differences(c.exchange.request_body, body), c) for c in pool),
+            key=lambda pair: (len(pair[0]), pair[1].path.name),
+        )
+        differences, nearest = scored[0]
+        which = "same document" if same_doc else f"document {nearest.provenance.document or '?'}"
+        what = "; ".join(differences) or "bodies differ only in formatting"
+        stamp = ""
+        if prompt and nearest.provenance.prompt and prompt != nearest.provenance.prompt:
+            stamp = f" (cassette prompt {nearest.provenance.prompt}, request prompt {prompt})"
+        return CassetteMiss(
+            f"{head}: nearest is {nearest.path.name} ({which}, {nearest.provenance.kind}): {what}{stamp}",
+            hint=hint,
+            doc=doc,
+        )
+
+
+_PART = re.compile(r"part (\d+) of (\d+)")
+
+
+def first_turn(body: Any) -> bool:
+    """A request with no re-ask turns after the document (an initial question, not a correction)."""
+    return isinstance(body, dict) and not _split_messages(body.get("messages"))[2]
+
+
+def part_of(c: Cassette) -> int:
+    """The 0-based part a cassette answers: from its provenance, else from 'part N of M' in the
+    document message of older cassettes, else 0 (a whole document)."""
+    if c.provenance.part is not None:
+        return c.provenance.part
+    body = c.exchange.request_body
+    user = _split_messages(body.get("messages"))[1] if isinstance(body, dict) else ""
+    m = _PART.search(user[:2000])
+    return int(m.group(1)) - 1 if m else 0
+
+
+def describe_differences(old: Any, new: Any) -> list[str]:
+    """Which parts of a chat-completion request changed, in the words a prompt editor uses."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return ["request body changed"]
+    out: list[str] = []
+    if old.get("model") != new.get("model"):
+        out.append(f"model changed ({old.get('model')!r} -> {new.get('model')!r})")
+    old_sys, old_user, old_rest = _split_messages(old.get("messages"))
+    new_sys, new_user, new_rest = _split_messages(new.get("messages"))
+    if old_sys != new_sys:
+        out.append(f"system prompt changed ({_first_difference(old_sys, new_sys)})")
+    if old_user != new_user:
+        out.append(f"document changed (user message; {_first_difference(old_user, new_user)})")
+    if old_rest != new_rest:
+        if len(old_rest) != len(new_rest):
+            out.append(f"re-ask turns differ ({len(old_rest)} -> {len(new_rest)} messages after the document)")
+        else:  # e.g. another validation error text (pydantic puts its version in the error URL)
+            diff = _first_difference(canonical_json(old_rest), canonical_json(new_rest))
+            out.append(f"re-ask turns differ ({diff})")
+    schema = sorted(k for k in _SCHEMA_KEYS if old.get(k) != new.get(k))
+    if schema:
+        out.append(f"schema changed ({', '.join(schema)})")
+    params = sorted(
+        k for k in (old.keys() | new.keys()) - _SCHEMA_KEYS - {"model", "messages"} if old.get(k) != new.get(k)
+    )
+    if params:
+        shown = ", ".join(f"{k} {old.get(k)!r} -> {new.get(k)!r}" for k in params)
+        out.append(f"parameters changed ({shown})")
+    return out
+
+
+def _split_messages(messages: Any) -> tuple[str, str, list[Any]]:
+    """(system text, first user message text, everything after it) of a messages list."""
+    if not isinstance(messages, list):
+        return "", "", []
+    system: list[str] = []
+    user = ""
+    rest: list[Any] = []
+    for i, msg in enumerate(messages):
+        role = msg.get("role") if isinstance(msg, dict) else None
+        content = msg.get("content") if isinstance(msg, dict) else msg
+        text = content if isinstance(content, str) else canonical_json(content)
+        if role in ("system", "developer") and not user:
+            system.append(text)
+        elif role == "user" and not user:
+            user = text
+        else:
+            rest = messages[i:]
+            break
+    return "\n".join(system), user, rest
+
+
+def _first_difference(old: str, new: str, context: int = 24) -> str:
+    """'at char N: "…old…" -> "…new…"' around where two texts first part ways."""
+    i = 0
+    for i, (a, b) in enumerate(zip(old, new, strict=False)):  # noqa: B007
+        if a != b:
+            break
+    else:
+        i = min(len(old), len(new))
+    start = max(0, i - context // 2)
+
+    def clip(text: str) -> str:
+        piece = text[start : i + context].replace("\n", " ")
+        return ("…" if start else "") + piece + ("…" if i + context < len(text) else "")
+
+    return f'at char {i}: "{clip(old)}" -> "{clip(new)}"'
+
+
+def answer_message(body: Any, text: str, call_id: str) -> tuple[dict[str, Any], str]:
+    """The assistant message (and finish reason) that carries `text` as the answer to `body`,
+    shaped for the request's mode: a tool call when tools were offered, else message content.
+    One place for the wire shape that reference answers, relayed answers and the loopback
+    endpoints all produce."""
+    if isinstance(body, dict) and body.get("tools"):
+        name = body["tools"][0]["function"]["name"]
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+        return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+    return {"role": "assistant", "content": text}, "stop"

@@ -1,0 +1,259 @@
+"""Reference cassettes: an extraction written by hand as the expected answer, replayable.
+
+A reference cassette is made by driving the real instructor + openai client through a
+transport that answers with the given extraction, shaped as the mode requires (a tool call
+for `tools`, message content for `json_schema`). So its request body is byte for byte what the
+extractor will send, and replaying it goes through the same parsing as a recorded one. Its
+provenance says `reference`, never `recorded`: nobody should mistake it for a model's answer.
+
+After a prompt edit, `rekey_reference_cassettes` re-derives every reference cassette whose
+request changed (keeping its answer); recorded cassettes cannot be re-derived and are reported.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, get_args
+
+import httpx2
+
+from agent.core.errors import PredigestError
+from agent.extract import ExtractionRequest, PromptStamp
+from agent.extract.chunking import estimate_tokens
+from agent.extract.llm.calllog import call_scope
+from agent.extract.llm.cassettes import (
+    Cassette,
+    CassetteIndex,
+    Exchange,
+    answer_message,
+    body_key,
+    canonical_json,
+    describe_differences,
+    request_key,
+    today,
+)
+from agent.extract.llm.client import build_client, create_extraction
+from agent.extract.llm.config import LLMConfig
+from agent.extract.llm.transport import RecordTransport, exchange_response
+from schemas.extraction import FileExtraction
+
+log = logging.getLogger(__name__)
+
+
+def reference_completion(body: dict[str, Any], extraction: FileExtraction, model: str) -> dict[str, Any]:
+    """The chat completion a model would have returned with `extraction` as its answer."""
+    key = body_key(body)
+    arguments = extraction.model_dump_json()
+    message, finish = answer_message(body, arguments, f"call_ref_{key[:12]}")
+    prompt_tokens = estimate_tokens(canonical_json(body))
+    completion_tokens = estimate_tokens(arguments)
+    created = int(dt.datetime.combine(dt.date.today(), dt.time(), tzinfo=dt.UTC).timestamp())
+    return {
+        "id": f"chatcmpl-ref-{key[:12]}",
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def extraction_from_completion(body: Any) -> FileExtraction:
+    """The extraction a stored completion carries (tool-call arguments or message content)."""
+    message = body["choices"][0]["message"]
+    calls = message.get("tool_calls") or []
+    text = calls[0]["function"]["arguments"] if calls else message.get("content") or ""
+    return FileExtraction.model_validate_json(text)
+
+
+class _AnswerTransport(httpx2.BaseTransport):
+    """Answers every request with the reference extraction; never touches the network."""
+
+    def __init__(self, extraction: FileExtraction, model: str) -> None:
+        self._extraction = extraction
+        self._model = model
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        raw = request.read()
+        body = json.loads(raw)
+        answer = reference_completion(body, self._extraction, self._model)
+        return exchange_response(
+            Exchange(
+                key=request_key(raw),
+                method=request.method,
+                path=request.url.path,
+                request_body=body,
+                status=200,
+                response_body=answer,
+                usage=answer["usage"],
+                latency_s=0.0,
+                model=self._model,
+                date=today(),
+            )
+        )
+
+
+class _Captured(Exception):
+    def __init__(self, body: Any) -> None:
+        super().__init__("request captured")
+        self.body = body
+
+
+class _CaptureTransport(httpx2.BaseTransport):
+    """Stops at the first request, keeping its body: what the extractor would send now."""
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        raise _Captured(json.loads(request.read()))
+
+
+def _offline(config: LLMConfig) -> LLMConfig:
+    # the transports here never reach a network, so the client needs no real key
+    return config.with_(backend="replay", api_key="")
+
+
+def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
+    """The body the extractor would send for `request` under `config`, without sending it."""
+    client = build_client(_offline(config), _CaptureTransport())
+    with call_scope(request.doc_path, str(request.prompt)):
+        try:
+            create_extraction(client, request, config, max_retries=0)
+        except Exception as exc:
+            link: BaseException | None = exc
+            while link is not None:
+                if isinstance(link, _Captured):
+                    return link.body
+                link = link.__cause__ or link.__context__
+            raise
+    raise PredigestError("the client sent no request", hint="this is a bug in predigest")
+
+
+def warm_up(config: LLMConfig) -> None:
+    """Do once, sending nothing, what a process's first live call does once: import openai's
+    resources and instructor's OpenAI provider, build the response schema, walk the response
+    model, build openai's completion models (~1 s in all, once per process whatever the
+    evening's size). The load benchmark times it apart from the calls, whose cost it is not."""
+    relevance = get_args(FileExtraction.model_fields["relevance"].annotation)[-1]
+    answer = FileExtraction(relevance=relevance, relevance_reason="-", held="-")
+    messages = ({"role": "system", "content": "warm-up"}, {"role": "user", "content": "warm-up"})
+    request = ExtractionRequest("warm-up.md", messages, PromptStamp("warm-up", "0", "0"))
+    client = build_client(_offline(config), _AnswerTransport(answer, config.model))
+    with call_scope(request.doc_path, str(request.prompt)):
+        create_extraction(client, request, config, max_retries=0)
+
+
+def write_reference_cassette(
+    request: ExtractionRequest, extraction: FileExtraction, config: LLMConfig, note: str = ""
+) -> Path:
+    """Write the cassette that makes `request` replay as `extraction`; returns its path."""
+    index = CassetteIndex(config.cassette_dir)  # an empty index: always write
+    transport = RecordTransport(_AnswerTransport(extraction, config.model), index, kind="reference", note=note)
+    client = build_client(_offline(config), transport)
+    with call_scope(request.doc_path, str(request.prompt)) as call:
+        answer = create_extraction(client, request, config, max_retries=0)
+    if answer.model_dump() != extraction.model_dump():
+        raise PredigestError(
+            f"the reference answer for {request.doc_path} does not survive the client's parsing",
+            hint="check the extraction against schemas/extraction.py",
+        )
+    cassettes = index.all()
+    if len(cassettes) != 1 or not call.cassettes:
+        raise PredigestError("no reference cassette was written", hint="this is a bug in predigest")
+    return cassettes[0].path
+
+
+def rekey_reference_cassettes(
+    cassette_dir: Path, requests_by_doc: dict[str, ExtractionRequest], config: LLMConfig
+) -> list[Path]:
+    """Re-write every reference cassette whose request changed (after a prompt, schema or model
+    edit), keeping its answer and deleting the stale file. Returns the files written.
+
+    Recorded cassettes are never touched: a model's answer to another prompt is not an answer
+    to this one. Each stale one is logged as a warning naming what changed, to be re-recorded.
+    """
+    config = config.with_(cassette_dir=cassette_dir)
+    index = CassetteIndex.load(cassette_dir)
+    written: list[Path] = []
+    for doc, request in requests_by_doc.items():
+        mine = [c for c in index.all() if c.provenance.document == doc]
+        if not mine:
+            continue
+        current = current_request_body(request, config)
+        turns = len(request.messages)
+        stale: list[tuple[Cassette, str]] = []
+        for cassette in mine:
+            body = cassette.exchange.request_body
+            opening = {**body, "messages": body.get("messages", [])[:turns]} if isinstance(body, dict) else body
+            if opening != current:  # a re-ask is current when its opening turns are today's request
+                stale.append((cassette, "; ".join(describe_differences(opening, current))))
+        rekeyable = [
+            (c, why)
+            for c, why in stale
+            if c.provenance.kind == "reference" and len(c.exchange.request_body.get("messages", [])) == turns
+        ]
+        if len(rekeyable) > 1:  # chunks of one document, or one per mode: which is this request's?
+            names = ", ".join(c.path.name for c, _ in rekeyable)
+            log.warning(
+                "%s has %d stale reference cassettes (%s); rekey them one at a time", doc, len(rekeyable), names
+            )
+            rekeyable = []
+        for cassette, why in stale:
+            if (cassette, why) not in rekeyable:
+                todo = {
+                    "recorded": "re-record it with backend 'record'",
+                    "relayed": "a relayed answer is never re-keyed: it replays as stale until new answers are relayed",
+                }.get(cassette.provenance.kind, "write it again with write_reference_cassette")
+                log.warning("%s is stale (%s): %s", cassette.path.name, why, todo)
+                continue
+            extraction = extraction_from_completion(cassette.exchange.response_body)
+            path = write_reference_cassette(request, extraction, config, note=cassette.provenance.note)
+            if path != cassette.path:
+                cassette.path.unlink(missing_ok=True)
+            written.append(path)
+    return written
+
+
+@dataclass(frozen=True)
+class RequestCheck:
+    """How a cassette folder stands against an evening's requests as they are asked today."""
+
+    answered: list[str]  # 'doc' or 'doc part N': answered by the exact request
+    stale: list[tuple[str, str]]  # (doc, prompt stamp): answered only under another prompt (--allow-stale)
+    missing: list[str]  # answered by nothing
+    used: set[Path]  # cassette files these requests replay, re-asks of an answered opening included
+
+
+def check_requests(requests: list[ExtractionRequest], config: LLMConfig) -> RequestCheck:
+    """Sort the requests into answered, stale and missing, and name the files they use."""
+    index = CassetteIndex.load(config.cassette_dir)
+    answered: list[str] = []
+    stale: list[tuple[str, str]] = []
+    missing: list[str] = []
+    used: set[Path] = set()
+    for request in requests:
+        name = request.doc_path + (f" part {request.chunk + 1}" if request.chunks > 1 else "")
+        current = current_request_body(request, config)
+        hit = index.get(body_key(current))
+        if hit is not None:
+            answered.append(name)
+            used.add(hit.path)
+            turns = len(request.messages)
+            for c in index.all():  # the re-asks that continue this very request
+                body = c.exchange.request_body
+                if isinstance(body, dict) and {**body, "messages": body.get("messages", [])[:turns]} == current:
+                    used.add(c.path)
+            continue
+        old = index.stale(request.doc_path, request.chunk)
+        if old is not None:
+            stale.append((name, old.provenance.prompt))
+            used.add(old.path)
+        else:
+            missing.append(name)
+    return RequestCheck(answered, stale, missing, used)

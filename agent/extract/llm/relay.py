@@ -1,0 +1,199 @@
+"""Relayed cassettes: a real model's answers, obtained elsewhere, stored as real HTTP exchanges.
+
+Where no endpoint is reachable, a model's answers to our exact prompt can still be obtained
+outside (someone pastes the printed messages into a model and saves each answer). To make them
+replayable without pretending anything, `relay_answers` starts a small OpenAI-compatible server
+on loopback that returns each saved answer, byte for byte, to the request it answered, and runs
+the real record path against it (openai client + instructor + our transport chain). The
+cassettes it writes say `relayed`, with the model as described by whoever obtained the answers
+and the date they were obtained.
+
+A saved answer only belongs to one request: the one whose messages the model saw. Each request
+is checked against the printed prompt the model was shown (`predigest prompt show` output), and
+a request that differs is refused: after a prompt change the relayed set is replayed as stale
+answers, never re-keyed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from agent.core.errors import PredigestError
+from agent.extract import ExtractionRequest
+from agent.extract.llm.budget import Budget
+from agent.extract.llm.calllog import call_scope
+from agent.extract.llm.cassettes import CassetteIndex, answer_message, body_key
+from agent.extract.llm.client import build_client, create_extraction
+from agent.extract.llm.config import LLMConfig
+from agent.extract.llm.reference import current_request_body
+from agent.extract.llm.retry import RetryPolicy, RetryTransport
+from agent.extract.llm.transport import RecordTransport, network_transport
+from schemas.extraction import FileExtraction
+
+_ROLE_LINE = "--- {} ---"
+
+
+def read_printed_prompt(text: str) -> list[dict[str, str]]:
+    """The messages of a `predigest prompt show` printout: a `# prompt …` header line, then for
+    each message a `--- role ---` line and its content (the printer ends each with a newline)."""
+    lines = text.split("\n")
+    if lines and lines[0].startswith("# prompt "):
+        lines = lines[1:]
+    messages: list[dict[str, str]] = []
+    body: list[str] = []
+    for line in lines:
+        role = _role_of(line)
+        if role:
+            if messages:
+                messages[-1]["content"] = _content(body)
+            messages.append({"role": role, "content": ""})
+            body = []
+        else:
+            body.append(line)
+    if messages:
+        messages[-1]["content"] = _content(body)
+    return messages
+
+
+def _role_of(line: str) -> str:
+    for role in ("system", "user", "assistant", "developer"):
+        if line == _ROLE_LINE.format(role):
+            return role
+    return ""
+
+
+def _content(lines: list[str]) -> str:
+    return "\n".join(lines).removesuffix("\n")
+
+
+@dataclasses.dataclass(frozen=True)
+class RelayedAnswer:
+    """One saved answer: the exact text the model returned, and the messages it was shown."""
+
+    doc_path: str
+    text: str
+    shown: list[dict[str, str]] | None = None  # None: no printout to check the request against
+
+
+def _completion(body: dict[str, Any], text: str, model: str, n: int) -> dict[str, Any]:
+    """The chat completion that carries `text` unchanged, shaped for the request's mode. No
+    `usage`: the tokens the model spent were not reported with the answer."""
+    message, finish = answer_message(body, text, f"call_relay_{n}")
+    return {
+        "id": f"chatcmpl-relay-{n}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+    }
+
+
+@contextmanager
+def _loopback(answers: Mapping[str, str], model: str) -> Iterator[str]:
+    """An OpenAI-compatible server on 127.0.0.1 answering each known request body (by key)
+    with its saved answer, and anything else with 404. Yields its base URL."""
+    served = iter(range(1, 1_000_000))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+            text = answers.get(body_key(body)) if isinstance(body, dict) else None
+            if text is None:
+                status, reply = 404, {"error": {"message": "no saved answer for this request"}}
+            else:
+                status, reply = 200, _completion(body, text, model, next(served))
+            payload = json.dumps(reply, ensure_ascii=False).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def relay_answers(
+    requests: Sequence[ExtractionRequest],
+    answers: Sequence[RelayedAnswer],
+    config: LLMConfig,
+    *,
+    model: str,
+    date: str,
+    note: str = "",
+) -> list[Path]:
+    """Write one `relayed` cassette per answer into `config.cassette_dir`; returns their paths.
+
+    Every answer must be a valid `FileExtraction` and every request must be exactly the one the
+    model was shown (when its printout is given); otherwise nothing is written."""
+    by_doc = {r.doc_path: r for r in requests}
+    problems = [f"{a.doc_path}: not a document of the evening" for a in answers if a.doc_path not in by_doc]
+    parsed: dict[str, FileExtraction] = {}
+    for a in answers:
+        try:
+            parsed[a.doc_path] = FileExtraction.model_validate_json(a.text)
+        except ValueError as e:
+            problems.append(f"{a.doc_path}: the answer is not a FileExtraction ({str(e).splitlines()[0]})")
+        request = by_doc.get(a.doc_path)
+        if request is not None and a.shown is not None and list(request.messages) != a.shown:
+            problems.append(f"{a.doc_path}: {_message_difference(a.shown, list(request.messages))}")
+    if problems:
+        raise PredigestError(
+            "cannot relay these answers: " + "; ".join(problems),
+            hint="a saved answer only belongs to the exact request its model was shown; relay with the prompt "
+            "it answered (check `predigest prompt show`), or obtain new answers",
+        )
+    offline = config.with_(api_key="relay-loopback", cache_dir=None, max_validation_retries=0)
+    keyed = {body_key(current_request_body(by_doc[a.doc_path], offline)): a.text for a in answers}
+    written: list[Path] = []
+    with _loopback(keyed, model) as url:
+        live = offline.with_(backend="record", base_url=url)
+        index = CassetteIndex(config.cassette_dir)
+        budget = Budget(live)
+        chain = RetryTransport(network_transport(url), RetryPolicy.from_config(live), budget, model)
+        transport = RecordTransport(chain, index, kind="relayed", note=note, date=date)
+        client = build_client(live, transport)
+        for a in answers:
+            request = by_doc[a.doc_path]
+            with call_scope(request.doc_path, str(request.prompt)) as call:
+                got = create_extraction(client, request, live, max_retries=0)
+            if got.model_dump() != parsed[a.doc_path].model_dump() or len(call.cassettes) != 1:
+                raise PredigestError(
+                    f"the relayed answer for {a.doc_path} did not come back through the client unchanged",
+                    hint="this is a bug in predigest",
+                )
+            written.append(config.cassette_dir / call.cassettes[0])
+    return written
+
+
+def _message_difference(shown: list[dict[str, str]], sent: list[dict[str, str]]) -> str:
+    """Where the request we would send departs from what the model was shown."""
+    if [m.get("role") for m in shown] != [m.get("role") for m in sent]:
+        return f"the model was shown {len(shown)} message(s), the request has {len(sent)}"
+    for old, new in zip(shown, sent, strict=True):
+        a, b = old.get("content", ""), new.get("content", "")
+        if a != b:
+            i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+            return f"the {new['role']} message differs at char {i}: shown {a[i : i + 30]!r}, request {b[i : i + 30]!r}"
+    return "the messages differ"

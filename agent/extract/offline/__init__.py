@@ -1,0 +1,1 @@
+"""The offline extractor: answers from a document's own structure, with no model."""

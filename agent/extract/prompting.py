@@ -1,0 +1,155 @@
+"""Prompt templates as files: versioned, hashed, rendered strictly, inspectable.
+
+A template is Markdown with front matter (`name`, `version`) and two sections, `## system` and
+`## user`, holding `{{variable}}` placeholders. A placeholder without a value is an error, not
+an empty string: a silently blank anchor list would change what the model judges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from agent.core.errors import PromptError
+from agent.core.settings import LLMSettings
+from agent.extract import ExtractionRequest, PromptStamp
+from agent.extract.chunking import split_sections
+from agent.plan.anchors import Anchor, AnchorRegistry
+from agent.plan.workspace import Workspace
+from schemas.documents import SourceDoc
+from schemas.extraction import FileExtraction
+
+# The templates ship with the package (`prompts` is package data), so a wheel or pipx install finds them.
+PROMPTS_DIR = Path(str(resources.files("prompts")))
+_VAR = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+_FRONT = re.compile(r"^---\n(.*?)\n---\n", re.S)
+
+
+@dataclass(frozen=True)
+class Template:
+    stamp: PromptStamp
+    system: str
+    user: str
+    path: Path
+
+    @property
+    def variables(self) -> set[str]:
+        return set(_VAR.findall(self.system)) | set(_VAR.findall(self.user))
+
+    def render(self, values: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+        """The system and user messages with every placeholder filled."""
+        missing = sorted(self.variables - values.keys())
+        if missing:
+            raise PromptError(
+                f"prompt {self.stamp} needs {', '.join(missing)} but got no value for it",
+                hint=f"pass it, or remove the placeholder from {self.path}",
+            )
+
+        def fill(s: str) -> str:
+            return _VAR.sub(lambda m: values[m.group(1)], s)
+
+        return {"role": "system", "content": fill(self.system)}, {"role": "user", "content": fill(self.user)}
+
+
+def schema_hash() -> str:
+    """Content hash of the extraction schema, so records can tell a schema change from a prompt change."""
+    text = json.dumps(FileExtraction.model_json_schema(), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def load_template(name: str = "extract", directory: Path = PROMPTS_DIR) -> Template:
+    return load_template_file(directory / f"{name}.md", name)
+
+
+def load_template_file(path: Path, name: str = "") -> Template:
+    """A template from any file: a prompt variant beside prompts/extract.md names itself in its header."""
+    name = name or Path(path).stem
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise PromptError(f"prompt template {path} cannot be read: {e}", hint="restore it from git") from e
+    front = _FRONT.match(raw)
+    meta = dict(re.findall(r"^(\w+):\s*(.+?)\s*$", front.group(1), re.M)) if front else {}
+    if "version" not in meta:
+        raise PromptError(f"{path} has no `version:` in its front matter", hint="add ---\\nname: …\\nversion: 1\\n---")
+    body = raw[front.end() :] if front else raw
+    parts = re.split(r"^## (system|user)\s*$", body, flags=re.M)
+    sections = dict(zip(parts[1::2], (p.strip("\n") for p in parts[2::2]), strict=False))
+    if set(sections) != {"system", "user"}:
+        raise PromptError(
+            f"{path} must have exactly a '## system' and a '## user' section", hint="see prompts/extract.md"
+        )
+    digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
+    return Template(
+        PromptStamp(meta.get("name", name), meta["version"], digest, schema_hash()),
+        sections["system"],
+        sections["user"],
+        path,
+    )
+
+
+# --- requests for documents ---------------------------------------------------------------------
+
+
+_FENCE = re.compile(r"<(\s*/?\s*)(document)", re.I)
+
+
+def contain(text: str) -> str:
+    """The document cannot open or close the prompt's `<document>` fence from inside: a zero-width
+    joiner goes into any such tag it contains. Deterministic, and a document without one is sent
+    unchanged, so cassette keys stay stable."""
+    return _FENCE.sub(lambda m: f"<\u200d{m.group(1)}{m.group(2)}", text)
+
+
+def format_anchors(anchors: list[Anchor]) -> str:
+    if not anchors:
+        return "(none that match this document)"
+    lines = []
+    for a in anchors:
+        key = f"arXiv {a.display_id or a.key}" if a.kind == "arxiv" else a.key
+        what = "" if a.kind == "subject" else f" · {a.label[:70]}"
+        lines.append(f"- [{a.kind}] {key}{what} · {a.when}")
+    return "\n".join(lines)
+
+
+def build_requests(
+    docs: list[SourceDoc],
+    registry: AnchorRegistry,
+    ws: Workspace,
+    topic: str,
+    template: Template,
+    llm: LLMSettings | None = None,
+) -> list[ExtractionRequest]:
+    """One request per document, or per part of a long one, at most `max_parts` per document: a
+    request's `chunks` keeps the true number of parts, so the parts not sent can be reported."""
+    t = ws.topic(topic)
+    llm = llm or ws.config.llm
+    budget = llm.chunk_tokens
+    base = {
+        "topic": topic,
+        "profile": t.profile.strip() or f"Everything about {topic}.",
+        "adjacent": t.adjacent.strip() or "(not configured)",
+        "living": t.living,
+        "sections": "\n".join(f"- {s}" for s in registry.sections) or "(the living document has no § sections yet)",
+        "date": registry.date.isoformat(),
+        "open_items": "\n".join(f"- {o.item.title}（since {o.origin}）" for o in registry.open_items) or "(none)",
+    }
+    requests = []
+    for doc in docs:
+        chunks = split_sections(doc.text, budget)
+        for i, chunk in enumerate(chunks[: llm.max_parts]):
+            values = {
+                **base,
+                "doc_path": doc.path,
+                "doc_kind": doc.kind,
+                "chunk_note": f", part {i + 1} of {len(chunks)}" if len(chunks) > 1 else "",
+                "anchors": format_anchors(registry.relevant_to(chunk)),
+                "document": contain(chunk.strip()),
+            }
+            system, user = template.render(values)
+            requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks)))
+    return requests

@@ -1,0 +1,349 @@
+"""Workspace → SourceDocs: every file placed in time, classified, and judged in or out.
+
+The window is (date-1 22:00, date 22:00] in the workspace timezone, so the evening's own 22:00
+queue snapshot belongs to it and every file belongs to exactly one evening. A file's time comes
+from its name; a date-only name counts as inside its own date's window.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agent.core.errors import WorkspaceError
+from agent.plan.workspace import Workspace
+from schemas.documents import DocKind, SourceDoc
+
+_DATED = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<hhmm>\d{4}))?(?:-(?P<slug>.+))?\.md$")
+_CARD = re.compile(r"^(?P<hhmm>\d{4})-(?P<yymm>\d{4})[-.](?P<num>\d{4,5})\.md$")
+_FRONT_DATE = re.compile(r"^date:\s*[\"']?(\d{4}-\d{2}-\d{2})", re.M)
+BRIEFING_SUFFIX = "-e1prep"
+
+
+@dataclass(frozen=True)
+class Window:
+    start: dt.datetime  # exclusive
+    end: dt.datetime  # inclusive
+    date: dt.date
+
+    def contains(self, ts: dt.datetime) -> bool:
+        return self.start < ts <= self.end
+
+    def __str__(self) -> str:
+        return f"{self.start:%Y-%m-%d %H:%M} ~ {self.end:%Y-%m-%d %H:%M}"
+
+
+def evening_window(ws: Workspace, date: dt.date) -> Window:
+    hh, mm = (int(x) for x in ws.config.workspace.window_end.split(":"))
+    end = dt.datetime.combine(date, dt.time(hh, mm), tzinfo=ws.tz)
+    return Window(start=end - dt.timedelta(days=1), end=end, date=date)
+
+
+def evening_of(ts: dt.datetime, window: Window) -> dt.date:
+    """The evening a time belongs to: the date whose window (date-1 end, date end] holds it."""
+    days_after = -((window.end - ts) // dt.timedelta(days=1))  # ceil((ts - end) / 1 day)
+    return window.date + dt.timedelta(days=days_after)
+
+
+def scan(ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True) -> list[SourceDoc]:
+    """Every Markdown file of the workspace, judged for `topic` on the evening of `date`."""
+    ws.topic(topic)  # a missing topic is an error before anything is read
+    window = evening_window(ws, date)
+    w = ws.config.workspace
+    docs: list[SourceDoc] = []
+    homes = _real_homes(ws)
+    seen = _Seen()
+    for path in _files(ws.inbox(), depth=2):
+        docs.append(_checked(ws, path, homes, seen, "report", window) or _inbox_doc(ws, path, topic, window))
+    for path in _files(ws.root / w.paper_cards_dir, depth=None):
+        docs.append(_checked(ws, path, homes, seen, "paper_card", window) or _card_doc(ws, path, window))
+    for path in _files(ws.root / w.queue_dir, depth=1):
+        docs.append(_checked(ws, path, homes, seen, "queue", window) or _dated_doc(ws, path, "queue", window))
+    living = ws.living_path(topic)
+    if not living.is_file():
+        raise WorkspaceError(
+            f"the living document {living} is missing",
+            hint=f"create it, or fix topics.{topic}.living in predigest.toml",
+        )
+    docs.append(
+        SourceDoc(path=_rel(ws, living), kind="living", topic=topic, read=True, reason=f"living document of {topic}")
+    )
+    if with_text:
+        docs = [_with_text(ws, d) if d.read else d for d in docs]
+    return docs
+
+
+SOURCE_KINDS = ("report", "paper_card", "queue", "adjacent")
+
+
+def sources(docs: list[SourceDoc]) -> list[SourceDoc]:
+    """The documents that get an extraction call: tonight's reports, cards, queue and adjacent briefings."""
+    return [d for d in docs if d.read and d.kind in SOURCE_KINDS]
+
+
+def unreadable(docs: list[SourceDoc]) -> list[SourceDoc]:
+    """Tonight's sources that could not be read: the briefing names them rather than lose them."""
+    return [d for d in docs if d.in_window and not d.read and d.reason.startswith(UNREADABLE)]
+
+
+UNREADABLE = "unreadable:"
+
+
+def _with_text(ws: Workspace, doc: SourceDoc) -> SourceDoc:
+    """A source that cannot be read (not UTF-8, no permission) is set aside with the reason, and
+    the evening goes on; an empty one costs no call. A baseline or the living document must be
+    readable, or the anchors would be wrong."""
+    try:
+        text = _read(ws.root / doc.path)
+    except WorkspaceError as e:
+        if doc.kind not in SOURCE_KINDS:
+            raise
+        return doc.model_copy(update={"read": False, "reason": f"{UNREADABLE} {e.message} — {e.hint}"})
+    if not text.strip() and doc.kind in SOURCE_KINDS:
+        return doc.model_copy(update={"read": False, "reason": f"{UNREADABLE} empty file (no call made)"})
+    return doc.model_copy(update={"text": text})
+
+
+# --- every file under the inbox is read or listed with its reason -----------------------------------
+
+
+def _files(folder: Path, depth: int | None) -> list[Path]:
+    """Every entry `depth` levels below `folder` (any depth when None), files or not, without
+    following symlinked folders below it (a loop must not hang the scan)."""
+    if not folder.is_dir():
+        return []
+    found: list[Path] = []
+    level = [folder]
+    n = 0
+    while level and (depth is None or n < depth):
+        n += 1
+        nxt: list[Path] = []
+        for d in level:
+            try:
+                entries = sorted(d.iterdir())
+            except OSError:
+                continue
+            for e in entries:
+                if e.name.startswith("."):
+                    continue
+                last = depth is not None and n == depth
+                if e.is_dir() and not e.is_symlink() and not e.name.endswith(".md") and not last:
+                    nxt.append(e)
+                elif last or not e.is_dir() or e.is_symlink() or e.name.endswith(".md"):
+                    found.append(e)
+        level = nxt
+    return found
+
+
+def _real_homes(ws: Workspace) -> list[Path]:
+    """Where a file may really live: the workspace, and each of its folders wherever a symlink puts it."""
+    w = ws.config.workspace
+    dirs = [ws.root, ws.inbox(), ws.root / w.paper_cards_dir, ws.root / w.queue_dir, ws.root / w.living_dir]
+    return [d.resolve() for d in dirs if d.exists()]
+
+
+def _checked(
+    ws: Workspace, path: Path, homes: list[Path], seen: _Seen, kind: DocKind, window: Window
+) -> SourceDoc | None:
+    """A `SourceDoc` that says why this entry is not read, or None when it is a plain Markdown file."""
+    why = _problem(path, homes, seen, _rel(ws, path))
+    if why is None:
+        return None
+    # placed in time by its name where it has one, so that one inside the window is named in the briefing
+    stand_in = path.with_name(Path(path.name).stem + ".md") if path.suffix != ".md" else path
+    if kind == "paper_card":
+        m = _CARD.match(stand_in.name)
+        date = _folder_date(path.parent.name)
+        placed = _judge(ws, path, kind, window, date, m.group("hhmm"), "") if m and date else None
+    else:
+        placed = _dated_doc(ws, stand_in, kind, window, agent=path.parent.name if kind == "report" else "")
+    in_window = bool(placed and placed.in_window)
+    return SourceDoc(
+        path=_rel(ws, path),
+        kind=kind,
+        agent=path.parent.name if kind == "report" else "",
+        timestamp=placed.timestamp if placed else None,
+        in_window=in_window,
+        reason=why,
+    )
+
+
+@dataclass
+class _Seen:
+    """The files taken so far, by their real path, and the real path of each folder they are in."""
+
+    files: dict[Path, str] = field(default_factory=dict)
+    folders: dict[Path, Path] = field(default_factory=dict)
+
+    def real(self, path: Path) -> Path:
+        """`path.resolve()` of a path that is not a symlink itself: its folder's real path, found
+        once per folder (resolving walks every component of the path, for each of hundreds of
+        files), and its name."""
+        folder = self.folders.get(path.parent)
+        if folder is None:
+            folder = self.folders[path.parent] = path.parent.resolve()
+        return folder / path.name
+
+
+def _problem(path: Path, homes: list[Path], seen: _Seen, rel: str) -> str | None:
+    link = path.is_symlink()
+    if link:
+        try:
+            target = path.resolve(strict=True)
+        except FileNotFoundError:
+            return f"{UNREADABLE} dangling symlink (not followed)"
+        except (RuntimeError, OSError):
+            return f"{UNREADABLE} symlink loop (not followed)"
+        if not any(target.is_relative_to(h) for h in homes):
+            return f"{UNREADABLE} symlink out of the workspace (not followed)"
+    if path.is_dir():
+        return f"{UNREADABLE} a folder, not a file"
+    if path.suffix.lower() != ".md":
+        return f"{UNREADABLE} not a Markdown file ({path.suffix or 'no suffix'})"
+    real = path.resolve() if link else seen.real(path)
+    if real in seen.files:
+        return f"duplicate: the same file as {seen.files[real]} (read once)"
+    seen.files[real] = rel
+    return None
+
+
+def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceDoc:
+    agent = path.parent.name
+    m = _DATED.match(path.name)
+    slug = (m.group("slug") or "") if m else ""
+    if not m or not slug.endswith(BRIEFING_SUFFIX):
+        return _dated_doc(ws, path, "report", window, agent=agent)
+    btopic = slug.removesuffix(BRIEFING_SUFFIX)
+    bdate = dt.date.fromisoformat(m.group("date"))
+    base = {
+        "path": _rel(ws, path),
+        "agent": agent,
+        "topic": btopic,
+        "date_only": m.group("hhmm") is None,
+        "timestamp": _stamp(ws, bdate, m.group("hhmm")),
+    }
+    if btopic == topic:
+        if bdate < window.date:
+            return SourceDoc(**base, kind="baseline", read=True, reason=f"earlier {topic} briefing ({bdate}): anchors")
+        why = (
+            "tonight's own briefing: an output, not an input" if bdate == window.date else "a later evening's briefing"
+        )
+        return SourceDoc(**base, kind="baseline", reason=why)
+    if bdate == window.date:
+        return SourceDoc(
+            **base,
+            kind="adjacent",
+            in_window=True,
+            read=True,
+            reason=f"same-evening {btopic} briefing: adjacent reference",
+        )
+    return SourceDoc(**base, kind="adjacent", reason=f"{btopic} briefing of another evening ({bdate})")
+
+
+def _dated_doc(ws: Workspace, path: Path, kind: DocKind, window: Window, agent: str = "") -> SourceDoc:
+    m = _DATED.match(path.name)
+    if not m:
+        return SourceDoc(
+            path=_rel(ws, path),
+            kind=kind,
+            agent=agent,
+            reason="name has no YYYY-MM-DD[-HHMM] prefix: cannot place it in an evening",
+        )
+    date = dt.date.fromisoformat(m.group("date"))
+    return _judge(ws, path, kind, window, date, m.group("hhmm"), agent)
+
+
+def _card_doc(ws: Workspace, path: Path, window: Window) -> SourceDoc:
+    m = _CARD.match(path.name)
+    date = _folder_date(path.parent.name) or _front_matter_date(path)
+    if not m or date is None:
+        return SourceDoc(
+            path=_rel(ws, path),
+            kind="paper_card",
+            reason="paper card without HHMM-YYMM-NNNNN name or a date (folder or front matter)",
+        )
+    return _judge(ws, path, "paper_card", window, date, m.group("hhmm"), "")
+
+
+def _judge(
+    ws: Workspace, path: Path, kind: DocKind, window: Window, date: dt.date, hhmm: str | None, agent: str
+) -> SourceDoc:
+    ts = _stamp(ws, date, hhmm)
+    if hhmm is None:
+        inside = date == window.date
+        why = (
+            "date-only name: counts as inside its date's window"
+            if inside
+            else f"date-only name of {date}: another evening"
+        )
+    else:
+        inside = window.contains(ts)
+        why = (
+            "inside the window"
+            if inside
+            else f"{ts:%m-%d %H:%M} is {'before' if ts <= window.start else 'after'} the window: "
+            f"it belongs to the evening of {evening_of(ts, window)}"
+        )
+    return SourceDoc(
+        path=_rel(ws, path),
+        kind=kind,
+        agent=agent,
+        timestamp=ts,
+        date_only=hhmm is None,
+        in_window=inside,
+        read=inside,
+        reason=why,
+    )
+
+
+def _stamp(ws: Workspace, date: dt.date, hhmm: str | None) -> dt.datetime:
+    t = dt.time(int(hhmm[:2]), int(hhmm[2:])) if hhmm else dt.time(0, 0)
+    return dt.datetime.combine(date, t, tzinfo=ws.tz)
+
+
+def _folder_date(name: str) -> dt.date | None:
+    try:
+        return dt.date.fromisoformat(name)
+    except ValueError:
+        return None
+
+
+def _front_matter_date(path: Path) -> dt.date | None:
+    try:
+        head = _read(path)[:2000]
+    except WorkspaceError:
+        return None
+    m = _FRONT_DATE.search(head)
+    return dt.date.fromisoformat(m.group(1)) if m else None
+
+
+def _read(path: Path) -> str:
+    """The file's text, without a UTF-8 byte-order mark (an editor's, not the author's).
+
+    What `path.read_text(encoding="utf-8")` gives, line ends made '\\n' as its universal newlines
+    make them, at two thirds of the cost: the bytes decoded in one call, and the line ends
+    replaced only in a file that has a '\\r' (tests/test_fast_paths.py holds the two equal)."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return text.removeprefix("\ufeff")
+    except UnicodeDecodeError as e:
+        raise WorkspaceError(
+            f"not UTF-8 text ({e.reason} at byte {e.start}): {path.name}",
+            hint="re-save it as UTF-8, or move it out of the workspace",
+        ) from e
+    except OSError as e:
+        raise WorkspaceError(
+            f"cannot read {path.name}: {e.strerror or e}", hint="check its permissions, or move it out of the workspace"
+        ) from e
+
+
+def _rel(ws: Workspace, path: Path) -> str:
+    """The path as found under the workspace (not where a symlink leads)."""
+    try:
+        return path.relative_to(ws.root).as_posix()
+    except ValueError:
+        return path.resolve().relative_to(ws.root).as_posix()

@@ -1,0 +1,130 @@
+"""Where the briefing goes, checked before the first call, and how its files are put down.
+
+The three files of a run (`.md`, `.json`, `.calls.jsonl`) are one unit: all are written to
+temporary files first, then renamed into place; if anything fails, the previous set is restored
+and no temporary file stays. An output path that is one of the workspace's inputs (a report, a
+card, a baseline, the living document) is refused whatever `--force` says.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from agent.core.errors import OutputExists, PredigestError
+from agent.core.labels import ZH
+from agent.plan.workspace import Workspace
+from schemas.documents import SourceDoc
+
+SUFFIXES = (".md", ".json", ".calls.jsonl")
+
+
+def out_path_for(ws: Workspace, out: Path | None, date: dt.date, topic: str) -> Path:
+    """`--out x.md` is the file; any other `--out` is a folder (existing or not) to write into;
+    no `--out` is the workspace's own inbox folder, where tomorrow's run reads it as a baseline."""
+    name = f"{date.isoformat()}-{topic}-e1prep.md"
+    if out is None:
+        return ws.own_inbox() / name
+    path = Path(out).expanduser().absolute()
+    return path if path.suffix == ".md" else path / name
+
+
+def check_out(out: Path, ws: Workspace, docs: Sequence[SourceDoc], own: Path, *, force: bool) -> None:
+    """Refuse, before anything is spent, an output that would replace an input, a file of another
+    kind, or an existing briefing without --force; and a folder that cannot be written. Every
+    Markdown file of the workspace is some evening's input, except tonight's own briefing `own`."""
+    targets = [out.with_suffix(".json"), out.with_suffix(".calls.jsonl"), out]
+    inputs = {_real(ws.root / d.path) for d in docs} - {_real(own)}
+    for t in targets:
+        if _real(t) in inputs:
+            raise PredigestError(
+                f"--out {t} is an input of the workspace ({_real(t).relative_to(ws.root)})",
+                hint="write the briefing somewhere else, e.g. --out out/",
+            )
+    if out.is_dir():
+        raise PredigestError(f"{out} is a folder, not a briefing file", hint="pass the folder itself as --out")
+    if out.exists():
+        if not _looks_like_briefing(out):
+            raise PredigestError(
+                f"{out} exists and is not a briefing: refusing to replace it",
+                hint="choose another --out; predigest only replaces its own briefings",
+            )
+        if not force:
+            raise OutputExists(f"{out} already exists", hint="pass --force to replace it, or --out for another path")
+    folder = _nearest_existing(out.parent)
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise PredigestError(f"cannot write into {out.parent} ({folder} is not a writable folder)", hint="pick --out")
+
+
+def _real(path: Path) -> Path:
+    """Where a path really leads; a symlink loop leads nowhere, so it stands for itself."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
+
+
+def _looks_like_briefing(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as f:
+            head = f.readline()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return ZH.title_kind in head
+
+
+def _nearest_existing(path: Path) -> Path:
+    while not path.exists() and path.parent != path:
+        path = path.parent
+    return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_set(files: Mapping[Path, str], *, force: bool, guarded: Path) -> None:
+    """Write every file of `files` or none. `guarded` (the briefing) is never replaced without
+    `force`, even if it appeared while the run was working."""
+    if not force and guarded.exists():
+        raise OutputExists(f"{guarded} appeared while the run was writing", hint="pass --force to replace it")
+    mode = 0o666 & ~_umask()
+    temps: dict[Path, str] = {}
+    backups: dict[Path, str] = {}
+    done: list[Path] = []
+    try:
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            temps[path] = tmp
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(tmp, mode)
+        for path in files:
+            if path.exists():
+                backup = f"{temps[path]}.old"
+                os.link(path, backup)
+                backups[path] = backup
+        for path in files:
+            os.replace(temps[path], path)
+            del temps[path]
+            done.append(path)
+    except OSError as e:
+        for path in done:  # put the previous set back as it was
+            if path in backups:
+                os.replace(backups.pop(path), path)
+            else:
+                os.unlink(path)
+        raise PredigestError(
+            f"cannot write {next(iter(files))}: {e}; the previous files are unchanged",
+            hint="check the folder is writable and the disk has room",
+        ) from e
+    finally:
+        for leftover in [*temps.values(), *backups.values()]:
+            if os.path.exists(leftover):
+                os.unlink(leftover)

@@ -1,0 +1,694 @@
+"""Markdown → Briefing: reads ours, other agents' and the seed, messy parts included.
+
+What real briefings do that this tolerates: `#`/`**` decoration on block headers, fullwidth and
+halfwidth colons and parentheses, 要点 flattened onto one line (`要点： - a - b 1. c`), numbered
+steps written unindented under the bullet they belong to, optional lines left out, a footer of
+several lines. What it refuses: a file without the seven blocks in order — the error names the
+first block it could not find and the line where it stopped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from agent.core.errors import ParseError
+from agent.core.labels import CIRCLED, ZH, Labels
+from schemas.briefing import (
+    ArxivRow,
+    Briefing,
+    Credibility,
+    Increment,
+    KeyPoint,
+    NoIncrementNote,
+    PriorityRow,
+    SourceRef,
+    SourceRow,
+    StatusSummary,
+    VerifyItem,
+)
+
+COLON = "[：:]"
+_M = TypeVar("_M", bound=BaseModel)
+_DECOR = re.compile(r"^[#>\s]*(?:\*\*)?\s*|\s*(?:\*\*)?\s*$")
+
+
+class _Line:
+    """One line of the file; `text` is stripped once here, as every block reader reads it
+    (a plain class with slots: a hundred baselines are tens of thousands of lines)."""
+
+    __slots__ = ("no", "raw", "text")
+
+    def __init__(self, no: int, raw: str) -> None:
+        self.no = no  # 1-based line number in the file
+        self.raw = raw
+        self.text = raw.strip()
+
+
+_T = TypeVar("_T")
+
+
+def parse(text: str, path: str = "", labels: Labels = ZH, *, lenient: bool = False) -> Briefing:
+    """Read one briefing. `path` only decorates error messages.
+
+    `lenient` is for other agents' briefings, which write their blocks loosely: a missing or
+    out-of-order block is read as empty, and a block that does not parse is left empty rather
+    than stopping the run. Our own baselines are read strictly: they carry the anchors."""
+    topic, date, blocks = _blocks(text, path, labels, lenient=lenient)
+    summary_lines, src, inc, ver, arx, noinc, prio = blocks
+
+    def part(read: Callable[[], _T], empty: _T) -> _T:
+        try:
+            return read()
+        except (ParseError, ValueError):
+            if not lenient:
+                raise
+            return empty
+
+    increments = part(lambda: _increments(inc, path, labels), [])
+    intro, notes = part(lambda: _no_increment(noinc), ("", []))
+    priorities, footer = part(lambda: _priorities(prio), ([], ""))
+    return Briefing(
+        topic=topic,
+        date=date,
+        summary=part(
+            lambda: _summary(summary_lines, len(increments), labels),
+            StatusSummary(increment_count=0, count_note="", window=""),
+        ),
+        sources=part(lambda: [_source_row(c) for c in _table_rows(src)], []),
+        increments=increments,
+        to_verify=part(lambda: _verify(ver, path, labels), []),
+        arxiv_rows=part(lambda: [_arxiv_row(c, date, labels) for c in _table_rows(arx)], []),
+        no_increment_intro=intro,
+        no_increment=notes,
+        priorities=priorities,
+        footer=footer,
+    )
+
+
+def _blocks(text: str, path: str, labels: Labels, *, lenient: bool) -> tuple[str, dt.date, list[list[_Line]]]:
+    """The title's topic and date, and the lines of each of the seven blocks."""
+    lines = [_Line(i, raw) for i, raw in enumerate(text.splitlines(), 1)]
+    body = [ln for ln in lines if ln.text and not _is_none_marker(ln.text)]
+    if not body:
+        raise ParseError("the file is empty", block="title", line_no=1, line="", path=path)
+    topic, date = _title(body[0], path, labels)
+    split = _loose_blocks if lenient else _split_blocks
+    return topic, date, split(body[1:], path, labels, after=body[0])
+
+
+_NONE = re.compile(r"^[-*•\s]*[（(]?\s*(无|暂无|none|n/?a)\s*[）)]?[。.]?\s*$", re.I)
+
+
+def _is_none_marker(text: str) -> bool:
+    """An empty block as agents write it: 无, （无）, - 无, 暂无, none, N/A."""
+    return bool(_NONE.match(text))
+
+
+def _loose_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -> list[list[_Line]]:
+    """Blocks by their headers wherever they stand; a missing block is empty, a repeated one is
+    read once."""
+    names = _block_names(labels)
+    starts: dict[int, int] = {}
+    for idx, pos in _headers(lines, names):
+        if idx not in starts:
+            starts[idx] = pos
+    bounds = [*sorted(starts.values()), len(lines)]
+    out: list[list[_Line]] = []
+    for i in range(len(names)):
+        if i not in starts:
+            out.append([])
+            continue
+        begin = starts[i]
+        end = next(b for b in bounds if b > begin)
+        out.append(lines[begin + 1 : end])
+    return out
+
+
+# --- blocks ---------------------------------------------------------------------------------
+
+
+def _block_names(labels: Labels) -> list[str]:
+    return [
+        labels.summary,
+        labels.sources,
+        labels.increments,
+        labels.to_verify,
+        labels.arxiv_table,
+        labels.no_increment,
+        labels.priorities,
+    ]
+
+
+def _undecorated(text: str) -> str:
+    """`text` without Markdown decoration at its ends; most lines have none, and skip the regex."""
+    if text and not (text[0] in "#>*" or text[0].isspace() or text[-1] == "*" or text[-1].isspace()):
+        return text
+    return _DECOR.sub("", text)
+
+
+@functools.lru_cache(maxsize=8)
+def _header_start(names: tuple[str, ...]) -> re.Pattern[str]:
+    """What every header line starts with: the characters `_DECOR` may strip from a line's start
+    (any whitespace among them), then a block's numeral ('一、') or its name ('状态摘要')."""
+    starts = (name.partition("、")[0] + "、" if "、" in name else name for name in names)
+    return re.compile(rf"[#>*\s]*(?:{'|'.join(map(re.escape, starts))})")
+
+
+def _headers(lines: list[_Line], names: list[str]) -> Iterator[tuple[int, int]]:
+    """(block index, position) of each header line, in order. Most lines start otherwise, which
+    one regex tells without a call per line."""
+    start = _header_start(tuple(names))
+    for pos, ln in enumerate(lines):
+        if start.match(ln.raw) and (idx := _header_of(ln, names)) is not None:
+            yield idx, pos
+
+
+def _header_of(line: _Line, names: list[str]) -> int | None:
+    """Which block header a line is: '一、…' by its numeral, 状态摘要 by its name."""
+    t = _undecorated(line.text)
+    for i, name in enumerate(names):
+        numeral, sep, _ = name.partition("、")
+        if (sep and t.startswith(numeral + sep)) or (not sep and t.rstrip("：:") == name):
+            return i
+    return None
+
+
+def _split_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -> list[list[_Line]]:
+    names = _block_names(labels)
+    found = list(_headers(lines, names))  # (block index, position in lines)
+    for expected, name in enumerate(names):
+        if expected < len(found) and found[expected][0] == expected:
+            continue
+        # The expected header is missing here: say so at the line where it should have been.
+        if expected < len(found):
+            at = lines[found[expected][1]]
+            got = names[found[expected][0]]
+            msg = f"expected block {name!r} but found {got!r}" + (
+                " (out of order)" if found[expected][0] > expected and any(i == expected for i, _ in found) else ""
+            )
+        else:
+            at = lines[found[-1][1]] if found else after
+            msg = f"block {name!r} not found"
+        raise ParseError(msg, block=name, line_no=at.no, line=at.raw, path=path)
+    extra = found[len(names) :]
+    if extra:
+        at = lines[extra[0][1]]
+        raise ParseError(
+            f"block {names[extra[0][0]]!r} appears twice",
+            block=names[extra[0][0]],
+            line_no=at.no,
+            line=at.raw,
+            path=path,
+        )
+    bounds = [pos for _, pos in found] + [len(lines)]
+    return [lines[bounds[i] + 1 : bounds[i + 1]] for i in range(len(names))]
+
+
+def _title(line: _Line, path: str, labels: Labels) -> tuple[str, dt.date]:
+    t = _undecorated(line.text)
+    m = re.match(rf"^(.+?)\s*[·•]\s*{re.escape(labels.title_kind)}\s*[(（](\d{{4}}-\d{{2}}-\d{{2}})[)）]", t)
+    if not m:
+        raise ParseError(
+            f"the first line is not a briefing title ('<topic>{labels.title_sep}{labels.title_kind}(YYYY-MM-DD)')",
+            block="title",
+            line_no=line.no,
+            line=line.raw,
+            path=path,
+        )
+    return m.group(1).strip(), dt.date.fromisoformat(m.group(2))
+
+
+# --- 状态摘要 -----------------------------------------------------------------------------------
+
+
+def _summary(lines: list[_Line], n_increments: int, L: Labels) -> StatusSummary:
+    count, note, window, heads, new, cont = n_increments, "", "", [], [], "0"
+    for ln in lines:
+        t = _strip_bullet(ln.text)
+        if m := re.match(rf"{L.count}\s*{COLON}\s*(\d+)\s*{L.count_unit}\s*(?:[（(](.*)[）)])?\s*$", t):
+            count = int(m.group(1))
+            inner = (m.group(2) or "").strip()
+            if inner.endswith(L.window_suffix):
+                head, _, win = inner.rpartition("；")
+                note, window = head.strip(), win.removesuffix(L.window_suffix).strip()
+            else:
+                note = inner
+        elif m := re.match(rf"{L.headlines}\s*{COLON}\s*(.*)$", t):
+            heads = [h.strip() for h in re.split(f"[{CIRCLED}]", m.group(1)) if h.strip()]
+        elif m := re.match(rf"{L.arxiv_tally}\s*{COLON}\s*(.*)$", t):
+            rest = m.group(1)
+            if n := re.search(rf"{L.arxiv_new}\s*\d+\s*{L.arxiv_new_unit}\s*[（(]([^）)]*)[）)]", rest):
+                new = [x.strip() for x in re.split(r"\s*[/／、,，]\s*", n.group(1)) if x.strip()]
+            if c := re.search(rf"{L.arxiv_continued}\s*(\S+?)\s*{L.arxiv_new_unit}", rest):
+                cont = c.group(1)
+    under = re.compile("|".join(map(re.escape, L.under_target_words)), re.I).search(note) is not None
+    return StatusSummary(
+        increment_count=count,
+        count_note=note,
+        under_target=under,
+        window=window,
+        headlines=heads,
+        new_arxiv=new,
+        continued_arxiv=cont,
+    )
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+def _table_rows(lines: list[_Line]) -> list[list[str]]:
+    """Data rows of the first table in `lines` (header and separator dropped)."""
+    rows = [_cells(ln.text) for ln in lines if ln.text.startswith("|")]
+    return [r for r in rows[1:] if not all(_SEPARATOR.fullmatch(c) or c == "" for c in r)]
+
+
+_SEPARATOR = re.compile(r":?-{2,}:?")
+
+
+def _cells(row: str) -> list[str]:
+    """Cells of a Markdown table row; `\\|` is a pipe inside a cell."""
+    body = row.strip().removeprefix("|")
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    if "\\|" not in body:  # no escaped pipe (most rows): every pipe splits
+        return [p.strip() for p in body.split("|")]
+    return [p.strip().replace("\\|", "|") for p in re.split(r"(?<!\\)\|", body)]
+
+
+def _pad(cells: list[str], n: int) -> list[str]:
+    return (cells + [""] * n)[:n] if len(cells) <= n else [*cells[: n - 1], " | ".join(cells[n - 1 :])]
+
+
+def _source_row(cells: list[str]) -> SourceRow:
+    d, f, r = _pad(cells, 3)
+    key, held = _split_paren(f)
+    return SourceRow(directory=d, key_file=key, held=held, relevance=r)
+
+
+def _arxiv_row(cells: list[str], date: dt.date, L: Labels) -> ArxivRow:
+    i, t, c, r, anchored = _arxiv_cells(cells, date, L)
+    return ArxivRow(arxiv_id=i, title=t, credibility=c, relation=r, anchored_on=anchored)
+
+
+def _arxiv_cells(cells: list[str], date: dt.date, L: Labels) -> tuple[str, str, str, str, dt.date | None]:
+    """A row of 四: ID, title, credibility, relation; a continued one ('9-21锚定') gets the day
+    it was first anchored."""
+    i, t, c, r = _pad(cells, 4)
+    m = _anchored_on(L.anchored_suffix).search(r)
+    return i, t, c, r, nearest_day(date, int(m[1]), int(m[2])) if m else None
+
+
+@functools.lru_cache(maxsize=8)
+def _anchored_on(suffix: str) -> re.Pattern[str]:
+    return re.compile(rf"(\d{{1,2}})-(\d{{1,2}})\s*{re.escape(suffix)}")
+
+
+def nearest_day(ref: dt.date, month: int, day: int) -> dt.date | None:
+    """'9-18' read on the evening `ref`: the nearest such day, so '12-30' read on 1-2 is last
+    year's, and '9-21' read on 9-20 (a living document written after that evening) is tomorrow.
+    None when no year has that day."""
+    try:
+        same = dt.date(ref.year, month, day)
+    except ValueError:
+        same = None
+    if same is not None and abs((same - ref).days) <= 182:
+        return same  # the other years' are 183 days away or more: the nearest, and no tie
+    days: list[dt.date] = []
+    for year in (ref.year - 1, ref.year, ref.year + 1):
+        try:
+            days.append(dt.date(year, month, day))
+        except ValueError:
+            continue
+    return min(days, key=lambda d: abs(d - ref)) if days else None
+
+
+_PAREN_TAIL = re.compile(r"([^（(]+?)\s*[（(](.*)[）)]")
+
+
+def _split_paren(text: str) -> tuple[str, str]:
+    """'file（what it held）' → ('file', 'what it held'); anything else stays whole."""
+    m = _PAREN_TAIL.fullmatch(text.strip())
+    if not m or _balanced(m.group(2)) is False:
+        return text.strip(), ""
+    return m.group(1).strip(), m.group(2).strip()
+
+
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s:
+        depth += ch in "（("
+        depth -= ch in "）)"
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+# --- 二、增量条目 --------------------------------------------------------------------------------
+
+_FIELDS = ("source", "arxiv", "key_points", "credibility", "relation", "section")
+
+
+@dataclass
+class _Draft:
+    """An increment while its lines are being read."""
+
+    number: int
+    title: str
+    stars: int
+    line: _Line
+    points: list[_Tok] = field(default_factory=list)
+    fields: dict[str, str] = field(default_factory=dict)
+
+    def build(self, L: Labels) -> Increment:
+        f = self.fields
+        relation = f.get("relation", "")
+        # a writer who names the anchor it adds to says 补充 or 锚定 (ours always says 补充)
+        supplement = L.supplement_word in relation or L.anchored_suffix in relation
+        level, reason = _split_paren(f.get("credibility", ""))
+        return Increment(
+            number=self.number,
+            title=self.title,
+            stars=min(self.stars, 5),
+            sources=[_source_ref(s) for s in _source_pieces(f.get("source", ""))],
+            arxiv_line=f.get("arxiv", ""),
+            key_points=_nest(self.points),
+            credibility=Credibility(level=level, reason=reason),
+            relation=relation,
+            relation_kind="supplement" if supplement else "new",
+            suggested_section=f.get("section", ""),
+        )
+
+
+@functools.lru_cache(maxsize=8)
+def _field_labels(L: Labels) -> re.Pattern[str]:
+    """'<label>：<value>' for every field label, one alternative (and one group) per field in
+    `_FIELDS` order: the alternative that matches is the first label whose own regex would, as
+    alternatives are tried in order. One match per line instead of one per label."""
+    alts = [rf"{re.escape(getattr(L, f))}\s*{COLON}\s*(.*)$" for f in _FIELDS]
+    return re.compile(f"^(?:{'|'.join(alts)})")
+
+
+def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
+    return [_checked(lambda d=d: d.build(L), d.line, L.increments, path) for d in _drafts(lines, path, L)]
+
+
+def _drafts(lines: list[_Line], path: str, L: Labels) -> list[_Draft]:
+    """The increments of 二 as read line by line, before any model is built from them."""
+    head = re.compile(rf"^{L.increment}\s*(\d+)\s*{COLON}\s*(.*?)\s*[（(]\s*([⭐★]+)\s*[）)]\s*$")
+    label_re = _field_labels(L)
+    drafts: list[_Draft] = []
+    current = ""  # the field the last label opened; continuation lines belong to it
+    for ln in lines:
+        t = _undecorated(ln.text)
+        if m := head.match(t):
+            drafts.append(_Draft(int(m.group(1)), m.group(2), len(m.group(3)), ln))
+            current = ""
+            continue
+        if not drafts:
+            raise ParseError(
+                f"text before the first '{L.increment} N：…（{L.star}…）' line",
+                block=L.increments,
+                line_no=ln.no,
+                line=ln.raw,
+                path=path,
+            )
+        draft = drafts[-1]
+        if m := label_re.match(t):
+            current, value = _FIELDS[m.lastindex - 1], m.group(m.lastindex)  # type: ignore[operator]
+            if current == "key_points":
+                draft.points.extend(_flattened(value))
+            else:
+                draft.fields[current] = value.strip()
+        elif current == "key_points":
+            draft.points.append(_point_token(ln.raw))
+        elif current:
+            draft.fields[current] = f"{draft.fields[current]} {ln.text}".strip()
+        else:
+            raise ParseError(
+                "line outside any field of an increment", block=L.increments, line_no=ln.no, line=ln.raw, path=path
+            )
+    return drafts
+
+
+def _checked(build: Callable[[], _M], line: _Line, block: str, path: str) -> _M:
+    """Build a model from a block's line; a value the model refuses (增量 0, an empty title) is
+    the writer's mistake, so it is reported like any other: with the block and the line."""
+    try:
+        return build()
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ParseError(f"{where}: {first['msg']}", block=block, line_no=line.no, line=line.raw, path=path) from e
+
+
+def _source_pieces(field: str) -> list[str]:
+    """The sources of a 来源 line, one per '；'-separated piece."""
+    return [s for s in _SOURCE_SEP.split(field) if s.strip()]
+
+
+_SOURCE_SEP = re.compile(r"\s*[；;]\s*")
+
+
+def _source_ref(text: str) -> SourceRef:
+    ref, section = _ref_and_section(text)
+    return SourceRef(ref=ref, section=section)
+
+
+def _ref_and_section(text: str) -> tuple[str, str]:
+    """'inbox/jay/x.md §条目 1' → ('inbox/jay/x.md', '§条目 1'); a link stays whole."""
+    ref, sep, section = text.strip().partition(" §")
+    return ref.strip(), f"§{section.strip()}" if sep else ""
+
+
+class _Tok(NamedTuple):  # a tuple: thousands per history, built faster than a dataclass
+    indent: int  # -1: unknown (came from a flattened line)
+    numbered: bool
+    text: str
+
+
+_NUMBERED = re.compile(r"^(\d{1,2})[.)、]\s+(.*)$")
+_BULLETED = re.compile(r"^[-*•]\s+(.*)$")
+
+
+def _point_token(raw: str) -> _Tok:
+    indent = len(raw) - len(raw.lstrip(" \t"))
+    t = raw.strip()
+    if m := _NUMBERED.match(t):
+        return _Tok(indent, True, m.group(2).strip())
+    if m := _BULLETED.match(t):
+        return _Tok(indent, False, m.group(1).strip())
+    return _Tok(indent, False, t)
+
+
+def _flattened(text: str) -> list[_Tok]:
+    """'- a - b 1. c 2. d - e' (the seed's one-line 要点) → tokens without indentation."""
+    text = text.strip()
+    if not text:
+        return []
+    parts = re.split(r"(?:^|\s+)(-|\d{1,2}\.)\s+", text)
+    toks: list[_Tok] = []
+    if parts[0].strip():
+        toks.append(_Tok(0, False, parts[0].strip()))
+    for marker, body in zip(parts[1::2], parts[2::2], strict=False):
+        toks.append(_Tok(0, marker != "-", body.strip()))
+    return toks
+
+
+def _nest(tokens: list[_Tok]) -> list[KeyPoint]:
+    """Build the tree: indentation when the writer gave it; otherwise a numbered step belongs to
+    the bullet above it (the seed's habit). Unindented bullets stay siblings: a flattened line
+    does not say where a sub-list ends, and a sibling loses nothing."""
+    roots: list[KeyPoint] = []
+    stack: list[tuple[int, KeyPoint]] = []  # (indent, node) of the open ancestors
+    for tok in tokens:
+        indent = max(tok.indent, 0)
+        if indent == 0 and tok.numbered and roots:
+            indent = 1
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        node = KeyPoint(text=tok.text, numbered=tok.numbered and bool(stack))
+        (stack[-1][1].children if stack else roots).append(node)
+        stack.append((indent, node))
+    return roots
+
+
+# --- 三、待核实 -----------------------------------------------------------------------------------
+
+
+def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
+    head = re.compile(rf"^{re.escape(L.verify_item)}\s*([{CIRCLED}]|\d+)\s*{COLON}\s*(.*)$")
+    tail = re.compile(
+        rf"[（(]\s*(?:([^\s（()），,]+?){L.risk_suffix})?\s*(?:[，,]?\s*{L.carried}\s*([^）)]+?))?\s*[）)]\s*$"
+    )
+    items: list[dict[str, str | int]] = []
+    lines_of: list[_Line] = []
+    for ln in lines:
+        t = _undecorated(ln.text)
+        if m := head.match(t):
+            num = L.uncircle(m.group(1)) or int(m.group(1))
+            title, risk, carried = m.group(2).strip(), "", ""
+            if (r := tail.search(title)) and (r.group(1) or r.group(2)):
+                title, risk, carried = title[: r.start()].strip(), r.group(1) or "", (r.group(2) or "").strip()
+            lines_of.append(ln)
+            items.append(
+                {
+                    "number": num,
+                    "title": title,
+                    "risk": risk,
+                    "carried_from": carried,
+                    "problem": "",
+                    "suggestion": "",
+                    "_last": "",
+                }
+            )
+            continue
+        if not items:
+            if _is_none_marker(t):
+                continue
+            expected = f"expected '{L.verify_item} ①：…'"
+            raise ParseError(expected, block=L.to_verify, line_no=ln.no, line=ln.raw, path=path)
+        body = _strip_bullet(t)
+        cur = items[-1]
+        if m := re.match(rf"^{L.problem}\s*{COLON}\s*(.*)$", body):
+            cur["problem"], cur["_last"] = m.group(1).strip(), "problem"
+        elif m := re.match(rf"^{L.suggestion}\s*{COLON}\s*(.*)$", body):
+            cur["suggestion"], cur["_last"] = m.group(1).strip(), "suggestion"
+        else:  # a continuation line: keep it with the field it continues
+            key = cur["_last"] or "problem"
+            cur[key] = f"{cur[key]} {body}".strip()
+    return [
+        _checked(lambda it=it: VerifyItem(**{k: v for k, v in it.items() if k != "_last"}), ln, L.to_verify, path)
+        for it, ln in zip(items, lines_of, strict=True)
+    ]
+
+
+# --- 五、六 ------------------------------------------------------------------------------------
+
+
+def _no_increment(lines: list[_Line]) -> tuple[str, list[NoIncrementNote]]:
+    intro: list[str] = []
+    notes: list[NoIncrementNote] = []
+    for ln in lines:
+        t = ln.text
+        if re.match(r"^[-*•]\s+", t):
+            body = _strip_bullet(t)
+            src, sep, note = body.partition("：")
+            if not sep:
+                src, sep, note = body.partition(": ")
+            notes.append(
+                NoIncrementNote(source=src.strip(), note=note.strip()) if sep else NoIncrementNote(source=body, note="")
+            )
+        elif notes:
+            last = notes[-1]
+            notes[-1] = last.model_copy(update={"note": f"{last.note} {t}".strip()})
+        else:
+            intro.append(t)
+    return " ".join(intro), notes
+
+
+def _priorities(lines: list[_Line]) -> tuple[list[PriorityRow], str]:
+    table_end = max((i for i, ln in enumerate(lines) if ln.text.startswith("|")), default=-1)
+    rows = [_pad(c, 3) for c in _table_rows(lines[: table_end + 1])]
+    footer = "\n".join(ln.text for ln in lines[table_end + 1 :])
+    return [PriorityRow(level=a, content=b, action=c) for a, b, c in rows], footer
+
+
+def _strip_bullet(t: str) -> str:
+    return _BULLET.sub("", t.strip())
+
+
+_BULLET = re.compile(r"^[-*•]\s+")
+
+
+# --- the skim: a baseline as the anchors read it --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SkimmedIncrement:
+    title: str
+    arxiv_line: str
+    points: tuple[str, ...]  # every key point's text, depth first (`Increment.all_points`)
+    relation: str
+    source_refs: tuple[str, ...]
+    credibility: str  # the level, without its reason
+
+
+@dataclass(frozen=True)
+class SkimmedRow:
+    arxiv_id: str
+    title: str
+    credibility: str
+    relation: str
+    anchored_on: dt.date | None
+
+
+@dataclass(frozen=True)
+class Skim:
+    """What the anchors read of a briefing: its date, increments, arXiv rows and to-verify items."""
+
+    date: dt.date
+    increments: tuple[SkimmedIncrement, ...]
+    arxiv_rows: tuple[SkimmedRow, ...]
+    to_verify: tuple[VerifyItem, ...]
+
+    @classmethod
+    def of(cls, b: Briefing) -> Skim:
+        return cls(
+            date=b.date,
+            increments=tuple(
+                SkimmedIncrement(
+                    title=i.title,
+                    arxiv_line=i.arxiv_line,
+                    points=tuple(p.text for p in i.all_points()),
+                    relation=i.relation,
+                    source_refs=tuple(s.ref for s in i.sources),
+                    credibility=i.credibility.level,
+                )
+                for i in b.increments
+            ),
+            arxiv_rows=tuple(
+                SkimmedRow(r.arxiv_id, r.title, r.credibility, r.relation, r.anchored_on) for r in b.arxiv_rows
+            ),
+            to_verify=tuple(b.to_verify),
+        )
+
+
+def skim(text: str, path: str = "", labels: Labels = ZH) -> Skim:
+    """`Skim.of(parse(text, path, labels))`, errors included, at under half the cost.
+
+    A hundred evenings of history are a hundred baselines to read before every run, and the
+    anchors need three of their seven blocks: the others are only split off (their readers
+    cannot fail on a briefing whose blocks were found), and no model is built for an increment
+    or an arXiv row, only read from its lines as `parse` reads them. tests/test_parse_skim.py
+    holds the two equal."""
+    _, date, blocks = _blocks(text, path, labels, lenient=False)
+    _, _, inc, ver, arx, _, _ = blocks
+    drafts = _drafts(inc, path, labels)
+    # what `Increment` can refuse (its stars are 1-5 by the head's pattern and `min`): `parse` says it
+    if any(d.number < 1 for d in drafts):
+        _increments(inc, path, labels)
+    increments = tuple(_skimmed(d) for d in drafts)
+    to_verify = tuple(_verify(ver, path, labels))
+    rows = tuple(SkimmedRow(*_arxiv_cells(c, date, labels)) for c in _table_rows(arx))
+    return Skim(date=date, increments=increments, arxiv_rows=rows, to_verify=to_verify)
+
+
+def _skimmed(d: _Draft) -> SkimmedIncrement:
+    """What `_Draft.build` makes of these fields, without the models: a key point's text is its
+    token's, and the tree `_nest` builds from the tokens walks them back in their order."""
+    f = d.fields
+    return SkimmedIncrement(
+        title=d.title,
+        arxiv_line=f.get("arxiv", ""),
+        points=tuple(t.text for t in d.points),
+        relation=f.get("relation", ""),
+        source_refs=tuple(_ref_and_section(s)[0] for s in _source_pieces(f.get("source", ""))),
+        credibility=_split_paren(f.get("credibility", ""))[0],
+    )

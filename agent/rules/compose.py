@@ -1,0 +1,51 @@
+"""Rules → Briefing: the rule chain (`agent.rules.chain`) decides, the layout (`agent.rules.layout`) words.
+
+Everything here is derived from the extractions and the anchors; nothing is asked of the model.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agent.core.labels import ZH, Labels
+from agent.plan.anchors import AnchorRegistry
+from agent.rules import DocResult, Finding, NumberConflict
+from agent.rules.chain import Limits, RuleOutcome, Scope, evenings_since, run_chain
+from agent.rules.layout import lay_out
+from schemas.briefing import Briefing
+from schemas.documents import SourceDoc
+
+
+@dataclass(frozen=True)
+class Composed:
+    """The briefing, the findings that explain it, and the typed facts it was laid out from."""
+
+    briefing: Briefing
+    findings: list[Finding]
+    outcome: RuleOutcome
+    # (disagreement, number of the 三 item that states it), for the page to mark the figures
+    conflict_items: tuple[tuple[NumberConflict, int], ...] = field(default=())
+
+
+def compose(
+    results: Sequence[DocResult],
+    registry: AnchorRegistry,
+    baselines: Sequence[SourceDoc],
+    *,
+    topic: str,
+    date: dt.date,
+    window: str,
+    limits: Limits,
+    footer: str = "",
+    labels: Labels = ZH,
+) -> Composed:
+    """Run the rule chain over one evening's extractions and lay the result out as the seven
+    blocks; every decision on the way is returned as a finding."""
+    outcome = run_chain(Scope(results, registry, baselines, topic, date, window, limits), labels)
+    layout = lay_out(outcome, footer, labels)
+    return Composed(layout.briefing, outcome.findings, outcome, layout.conflict_items)
+
+
+__all__ = ["Composed", "Limits", "compose", "evenings_since"]

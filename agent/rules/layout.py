@@ -1,0 +1,415 @@
+"""Decisions → the seven blocks: lays a `RuleOutcome` out as a `Briefing`.
+
+Nothing is decided here that the chain did not decide; this module only orders, groups and words
+(every phrase from `agent.core.labels`). Typed facts travel into the briefing beside the prose — an
+arXiv row's anchoring date, an increment's relation to its anchor — so nothing downstream parses
+the prose back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from agent.core.arxiv import id_keys, key_of
+from agent.core.labels import ZH, Labels
+from agent.core.text import similarity
+from agent.plan.anchors import AnchorRegistry
+from agent.rules import REL_RANK, Candidate, DocResult, Group, NumberConflict, Selection, short_subject
+from agent.rules.chain import Doubt, Note, RuleOutcome, Stopped
+from schemas.briefing import (
+    ArxivRow,
+    Briefing,
+    Credibility,
+    Increment,
+    KeyPoint,
+    NoIncrementNote,
+    PriorityRow,
+    SourceRef,
+    SourceRow,
+    StatusSummary,
+    VerifyItem,
+)
+from schemas.extraction import VerifyNote
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The briefing, and which item of 三 states each disagreement (the page marks its figures)."""
+
+    briefing: Briefing
+    conflict_items: tuple[tuple[NumberConflict, int], ...]
+
+
+def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
+    """The seven blocks of one evening, in the seed's order."""
+    s = o.scope
+    increments = [_increment(i, g, s.topic, labels) for i, g in enumerate(o.selection.increments, 1)]
+    verify, conflict_items = _verify_items(o.to_verify, labels)
+    rows, new_keys = _arxiv_rows(o.selection, s.registry, s.results, labels)
+    lim, n = s.limits, len(increments)
+    if n < lim.min_increments:  # said plainly; select never pads and never exceeds the maximum
+        note = labels.count_under.format(min=lim.min_increments, n=n)
+    else:
+        note = labels.count_within.format(min=lim.min_increments, max=lim.max_increments)
+    briefing = Briefing(
+        topic=s.topic,
+        date=s.date,
+        summary=StatusSummary(
+            increment_count=n,
+            count_note=note,
+            under_target=n < lim.min_increments,
+            window=s.window,
+            headlines=[i.title for i in increments],
+            new_arxiv=new_keys,
+            continued_arxiv=str(sum(1 for r in rows if r.anchored_on is not None)),
+        ),
+        sources=_source_rows(o, labels),
+        increments=increments,
+        to_verify=verify,
+        arxiv_rows=rows,
+        no_increment_intro=labels.no_increment_intro.format(topic=s.topic),
+        no_increment=[*_no_increment(o, labels), *(_stopped(x, labels) for x in o.stopped)],
+        priorities=_priorities(o.selection, labels),
+        footer=footer,
+    )
+    return Layout(briefing, conflict_items)
+
+
+# --- 二 -----------------------------------------------------------------------------------------------
+
+
+def _increment(number: int, g: Group, topic: str, labels: Labels) -> Increment:
+    lead = g.lead.claim
+    sources = [SourceRef(ref=c.doc.path, section=c.claim.section_ref) for c in g.members]
+    sources += [SourceRef(ref=u) for c in g.members for u in c.claim.urls]
+    arx = g.arxiv
+    sources += [SourceRef(ref=f"arXiv {a.arxiv_id}") for a in arx]
+    points: list[KeyPoint] = []
+    seen: set[str] = set()
+    for c in g.members:
+        for p in c.claim.key_points:
+            if p.text not in seen:
+                seen.add(p.text)
+                points.append(p)
+    relation = lead.relation_note
+    anchor = g.lead.anchor
+    if g.lead.relation == "supplement" and anchor is not None and not _says_supplement(relation, anchor.when, labels):
+        relation += labels.supplement_note.format(when=anchor.when, topic=topic, anchor=anchor.label[:30])
+    reasons = labels.list_sep.join(
+        dict.fromkeys(c.claim.credibility_reason for c in g.members if c.claim.credibility_reason)
+    )
+    return Increment(
+        number=number,
+        title=lead.title,
+        stars=g.stars,
+        sources=_unique_refs(sources),
+        arxiv_line=f"arXiv:{arx[0].arxiv_id} {arx[0].title}" if arx else "",
+        key_points=points,
+        credibility=Credibility(level=g.credibility, reason=reasons),
+        relation=relation,
+        relation_kind="supplement" if g.lead.relation == "supplement" else "new",
+        suggested_section=lead.suggested_section,
+    )
+
+
+def _says_supplement(note: str, when: str, labels: Labels) -> bool:
+    """Whether the model's own note already says which anchor this supplements. Naming the date
+    is not enough ("9-20 锚点只有摘要；本条补上…" does not say 补充): the briefing must state the
+    relation itself, or tomorrow's reader sees an anchored paper presented as if it were new.
+    (The note is the model's sentence, not ours: reading it is reading input.)"""
+    return when in note and labels.supplement_word in note
+
+
+def _unique_refs(refs: list[SourceRef]) -> list[SourceRef]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for r in refs:
+        if (r.ref, r.section) not in seen:
+            seen.add((r.ref, r.section))
+            out.append(r)
+    return out
+
+
+# --- 三 -----------------------------------------------------------------------------------------------
+
+
+def _verify_items(
+    doubts: Sequence[Doubt], labels: Labels
+) -> tuple[list[VerifyItem], tuple[tuple[NumberConflict, int], ...]]:
+    items = [verify_item(d, i, labels) for i, d in enumerate(doubts, 1)]
+    # A disagreement is tied to its item where the item states it alone; an item that folds it
+    # with other questions names it among them, and its figures are not marked.
+    held = tuple(
+        (d.notes[0], i) for i, d in enumerate(doubts, 1) if len(d.notes) == 1 and isinstance(d.notes[0], NumberConflict)
+    )
+    return items, held
+
+
+def verify_item(d: Doubt, number: int, labels: Labels) -> VerifyItem:
+    """One item an editor can act on: the subject named once, then each question."""
+    notes = [_note(n, d.subject, labels) for n in d.notes]
+    if d.carried or (len(notes) == 1 and names_subject(notes[0].title, d.subject)):
+        title, problem, suggestion = notes[0].title, notes[0].problem, notes[0].suggestion
+    else:
+        title = d.subject + labels.subject_sep + labels.list_sep.join(n.title for n in notes)
+        if len(notes) == 1:
+            problem, suggestion = notes[0].problem, notes[0].suggestion
+        else:
+            problem = labels.list_sep.join(f"{n.title}{labels.subject_sep}{n.problem.rstrip('。')}" for n in notes)
+            suggestion = labels.list_sep.join(n.suggestion.rstrip("。") for n in notes)
+    return VerifyItem(
+        number=number, title=title, risk=d.risk, carried_from=d.carried, problem=problem, suggestion=suggestion
+    )
+
+
+def _note(n: Note, subject: str, labels: Labels) -> VerifyNote | VerifyItem:
+    if not isinstance(n, NumberConflict):
+        return n
+    return VerifyNote(
+        title=labels.conflict_title.format(subject=subject),
+        risk=n.risk,
+        problem=n.words(labels),
+        suggestion=labels.conflict_suggestion,
+    )
+
+
+def names_subject(title: str, subject: str) -> bool:
+    """Whether a note's title already says what it is about (shares a name with the subject, or
+    reads much like it), so that prefixing the subject would only repeat it."""
+    names = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9.+-]*", subject) if len(w) > 1}
+    mine = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9.+-]*", title) if len(w) > 1}
+    return bool(names & mine) or similarity(title, subject) >= 0.5
+
+
+# --- 四 -----------------------------------------------------------------------------------------------
+
+
+def _arxiv_rows(
+    sel: Selection, reg: AnchorRegistry, results: Sequence[DocResult], labels: Labels
+) -> tuple[list[ArxivRow], list[str]]:
+    rows: list[ArxivRow] = []
+    new_keys: dict[str, None] = {}  # in order, and asked once per anchored ID
+    for g in [*sel.increments, *sel.secondary]:
+        credibility = g.credibility  # a maximum over the members: once per group, not per paper
+        for a in g.arxiv:
+            key = key_of(a.arxiv_id) or a.arxiv_id
+            if reg.arxiv(key) is not None or key in new_keys:
+                continue
+            new_keys[key] = None
+            relation = f"{labels.arxiv_new_relation} → {g.lead.claim.suggested_section}"
+            rows.append(ArxivRow(arxiv_id=a.arxiv_id, title=a.title, credibility=credibility, relation=relation))
+    tonight = {k for r in results if r.doc.kind != "adjacent" for k in id_keys(r.doc.text)}
+    for anchor in reg.anchors:
+        if anchor.kind != "arxiv" or anchor.first_date is None or anchor.key in new_keys:
+            continue
+        again = f"{labels.list_sep}{labels.reconfirmed}" if anchor.key in tonight else ""
+        rows.append(
+            ArxivRow(
+                arxiv_id=anchor.display_id or anchor.key,
+                title=anchor.label,
+                credibility=anchor.credibility or "高",
+                relation=f"{anchor.when}{labels.anchored_suffix}{again}",
+                anchored_on=anchor.first_date,
+            )
+        )
+    return rows, list(new_keys)
+
+
+# --- 一 -----------------------------------------------------------------------------------------------
+
+
+def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
+    """Grouped as the seed groups them: tonight's reports, the baselines (newest first), the
+    adjacent briefings, one row for the paper cards, one for the queue."""
+    s = o.scope
+    rows = [_doc_row(r, o.relevance, labels) for r in s.results if r.doc.kind == "report"]
+    labels_by_source: dict[str, list[str]] = {}  # one pass over the anchors, not one per baseline
+    for a in s.registry.anchors:
+        if a.kind == "subject":
+            labels_by_source.setdefault(a.source, []).append(a.label)
+    for b in sorted(s.baselines, key=lambda d: d.path, reverse=True):
+        subjects = [short_subject(label) for label in labels_by_source.get(b.path, ())]
+        when = b.timestamp.date() if b.timestamp else s.date
+        label = (
+            labels.last_night if when == s.date - dt.timedelta(days=1) else labels.baseline_of.format(when=_md(when))
+        )
+        held = labels.baseline_held.format(label=label, n=len(subjects), subjects=" · ".join(subjects))
+        key = b.name.removesuffix(".md")
+        rows.append(SourceRow(directory=b.directory, key_file=key, held=held, relevance=labels.baseline_level))
+    rows += [_doc_row(r, o.relevance, labels) for r in s.results if r.doc.kind == "adjacent"]
+    cards = [r for r in s.results if r.doc.kind == "paper_card"]
+    if cards:
+        rows.append(_cards_row(cards, o.selection, s.topic, labels))
+    for r in s.results:
+        if r.doc.kind == "queue" and r.doc.timestamp:
+            row = _doc_row(r, o.relevance, labels)
+            rows.append(row.model_copy(update={"directory": f"{r.doc.directory} {r.doc.timestamp:%-m-%-d %H:%M}"}))
+    return rows
+
+
+def _cards_row(cards: list[DocResult], sel: Selection, topic: str, labels: Labels) -> SourceRow:
+    """One row for the card folder; cards the model found related are named in the cell, as the
+    seed names its adjacent cards."""
+    listed = [r for r in cards if r.extraction and r.extraction.relevance != "参考"]
+    cells = [
+        labels.named.format(name=r.doc.name.removesuffix(".md"), what=r.extraction.held) for r in listed if r.extraction
+    ]
+    if rest := len(cards) - len(listed):
+        cells.append(labels.other_cards.format(n=rest, topic=topic))
+    used = {c.doc.path for g in [*sel.increments, *sel.secondary] for c in g.members}
+    # The folder's label says how much it mattered tonight: a card that fed the briefing lends
+    # its relevance; otherwise the cards were background.
+    rel = max(
+        (r.extraction.relevance for r in cards if r.extraction and r.doc.path in used),
+        key=lambda x: REL_RANK[x],
+        default="参考",
+    )
+    return SourceRow(directory=f"paper_cards {_span(cards)}", key_file=labels.list_sep.join(cells), relevance=rel)
+
+
+def _doc_row(r: DocResult, labels_of: dict[str, str], labels: Labels) -> SourceRow:
+    ex = r.extraction
+    if ex is None:
+        return SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=r.error, relevance="参考")
+    held, rel = ex.held, labels_of.get(r.doc.path, ex.relevance)
+    if r.doc.kind == "adjacent" and ex.relevance_reason:  # another topic's briefing: say why it matters here
+        held = f"{ex.held}{labels.list_sep}{ex.relevance_reason}"
+    return SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=held, relevance=rel)
+
+
+def _md(d: dt.date) -> str:
+    return f"{d.month}-{d.day}"
+
+
+def _span(cards: Sequence[DocResult]) -> str:
+    days = sorted({r.doc.timestamp.date() for r in cards if r.doc.timestamp})
+    if not days:
+        return ""
+    first, last = days[0], days[-1]
+    if first == last:
+        return f"{first:%b} {first.day}"
+    if first.month == last.month:
+        return f"{first:%b} {first.day}-{last.day}"
+    return f"{first:%b} {first.day}-{last:%b} {last.day}"
+
+
+# --- 五 -----------------------------------------------------------------------------------------------
+
+
+def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
+    """Why each source gave no (or not only) increments: covered, secondary, skipped, failed;
+    and which open to-verify item it settled, since that item leaves section 三 tonight."""
+    s = o.scope
+    inc_of: dict[str, list[int]] = {}
+    for i, g in enumerate(o.selection.increments, 1):
+        for c in g.members:
+            inc_of.setdefault(c.doc.path, []).append(i)
+    said = _said_of(o, labels)
+    notes: list[NoIncrementNote] = []
+    card_notes: list[str] = []
+    for r in s.results:
+        if r.doc.kind == "adjacent":
+            continue
+        parts = _why_not(r, o, inc_of.get(r.doc.path, []), said, labels)
+        if inc_of.get(r.doc.path) and len(parts) == 1:
+            continue  # everything it held is in the increments
+        if r.doc.kind == "paper_card":
+            card_notes.append(
+                labels.named.format(name=r.doc.name.removesuffix(".md"), what=labels.list_sep.join(parts))
+            )
+        else:
+            notes.append(NoIncrementNote(source=r.doc.path, note=labels.list_sep.join(parts)))
+    if card_notes:  # one line for the card folder, as the sources table has one row for it
+        cards = [r for r in s.results if r.doc.kind == "paper_card"]
+        notes.append(NoIncrementNote(source=f"paper_cards {_span(cards)}", note=labels.list_sep.join(card_notes)))
+    return notes
+
+
+@dataclass
+class _Said:
+    """What 五 says of one document beside its own skipped items, which go between these in the
+    seed's order."""
+
+    covered: list[str] = field(default_factory=list)
+    secondary: list[str] = field(default_factory=list)
+    settled: list[str] = field(default_factory=list)
+
+
+def _said_of(o: RuleOutcome, labels: Labels) -> dict[str, _Said]:
+    """Document -> what 五 says of its covered claims, its secondary ones and the items it settled:
+    gathered in one pass over each list, not once per document (quadratic on a full evening)."""
+    said: dict[str, _Said] = {}
+    for c in o.covered:
+        what = labels.named.format(name=c.claim.title, what=_covered_by(c, o.scope.topic, labels))
+        said.setdefault(c.doc.path, _Said()).covered.append(what)
+    for g in o.selection.secondary:
+        for c in g.members:
+            said.setdefault(c.doc.path, _Said()).secondary.append(labels.secondary.format(title=c.claim.title))
+    for x in o.resolved:
+        said.setdefault(x.doc.path, _Said()).settled.append(labels.settled.format(title=x.title, how=x.how))
+    return said
+
+
+def _why_not(
+    r: DocResult,
+    o: RuleOutcome,
+    incs: list[int],
+    said: dict[str, _Said],
+    labels: Labels,
+) -> list[str]:
+    """The parts of one source's 五 note, in the seed's order."""
+    if r.extraction is None:
+        return [r.error]
+    of = said.get(r.doc.path, _Said())
+    parts: list[str] = []
+    if incs:
+        parts.append(labels.in_increments.format(numbers="+".join(str(n) for n in dict.fromkeys(incs))))
+    parts += of.covered
+    parts += of.secondary
+    parts += [f"{x.subject} {x.reason}" for x in r.extraction.skipped]
+    parts += of.settled
+    if not parts:
+        parts.append(r.extraction.relevance_reason or labels.nothing_new.format(topic=o.scope.topic))
+    return parts
+
+
+def _covered_by(c: Candidate, topic: str, labels: Labels) -> str:
+    a = c.anchor
+    if a is None or a.first_date is None:
+        return labels.covered_by_living
+    return labels.covered_by_briefing.format(when=a.when, topic=topic)
+
+
+def _stopped(x: Stopped, labels: Labels) -> NoIncrementNote:
+    """A carried item that stops being carried says so in 五, or it would vanish silently."""
+    if x.why == "aged":
+        note = labels.aged_out.format(title=x.title, since=x.since, evenings=x.evenings)
+    else:
+        note = labels.over_budget.format(title=x.title, since=x.since, budget=x.budget)
+    return NoIncrementNote(source=x.source, note=note)
+
+
+# --- 六 -----------------------------------------------------------------------------------------------
+
+
+def _priorities(sel: Selection, labels: Labels) -> list[PriorityRow]:
+    """Derived: the first half of the increments (in living-document order) are 最高, the rest
+    and the secondary anchors 中. A rank, not a second opinion from the model."""
+    top = math.ceil(len(sel.increments) / 2)
+    rows = []
+    for i, g in enumerate(sel.increments):
+        level = labels.level_high if i < top else labels.level_mid
+        action = labels.write_into.format(section=g.lead.claim.suggested_section)
+        rows.append(PriorityRow(level=level, content=g.lead.claim.title, action=action))
+    for g in sel.secondary:
+        ids = " / ".join(f"arXiv {a.arxiv_id}" for a in g.arxiv)
+        action = labels.write_into.format(section=g.lead.claim.suggested_section)
+        rows.append(PriorityRow(level=labels.level_mid, content=f"{ids} {g.lead.claim.title}".strip(), action=action))
+    return rows
+
+
+__all__ = ["Layout", "lay_out", "names_subject", "verify_item"]

@@ -1,0 +1,1 @@
+"""The speed benchmark (not installed): a generated evening, a simulated endpoint, the load rows."""

@@ -1,0 +1,232 @@
+"""Generated workspaces for the load benchmark: an evening of N Chinese reports, with or without
+months of history behind it.
+
+Everything is drawn from a seeded `random.Random`, so the same arguments give the same bytes:
+the benchmark's prompt tokens and prefix shares are comparable from run to run. The reports look
+like the demo's upstream reports (numbered entries, figures, flags, versions, arXiv IDs, links),
+sized 2–20 kB of UTF-8 each; the history is real briefings (the seed's, re-dated and varied,
+rendered by `agent.write.render` so that `agent.plan.parse` reads them back) and a living document with
+about 2,000 anchors.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from pathlib import Path
+
+from agent.plan.parse import parse
+from agent.write.render import render
+from schemas.briefing import ArxivRow, Briefing
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED_GOLD = ROOT / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
+DATE = dt.date(2026, 9, 22)
+TOPIC = "inference"
+
+_ENGINES = ["vLLM", "SGLang", "TensorRT-LLM", "LMDeploy", "llama.cpp", "Ollama", "MLX", "RTP-LLM", "Dynamo", "llm-d"]
+_FEATURES = [
+    "前缀缓存",
+    "FP8 KV Cache",
+    "投机解码",
+    "PD 分离",
+    "分块预填充",
+    "连续批处理",
+    "专家并行",
+    "KV 卸载",
+    "请求路由",
+    "量化内核",
+    "多 LoRA 服务",
+    "结构化输出",
+]
+_HARDWARE = ["H100", "H200", "B200", "MI300X", "L40S", "M3 Ultra", "A100"]
+_MODELS = ["Qwen3-32B", "DeepSeek-V4", "Llama-3.1-8B", "Qwen3-235B-A22B", "GLM-4.6", "Kimi-K2"]
+_FILLER = [
+    "社区对这一改动的讨论集中在默认值是否合理，多数维护者倾向于先在夜间版本里观察一周",
+    "报告作者提醒，这一结果只在单一负载上测得，生产环境的请求长度分布差异很大",
+    "上游文档尚未同步更新，迁移时需要对照变更记录逐项核对启动参数",
+    "这一方向与活文档里已有的调度脉络相关，但给出的细节比此前的快讯更具体",
+    "多位用户在 issue 里反馈了相同的现象，维护者已确认会在下一个补丁版本中处理",
+    "文章同时比较了三种部署拓扑，结论是小集群上收益有限而大集群上差距明显",
+]
+_AGENTS = ["jay", "kai", "lin"]
+_LIVING_SECTIONS = [
+    "§1.1 框架格局",
+    "§1.2 推理调度",
+    "§1.3 KV Cache",
+    "§1.4 推理可靠性",
+    "§1.5 量化与内核",
+    "§1.6 硬件实测",
+    "§1.7 边缘推理",
+    "§1.8 服务编排",
+]
+
+
+def _arxiv(rng: random.Random, before: dt.date) -> str:
+    """A well-formed arXiv ID no later than `before` (the rules reject later ones)."""
+    year = rng.randint(23, before.year % 100)
+    last = before.month if year == before.year % 100 else 12
+    return f"{year:02d}{rng.randint(1, last):02d}.{rng.randint(1, 99999):05d}"
+
+
+def _sentence(rng: random.Random, date: dt.date) -> str:
+    engine, feature, hw, model = rng.choice(_ENGINES), rng.choice(_FEATURES), rng.choice(_HARDWARE), rng.choice(_MODELS)
+    kind = rng.randrange(6)
+    if kind == 0:
+        return (
+            f"{engine} 在 {hw} 上开启{feature}后，{model} 的吞吐提升 {rng.randint(3, 60)}.{rng.randint(0, 9)}%，"
+            f"P99 延迟降到 {rng.randint(20, 900)} ms。"
+        )
+    if kind == 1:
+        return (
+            f"论文 arXiv:{_arxiv(rng, date)} 给出了{feature}的消融实验，{model} 上显存占用减少 {rng.randint(5, 70)}%。"
+        )
+    if kind == 2:
+        major, minor, patch = rng.randint(0, 2), rng.randint(1, 20), rng.randint(0, 30)
+        return (
+            f"{engine} v{major}.{minor}.{patch} 把 --enable-{feature.encode().hex()[:6]} 改为默认开启，"
+            f"旧参数 --legacy-{rng.randint(1, 9)} 将在下个版本移除。"
+        )
+    if kind == 3:
+        return f"详见 github.com/{engine.lower()}-project/{engine.lower()}/issues/{rng.randint(1000, 40000)} 的讨论。"
+    return rng.choice(_FILLER) + "。"
+
+
+# What an entry is about: a project's made-up name and version, and what about it (24 × 24), so
+# that two reports share a subject about as rarely as real ones do (the hot subjects aside).
+_SUBJECT_A = [
+    "分层", "异步", "弹性", "零拷贝", "自适应", "混合精度", "稀疏", "流水线", "多租户", "跨节点", "边缘", "动态",
+    "分页", "无锁", "批量", "增量", "预测式", "共享", "持久化", "轻量", "分布式", "确定性", "抢占式", "层级",
+]  # fmt: skip
+_SUBJECT_B = [
+    "调度器", "缓存池", "路由层", "内核", "编译器", "量化器", "采样器", "预取器", "分配器", "监控", "回放工具",
+    "压测框架", "网关", "控制面", "存储层", "执行器", "注意力实现", "通信库", "检查点", "日志管线", "插件",
+    "配置中心", "故障注入", "限流器",
+]  # fmt: skip
+_SYLLABLES = ["ka", "lo", "vex", "zor", "mi", "tu", "ran", "pel", "qui", "dor", "sen", "fa", "ny", "gro", "bel", "tis"]
+HOT_SUBJECTS = 8  # subjects several reports of one evening cover, as a release or a paper does
+HOT_SHARE = 0.1  # share of entries about one of them
+
+
+def _hot_entry(k: int, date: dt.date) -> tuple[str, str]:
+    """The heading and text of hot subject `k`: the same in every report that covers it (the
+    reports agree on it, so the rules merge them without a contradiction)."""
+    rng = random.Random(f"hot-{k}")
+    heading = f"{_ENGINES[k % len(_ENGINES)]} {_FEATURES[k % len(_FEATURES)]}：本周热点 {k + 1}"
+    return heading, "".join(_sentence(rng, date) for _ in range(3))
+
+
+def report(rng: random.Random, size_bytes: int, date: dt.date = DATE) -> str:
+    """One upstream report of about `size_bytes` UTF-8 bytes: a title, then numbered entries.
+
+    Most entries are about a subject of their own;
+    about one in ten covers one of a few hot subjects that other reports of the evening also
+    cover, so merging has work to do at the rate a real evening gives it."""
+    lines = [f"# {rng.choice(_AGENTS)} 推理工程筛选（{date.month}-{date.day}）", ""]
+    entry = 0
+    while len("\n".join(lines).encode()) < size_bytes:
+        entry += 1
+        if rng.random() < HOT_SHARE:
+            heading, text = _hot_entry(rng.randrange(HOT_SUBJECTS), date)
+            lines += [f"## {entry}. {heading}", "", text, ""]
+            continue
+        name = "".join(rng.choice(_SYLLABLES) for _ in range(3)).capitalize()  # a project of its own
+        subject = f"{name} {rng.randint(0, 9)}.{rng.randint(0, 30)}：{rng.choice(_SUBJECT_A)}{rng.choice(_SUBJECT_B)}"
+        lines += [f"## {entry}. {subject}", ""]
+        lines += ["".join(_sentence(rng, date) for _ in range(rng.randint(2, 5))) for _ in range(rng.randint(1, 3))]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _config(living: str = "living/inference.md") -> str:
+    return f"""# generated by eval/evening.py for the load benchmark
+[workspace]
+timezone = "Asia/Shanghai"
+window_end = "22:00"
+agent = "tom"
+
+[llm]
+model = "bench-model"
+mode = "tools"
+concurrency = 4
+
+[topics.{TOPIC}]
+living = "{living}"
+profile = \"\"\"
+LLM 推理与服务：推理引擎的版本、格局、破坏性变更与迁移；请求调度、批处理、PD 分离与路由；
+KV Cache 的压缩、复用、卸载；推理可观测性与可靠性；面向推理的 kernel 与硬件实测。
+\"\"\"
+adjacent = "训练与集群运维、agent 框架、向量数据库、风险与合规。"
+"""
+
+
+def living_document(rng: random.Random, anchors: int, date: dt.date = DATE) -> str:
+    """A living document with about `anchors` anchors: each bullet names a subject, an arXiv ID
+    and a link, and says which evening first anchored it."""
+    lines = [f"# {TOPIC} 活文档", "", "> 生成的活文档，供负载基准使用。", ""]
+    per_line = 3  # subject + arXiv + URL
+    bullets = max(1, anchors // per_line)
+    per_section = -(-bullets // len(_LIVING_SECTIONS))
+    for i in range(bullets):
+        if i % per_section == 0:
+            lines += ["", f"## {_LIVING_SECTIONS[i // per_section]}", ""]
+        first = date - dt.timedelta(days=rng.randint(1, 200))
+        subject = f"{rng.choice(_ENGINES)} {rng.choice(_FEATURES)} 第{i + 1}号"
+        lines.append(
+            f"- **{subject}**：{rng.choice(_FILLER)}，arXiv {_arxiv(rng, first)}，"
+            f"github.com/anchor-{i}/repo。（{first.month}-{first.day} {TOPIC} e1prep）"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def baseline(template: Briefing, rng: random.Random, date: dt.date) -> str:
+    """The seed's briefing re-dated to `date`, with its subjects and arXiv IDs varied, rendered."""
+    md = f"{date.month}-{date.day}"
+    increments = [
+        inc.model_copy(
+            update={
+                "title": f"{rng.choice(_ENGINES)} {rng.choice(_FEATURES)} {md} 第{i + 1}条",
+                "arxiv_line": f"arXiv:{_arxiv(rng, date)} {inc.title}" if inc.arxiv_line else "",
+            }
+        )
+        for i, inc in enumerate(template.increments)
+    ]
+    rows = [
+        ArxivRow(arxiv_id=_arxiv(rng, date), title=r.title, credibility=r.credibility, relation=r.relation)
+        for r in template.arxiv_rows
+    ]
+    prev = date - dt.timedelta(days=1)
+    window = f"{prev.isoformat()} 22:00 ~ {date.isoformat()} 22:00"
+    summary = template.summary.model_copy(
+        update={
+            "window": window,
+            "headlines": [i.title for i in increments],
+            "new_arxiv": [r.arxiv_id for r in rows[:5]],
+        }
+    )
+    b = template.model_copy(update={"date": date, "increments": increments, "arxiv_rows": rows, "summary": summary})
+    return render(b)
+
+
+def write_evening(root: Path, docs: int, *, history: int = 1, living_anchors: int = 60, seed: int = 0) -> Path:
+    """A workspace at `root`: tonight's `docs` reports, `history` earlier briefings of the topic
+    and a living document with about `living_anchors` anchors. Returns `root`."""
+    rng = random.Random(seed + 1)  # the history's own stream: tonight's reports do not depend on it
+    (root / "living").mkdir(parents=True, exist_ok=True)
+    (root / "predigest.toml").write_text(_config(), encoding="utf-8")
+    (root / "living" / f"{TOPIC}.md").write_text(living_document(rng, living_anchors), encoding="utf-8")
+    template = parse(SEED_GOLD.read_text(encoding="utf-8"))
+    own = root / "inbox" / "tom"
+    own.mkdir(parents=True, exist_ok=True)
+    for d in range(1, history + 1):
+        day = DATE - dt.timedelta(days=d)
+        (own / f"{day.isoformat()}-{TOPIC}-e1prep.md").write_text(baseline(template, rng, day), encoding="utf-8")
+    rng = random.Random(seed)  # the first k reports are the same whatever `docs` and the history
+    for i in range(docs):
+        agent = _AGENTS[i % len(_AGENTS)]
+        folder = root / "inbox" / agent
+        folder.mkdir(parents=True, exist_ok=True)
+        minute = (i * 7) % 1320  # 00:00–22:00: inside the evening's window, whatever `docs`
+        name = f"{DATE.isoformat()}-{minute // 60:02d}{minute % 60:02d}-{agent}-report-{i:03d}.md"
+        (folder / name).write_text(report(rng, rng.randint(2000, 20000)), encoding="utf-8")
+    return root
