@@ -30,7 +30,7 @@ from agent.plan.anchors import AnchorRegistry, build_registry
 from agent.plan.ingest import Window, evening_window, scan, sources, unreadable
 from agent.plan.outputs import check_out, out_path_for, write_set
 from agent.plan.workspace import Workspace, load_workspace
-from agent.rules import DocResult, Finding
+from agent.rules.claims import DocResult, Finding
 from agent.rules.compose import Composed, Limits, compose
 from agent.rules.injection import screen
 from agent.write.render import render
@@ -163,13 +163,11 @@ class Outcome:
 
     def payload(self) -> str:
         """The run record (schemas/run.py) as indented JSON: what `predigest view` rebuilds the
-        page from. Serialised by pydantic (the same bytes as `json.dumps(..., indent=2)` of its
-        dump, tested, in a third of the time: the standard encoder is pure Python when indenting)."""
+        page from."""
         ev = self.evening
         record = run_record(
             self.composed,
             self.doc_results,
-            ev.registry,
             ev.docs,
             prompt=str(ev.template.stamp),
             model=ev.llm.model,

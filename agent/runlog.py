@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from agent.core.errors import PredigestError
 from agent.extract import ExtractionResult
 from agent.pipeline import Outcome, RunReport
-from schemas.run import FindingRecord
+from agent.write.trace import finding_record
 from schemas.runlog import CallEntry, EveningEntry, RunLog
 
 logger = logging.getLogger("predigest")
@@ -282,7 +282,7 @@ def evening_entry(
         cassettes="" if offline else cassettes or ev.llm.cassette_dir.name,
         stale=list(dict.fromkeys(r.record.stale for r in results if r.record.stale)),
         calls=call_entries(results),
-        findings=[FindingRecord(**f.__dict__) for f in outcome.findings],
+        findings=[finding_record(f) for f in outcome.findings],
         markdown=outcome.markdown,
         ok=not outcome.partial,
     )

@@ -23,7 +23,11 @@ from agent.plan.anchors import build_registry
 from agent.plan.ingest import scan, sources
 from agent.plan.parse import parse
 from agent.plan.workspace import load_workspace
-from agent.rules import DocResult, dedupe, ground, merge, select
+from agent.rules.claims import DocResult
+from agent.rules.dedupe import dedupe
+from agent.rules.grounding import ground
+from agent.rules.merge import merge
+from agent.rules.select import select
 from agent.write.page import load_record, render_page
 from agent.write.render import render
 from benchmarks import loadbench

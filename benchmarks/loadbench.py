@@ -232,7 +232,7 @@ def growth(today: Path, grown: Path) -> dict[str, Any]:
     from agent.plan.anchors import LISTED_ANCHORS, build_registry
     from agent.plan.ingest import scan, sources
     from agent.plan.workspace import load_workspace
-    from agent.rules import DocResult
+    from agent.rules.claims import DocResult
     from agent.rules.compose import Limits, compose
     from benchmarks.endpoint import extraction_for
     from schemas.extraction import FileExtraction

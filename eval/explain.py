@@ -19,6 +19,7 @@ from agent.core.arxiv import find_ids
 from agent.core.labels import ZH
 from agent.core.text import similarity
 from agent.runlog import claim_fate
+from agent.write.trace import finding_record
 from eval.metrics import TITLE_THRESHOLD, file_refs, increment_arxiv, is_file_ref
 from eval.runner import CaseRun
 from schemas.briefing import Briefing, Increment
@@ -58,7 +59,7 @@ def fates(run: CaseRun) -> list[ItemFate]:
     said = [_Said(r.request.doc_path, c) for r in run.results if r.extraction for c in r.extraction.claims]
     failed = {r.request.doc_path: r.record.error for r in run.results if r.extraction is None}
     asked = {r.request.doc_path for r in run.results}
-    findings = [FindingRecord(**f.__dict__) for f in outcome.findings]
+    findings = [finding_record(f) for f in outcome.findings]
     m = card.matching
     paired = {p.gold: p for p in m.pairs}
     gold_of_out = {p.out: p.gold for p in m.pairs}

@@ -19,11 +19,11 @@ from agent.core.labels import ZH
 from agent.core.text import facts
 from agent.runlog import claim_fate
 from agent.write.templating import render
+from agent.write.trace import finding_record
 from eval.explain import fates
 from eval.metrics import METRICS, Matching, key_facts, stated_facts
 from eval.runner import CaseResult, CaseRun, EvalReport, MetricResult
 from schemas.briefing import Briefing, VerifyItem
-from schemas.run import FindingRecord
 
 _SHOW = 3  # items per list in the terminal; the JSON and HTML have them all
 
@@ -237,7 +237,7 @@ def _documents(run: CaseRun) -> list[dict[str, object]]:
     """Per document: what the model returned and what became of each claim."""
     if run.outcome is None:
         return []
-    findings = [FindingRecord(**f.__dict__) for f in run.outcome.findings]
+    findings = [finding_record(f) for f in run.outcome.findings]
     docs: dict[str, dict[str, object]] = {}
     for res in run.results:
         d = docs.setdefault(

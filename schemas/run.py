@@ -65,6 +65,10 @@ Decision = Literal[
     "dropped unverified",
     "to verify",
     "dropped by budget",
+    "url dropped",
+    "point folded",
+    "figure withheld",
+    "folded",
 ]
 
 
@@ -96,13 +100,15 @@ class Span(_Model):
 
 
 class FindingRecord(_Model):
-    """One rule decision, as agent.rules.Finding states it."""
+    """One rule decision, as agent.rules.claims.Finding states it."""
 
     rule: Rule
     subject: str
     doc: str
     decision: Decision
     detail: str = ""
+    ref: str = Field(default="", description="The claim it is about: 'doc#index', 0-based among the document's claims.")
+    target: str = Field(default="", description="Where it points: the claim merged or folded into, the anchor.")
 
 
 class ClaimTrace(_Model):

@@ -7,8 +7,12 @@ import os
 import subprocess
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import Any
 
 from agent.cli import main
+from agent.rules.claims import Candidate, ClaimRef
+from schemas.documents import SourceDoc
+from schemas.extraction import Claim
 
 ROOT = Path(__file__).resolve().parent.parent
 # The seed briefing, kept in the repo as the first gold case: no test reads outside the repo.
@@ -38,3 +42,8 @@ def predigest(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
         os.environ.clear()
         os.environ.update(saved_env)
     return subprocess.CompletedProcess(list(args), code, stdout.getvalue(), stderr.getvalue())
+
+
+def candidate(claim: Claim, doc: SourceDoc, order: int, relevance: str, **kw: Any) -> Candidate:
+    """A claim on its way through the rules, its reference made from its document and order."""
+    return Candidate(claim, doc, ClaimRef(doc.path, order), order, relevance, **kw)

@@ -90,6 +90,7 @@ READERS = {
     "agent/extract/offline/outline.py": "reads the structure upstream reports are written in (条目 N, 来源, 可信度 …)",
     "agent/rules/injection.py": "patterns of orders planted in documents (忽略以上 …), matched, never printed",
     "agent/core/text.py": "how documents write figures and dates (约, 年月日, 至), for grounding",
+    "agent/rules/edit.py": "how documents write what a figure measures (降低, 提升, 倍, 秒), to find disputes",
     "agent/extract/chunking.py": "CJK character ranges and level values, to estimate tokens and rank chunks",
     "benchmarks/bench.py": "writes synthetic upstream documents to time the rules on",
     "benchmarks/evening.py": "writes a synthetic evening (reports, living document) for the load benchmark",

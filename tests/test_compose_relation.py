@@ -12,7 +12,7 @@ import pytest
 
 from agent.plan.anchors import Anchor, AnchorRegistry
 from agent.plan.parse import parse
-from agent.rules import DocResult
+from agent.rules.claims import DocResult
 from agent.rules.compose import Composed, Limits, compose
 from agent.write.render import render
 from schemas.briefing import KeyPoint

@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 
 from agent.core.errors import PredigestError
+from agent.core.labels import ZH
 from agent.pipeline import Settings, run
 from agent.plan.anchors import AnchorRegistry
-from agent.rules import DocResult
+from agent.rules.claims import DocResult
 from agent.rules.compose import Limits, compose
 from agent.write.page import load_record, render_page, view
 from agent.write.trace import run_record
@@ -230,20 +231,22 @@ def test_figures_that_disagree_are_marked_on_both_sides() -> None:
     ]
     reg = AnchorRegistry(topic="inference", date=DATE, anchors=(), open_items=(), sections=())
     composed = compose(results, reg, [], topic="inference", date=DATE, window="w", limits=Limits(min_increments=1))
-    rec = run_record(composed, results, reg, [a, b], prompt="p", model="m")
+    rec = run_record(composed, results, [a, b], prompt="p", model="m")
     (it,) = rec.trace.increments
     (conflict,) = it.conflicts
     v = rec.briefing.to_verify[conflict.verify - 1]
-    assert "数字不一致" in v.title and rec.trace.verify[conflict.verify - 1].increments == [1]
+    assert "16200" in v.title and "14500" in v.title and rec.trace.verify[conflict.verify - 1].increments == [1]
     spans = {s.id: s for s in rec.spans}
     sides = {side.doc: [spans[s].quote for s in side.spans] for side in conflict.sides}
     assert sides == {"inbox/jay/a.md": ["16,200 tok/s"], "inbox/jay/b.md": ["14500 tok/s"]}
-    marked = [(p.path, m.verify) for p in it.points for m in p.marks if m.role == "figure"]
-    assert len(marked) == 2 and {m for _, m in marked} == {conflict.verify}
+    # neither figure is stated in the increment: its point says the figure is disputed and where
+    (inc,) = rec.briefing.increments
+    points = [p.text for p in inc.all_points()]
+    assert not any("16,200" in p or "14500" in p for p in points)
+    assert any(f"待核实 {ZH.circled(conflict.verify)}" in p for p in points)
     html = render_page(rec)
-    in_points = re.findall(r'<a href="#verify-\d+" class="figure"', html)
     in_docs = re.findall(r'<mark class="[^"]*\bfigure\b[^"]*" data-s="[^"]*"', html)
-    assert len(in_points) == 2 and len(in_docs) == 2  # in both key points and in both documents
+    assert len(in_docs) == 2  # both figures, each in its own document
     assert f'href="#verify-{conflict.verify}"' in html
 
 
@@ -254,7 +257,7 @@ def test_everything_from_the_inbox_is_escaped() -> None:
     results = [DocResult(a, _extraction(claim))]
     reg = AnchorRegistry(topic="inference", date=DATE, anchors=(), open_items=(), sections=())
     composed = compose(results, reg, [], topic="inference", date=DATE, window="w", limits=Limits(min_increments=1))
-    html = render_page(run_record(composed, results, reg, [a], prompt="p", model="m"))
+    html = render_page(run_record(composed, results, [a], prompt="p", model="m"))
     assert "<script>alert" not in html and "<img" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert html.count("<script>") == 1  # the page's own
@@ -303,7 +306,7 @@ def test_a_partial_evening_says_so_on_the_page() -> None:
     results = [DocResult(a, _extraction(_claim("标题", ["3.6%"], ["吞吐 3.6% 开销"], "§条目 1")))]
     reg = AnchorRegistry(topic="inference", date=DATE, anchors=(), open_items=(), sections=())
     composed = compose(results, reg, [], topic="inference", date=DATE, window="w", limits=Limits(min_increments=1))
-    rec = run_record(composed, results, reg, [a], prompt="p", model="m", unread=[("inbox/jay/b.md", "timeout")])
+    rec = run_record(composed, results, [a], prompt="p", model="m", unread=[("inbox/jay/b.md", "timeout")])
     assert rec.partial and rec.unread[0].doc == "inbox/jay/b.md"
     html = render_page(RunRecord.model_validate_json(rec.model_dump_json()))
     assert '<p class="partial"' in html and "inbox/jay/b.md (timeout)" in html

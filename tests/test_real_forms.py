@@ -17,10 +17,13 @@ from agent.extract.llm.cassettes import CassetteIndex
 from agent.extract.llm.reference import extraction_from_completion
 from agent.pipeline import Evening, Settings, plan
 from agent.plan.anchors import AnchorRegistry
-from agent.rules import Candidate, DocResult, check_arxiv, dedupe, ground, match_anchor, merge, resolve
+from agent.rules.claims import DocResult
+from agent.rules.dedupe import dedupe, match_anchor, resolve
+from agent.rules.grounding import check_arxiv, ground
+from agent.rules.merge import merge
 from schemas.documents import SourceDoc
 from schemas.extraction import Claim, FileExtraction, Resolution
-from tests.paths import ROOT, WORLD
+from tests.paths import ROOT, WORLD, candidate
 from tests.test_rules import COLIBRI as ITEM
 from tests.test_rules import SETTLED
 
@@ -66,7 +69,7 @@ def test_anchor_names_in_every_form_find_the_anchor(
     evening: Evening, answers: dict[str, FileExtraction], anchor: str, relation: str
 ) -> None:
     claim = _sglang(answers).model_copy(update={"anchor": anchor, "relation": relation, "urls": []})
-    c = Candidate(claim, _doc(evening, FILTER), 1, "高")
+    c = candidate(claim, _doc(evening, FILTER), 1, "高")
     found = match_anchor(c, evening.registry)
     assert found is not None and found.key == "SGLang v0.5.19 发布"
     kept, covered, _ = dedupe([c], evening.registry)
@@ -83,11 +86,11 @@ def test_anchor_names_in_every_form_find_the_anchor(
 )
 def test_urls_with_or_without_scheme(evening: Evening, answers: dict[str, FileExtraction], url: str) -> None:
     claim = _sglang(answers).model_copy(update={"anchor": "", "relation": "new", "urls": [url]})
-    a = Candidate(claim, _doc(evening, FILTER), 1, "高")
+    a = candidate(claim, _doc(evening, FILTER), 1, "高")
     found = match_anchor(a, evening.registry)
     assert found is not None and found.kind == "url"
     other = answers[OBSERVE].claims[0].model_copy(update={"urls": ["https://github.com/sgl-project/sglang/releases"]})
-    groups, _ = merge([a, Candidate(other, _doc(evening, OBSERVE), 2, "高")])
+    groups, _ = merge([a, candidate(other, _doc(evening, OBSERVE), 2, "高")])
     assert len(groups) == 1  # one subject across documents, however the link is written
 
 
@@ -99,7 +102,7 @@ def test_arxiv_ids_as_models_write_them(evening: Evening, answers: dict[str, Fil
     ex = answers[OBSERVE].model_copy(update={"claims": [claim]})
     cands, findings = ground([DocResult(_doc(evening, OBSERVE), ex)])
     assert len(cands) == 1, findings
-    checked, findings = check_arxiv(cands, DATE)
+    checked, _, findings = check_arxiv(cands, DATE)
     assert findings == [] and checked[0].arxiv_keys == {"2605.11093"}
 
 
@@ -151,13 +154,14 @@ def test_resolved_items_named_with_or_without_their_marks(named: str) -> None:
 def test_new_sections_proposed_by_different_documents_are_reconciled(
     evening: Evening, answers: dict[str, FileExtraction], proposed: list[str], expected: list[str]
 ) -> None:
-    from agent.rules import Group, reconcile_sections
+    from agent.rules.claims import Group
+    from agent.rules.select import reconcile_sections
 
     hook, bugs = answers[OBSERVE].claims[:2]
     assert hook.suggested_section == bugs.suggested_section == "§1.4 推理可观测性与可靠性（新增）"
     groups = [
         Group(
-            (Candidate(c.model_copy(update={"suggested_section": s, "stars": 4 - i}), _doc(evening, OBSERVE), i, "高"),)
+            (candidate(c.model_copy(update={"suggested_section": s, "stars": 4 - i}), _doc(evening, OBSERVE), i, "高"),)
         )
         for i, (c, s) in enumerate(zip((hook, bugs), proposed, strict=True))
     ]

@@ -6,24 +6,18 @@ import datetime as dt
 
 import pytest
 
-from agent.core.labels import ZH
 from agent.core.text import locate
 from agent.plan.anchors import Anchor, AnchorRegistry, OpenItem
-from agent.rules import (
-    Candidate,
-    DocResult,
-    Group,
-    check_arxiv,
-    dedupe,
-    ground,
-    merge,
-    number_conflicts,
-    resolve,
-    select,
-)
+from agent.rules.claims import DocResult, Group
+from agent.rules.dedupe import dedupe, resolve
+from agent.rules.edit import number_conflicts
+from agent.rules.grounding import check_arxiv, ground
+from agent.rules.merge import merge
+from agent.rules.select import select
 from schemas.briefing import KeyPoint, VerifyItem
 from schemas.documents import SourceDoc
 from schemas.extraction import ArxivRef, Claim, FileExtraction, Resolution
+from tests.paths import candidate
 
 DATE = dt.date(2026, 9, 22)
 DOC_TEXT = """# 工程过滤报告
@@ -148,8 +142,9 @@ def test_grounding_drops_a_key_point_with_an_invented_figure() -> None:
     ],
 )
 def test_arxiv_check(raw: str, ok: bool, reason: str) -> None:
-    c = Candidate(claim(arxiv=(raw,)), doc(), 1, "高")
-    out, findings = check_arxiv([c], DATE)
+    c = candidate(claim(arxiv=(raw,)), doc(), 1, "高")
+    out, rejected, findings = check_arxiv([c], DATE)
+    assert [x for _, x in rejected] == ([] if ok else [raw])
     assert bool(out[0].claim.arxiv) is ok
     if not ok:
         assert findings and reason in findings[0].detail
@@ -222,7 +217,7 @@ HOOK = Anchor("arxiv", "2605.11093", "HookPoint", dt.date(2026, 9, 18), "inbox/t
     ],
 )
 def test_dedupe(c: Claim, anchors: tuple[Anchor, ...], fate: str, detail: str) -> None:
-    kept, covered, findings = dedupe([Candidate(c, doc(), 1, "高")], registry(*anchors))
+    kept, covered, findings = dedupe([candidate(c, doc(), 1, "高")], registry(*anchors))
     got = covered[0].relation if covered else kept[0].relation
     assert got == fate
     if detail:
@@ -230,9 +225,9 @@ def test_dedupe(c: Claim, anchors: tuple[Anchor, ...], fate: str, detail: str) -
 
 
 def test_merge_same_arxiv_across_documents_and_not_across_sections_of_one() -> None:
-    a = Candidate(claim(title="HookPoint 可观测性", arxiv=("2605.11093v1",)), doc("inbox/jay/a.md"), 1, "高")
-    b = Candidate(claim(title="模型内部观测", arxiv=("2605.11093",)), doc("inbox/jay/b.md"), 2, "高")
-    c = Candidate(claim(title="HookPoint 可观测性 v2", ref="§条目 4"), doc("inbox/jay/a.md"), 3, "高")
+    a = candidate(claim(title="HookPoint 可观测性", arxiv=("2605.11093v1",)), doc("inbox/jay/a.md"), 1, "高")
+    b = candidate(claim(title="模型内部观测", arxiv=("2605.11093",)), doc("inbox/jay/b.md"), 2, "高")
+    c = candidate(claim(title="HookPoint 可观测性 v2", ref="§条目 4"), doc("inbox/jay/a.md"), 3, "高")
     groups, findings = merge([a, b, c])
     assert [len(g.members) for g in groups] == [2, 1]
     assert findings[0].decision == "merged"
@@ -253,13 +248,20 @@ TGI = Anchor("subject", "TGI 已死", "TGI 已死", dt.date(2026, 9, 21), "inbox
             id="release-and-feature-same-anchor",
         ),
         pytest.param(
-            ("SGLang v0.5.19：DSV4 优化、CUDA Graph 与修复", "§条目 1.2–1.4；§条目 3"),
+            ("TGI 迁移：DSV4 优化、CUDA Graph 与修复", "§条目 1.2–1.4；§条目 3"),
             (SGLANG, TGI),
             False,
             id="different-anchors",
         ),
         pytest.param(
-            ("SGLang v0.5.19：DSV4 优化、CUDA Graph 与修复", "§条目 3"), (SGLANG, SGLANG), False, id="other-section"
+            ("SGLang v0.5.19：DSV4 优化、CUDA Graph 与修复", "§条目 3"),
+            (SGLANG, SGLANG),
+            True,
+            id="one-release-other-section",
+        ),
+        pytest.param(("端侧推理：DSV4 优化", "§条目 3"), (None, None), False, id="other-section-other-subject"),
+        pytest.param(
+            ("SGLang v0.5.20：DSV4 优化", "§条目 1.2"), (SGLANG, SGLANG), False, id="next-release-same-section"
         ),
         pytest.param(("SGLang v0.5.19：DSV4 优化", "§条目 1.2"), (None, None), True, id="unanchored-like-subject"),
         pytest.param(("端侧多 agent：Q4 KV Cache 持久化", "§条目 1.4"), (None, None), False, id="unanchored-unlike"),
@@ -269,14 +271,14 @@ def test_one_release_split_into_two_claims_is_one_increment(
     second: tuple[str, str], anchors: tuple[Anchor | None, Anchor | None], one: bool
 ) -> None:
     d = doc("inbox/jay/2026-09-22-inference-engineering-filter.md")
-    a = Candidate(
+    a = candidate(
         claim(title="SGLang v0.5.19 破坏性 flag 改名（无别名）", ref="§条目 1.1；§条目 1.5"),
         d,
         1,
         "高",
         anchor=anchors[0],
     )
-    b = Candidate(claim(title=second[0], ref=second[1], stars=3), d, 2, "高", anchor=anchors[1])
+    b = candidate(claim(title=second[0], ref=second[1], stars=3), d, 2, "高", anchor=anchors[1])
     groups, _ = merge([a, b])
     assert len(groups) == (1 if one else 2)
     if one:
@@ -289,7 +291,7 @@ def test_one_release_split_into_two_claims_is_one_increment(
 def _group(title: str, stars: int, order: int, section: str = "§1.1 x", cred: str = "高") -> Group:
     return Group(
         (
-            Candidate(
+            candidate(
                 claim(title=title, stars=stars, section=section, cred=cred), doc(f"inbox/jay/{order}.md"), order, "高"
             ),
         )
@@ -328,14 +330,14 @@ def test_select_prefers_credibility_at_equal_stars() -> None:
 
 
 def test_number_conflicts_between_documents() -> None:
-    a = Candidate(claim(points=("SGLang ~16,200 tok/s",)), doc("inbox/jay/a.md"), 1, "高")
-    b = Candidate(claim(points=("SGLang 15,800 tok/s",)), doc("inbox/jay/b.md"), 2, "高")
-    same = Candidate(claim(points=("SGLang ~16,200 tok/s",)), doc("inbox/jay/c.md"), 3, "高")
-    (conflict,) = number_conflicts(Group((a, b)))
+    a = candidate(claim(points=("SGLang ~16,200 tok/s",)), doc("inbox/jay/a.md"), 1, "高")
+    b = candidate(claim(points=("SGLang 15,800 tok/s",)), doc("inbox/jay/b.md"), 2, "高")
+    same = candidate(claim(points=("SGLang ~16,200 tok/s",)), doc("inbox/jay/c.md"), 3, "高")
+    (conflict,) = number_conflicts(Group((a, b)), "SGLang")
     sides = [(s.doc, s.values) for s in conflict.sides]
-    assert (conflict.unit, sides) == ("tok/s", [("inbox/jay/a.md", ("16200",)), ("inbox/jay/b.md", ("15800",))])
-    assert conflict.words(ZH) == "inbox/jay/a.md 称 16200 tok/s，inbox/jay/b.md 称 15800 tok/s"
-    assert number_conflicts(Group((a, same))) == []
+    assert (conflict.measure, conflict.unit) == ("SGLang", "tok/s")
+    assert sides == [("inbox/jay/a.md", ("16200",)), ("inbox/jay/b.md", ("15800",))]
+    assert number_conflicts(Group((a, same)), "SGLang") == []
 
 
 COLIBRI = OpenItem(
@@ -414,25 +416,27 @@ def test_a_resolved_item_leaves_section_three_and_is_said_in_five() -> None:
 # mixed reports that carry on-topic claims, 邻接 for a card with nothing on-topic, 中 for the risk
 # briefing of the same evening.
 @pytest.mark.parametrize(
-    ("path", "kind", "model", "on_topic", "label"),
+    ("path", "kind", "model", "on_topic", "strong", "label"),
     [
-        ("inbox/jay/2026-09-22-database-backend-cloudnative-inference.md", "report", "中", 3, "高"),
-        ("inbox/jay/2026-09-22-1505-jay-five-category-evening-briefing.md", "report", "中", 1, "高"),
-        ("inbox/jay/2026-09-22-inference-engineering-filter.md", "report", "高", 4, "高"),
-        ("inbox/jay/2026-09-22-x.md", "report", "中", 0, "中"),  # nothing grounded: the model's word stands
-        ("inbox/flyp/2026-09-22-risk-e1prep.md", "adjacent", "中", 2, "邻接"),
-        ("paper_cards/2026-09-22/1432-2609-19499.md", "paper_card", "邻接", 0, "参考"),
-        ("paper_cards/2026-09-22/1432-2609-19499.md", "paper_card", "中", 1, "中"),
-        ("work-queue/2026-09-22-2200.md", "queue", "参考", 0, "参考"),
+        ("inbox/jay/2026-09-22-database-backend-cloudnative-inference.md", "report", "中", 3, 3, "高"),
+        ("inbox/jay/2026-09-22-1505-jay-five-category-evening-briefing.md", "report", "中", 1, 1, "高"),
+        ("inbox/jay/2026-09-22-inference-engineering-filter.md", "report", "高", 4, 4, "高"),
+        ("inbox/jay/2026-09-22-x.md", "report", "中", 0, 0, "中"),  # nothing grounded: the model's word stands
+        ("inbox/jay/2026-09-22-y.md", "report", "中", 1, 0, "中"),  # one 2–3★ side mention raises nothing
+        ("inbox/jay/2026-09-22-y.md", "report", "邻接", 2, 0, "高"),  # two side mentions are the topic's
+        ("inbox/flyp/2026-09-22-risk-e1prep.md", "adjacent", "中", 2, 2, "邻接"),
+        ("paper_cards/2026-09-22/1432-2609-19499.md", "paper_card", "邻接", 0, 0, "参考"),
+        ("paper_cards/2026-09-22/1432-2609-19499.md", "paper_card", "中", 1, 1, "中"),
+        ("work-queue/2026-09-22-2200.md", "queue", "参考", 0, 0, "参考"),
     ],
 )
 def test_relevance_is_derived_from_what_a_source_carried(
-    path: str, kind: str, model: str, on_topic: int, label: str
+    path: str, kind: str, model: str, on_topic: int, strong: int, label: str
 ) -> None:
-    from agent.rules import relevance
+    from agent.rules.select import relevance
 
     d = SourceDoc(path=path, kind=kind, agent="jay", in_window=True, read=True, text="x")
-    got, finding = relevance(d, FileExtraction(relevance=model, relevance_reason="r", held="h"), on_topic)
+    got, finding = relevance(d, FileExtraction(relevance=model, relevance_reason="r", held="h"), on_topic, strong)
     assert got == label
     assert (finding is not None) is (label != model)
     if finding is not None:

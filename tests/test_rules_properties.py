@@ -13,7 +13,7 @@ from agent.plan.anchors import build_registry
 from agent.plan.ingest import scan, sources
 from agent.plan.parse import parse
 from agent.plan.workspace import load_workspace
-from agent.rules import DocResult
+from agent.rules.claims import DocResult
 from agent.rules.compose import Limits, compose
 from agent.write.render import render
 from schemas.briefing import KeyPoint

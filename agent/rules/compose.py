@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 
 from agent.core.labels import ZH, Labels
 from agent.plan.anchors import AnchorRegistry
-from agent.rules import DocResult, Finding, NumberConflict
-from agent.rules.chain import Limits, RuleOutcome, Scope, evenings_since, run_chain
+from agent.rules.chain import Limits, RuleOutcome, Scope, run_chain
+from agent.rules.claims import DocResult, Finding
+from agent.rules.edit import NumberConflict
 from agent.rules.layout import lay_out
+from agent.rules.verify import evenings_since
 from schemas.briefing import Briefing
 from schemas.documents import SourceDoc
 
@@ -43,7 +45,7 @@ def compose(
 ) -> Composed:
     """Run the rule chain over one evening's extractions and lay the result out as the seven
     blocks; every decision on the way is returned as a finding."""
-    outcome = run_chain(Scope(results, registry, baselines, topic, date, window, limits), labels)
+    outcome = run_chain(Scope(results, registry, baselines, topic, date, window, limits))
     layout = lay_out(outcome, footer, labels)
     return Composed(layout.briefing, outcome.findings, outcome, layout.conflict_items)
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 from agent.core.labels import ZH
 from agent.core.text import locate
-from agent.rules import DocResult, Finding
+from agent.rules.claims import DocResult, Finding
 from schemas.extraction import SkippedItem
 
 _ORDERS = re.compile(

@@ -14,12 +14,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from agent.core.arxiv import id_keys, key_of
+from agent.core.arxiv import find_ids, id_keys, key_of, validate
 from agent.core.labels import ZH, Labels
 from agent.core.text import similarity
-from agent.plan.anchors import AnchorRegistry
-from agent.rules import REL_RANK, Candidate, DocResult, Group, NumberConflict, Selection, short_subject
-from agent.rules.chain import Doubt, Note, RuleOutcome, Stopped
+from agent.plan.anchors import AnchorRegistry, normalise_url
+from agent.rules.chain import RuleOutcome
+from agent.rules.claims import REL_RANK, Candidate, DocResult, Group, Selection
+from agent.rules.edit import NumberConflict
+from agent.rules.merge import short_subject
+from agent.rules.verify import Doubt, InvalidId, Stopped
 from schemas.briefing import (
     ArxivRow,
     Briefing,
@@ -33,7 +36,6 @@ from schemas.briefing import (
     StatusSummary,
     VerifyItem,
 )
-from schemas.extraction import VerifyNote
 
 
 @dataclass(frozen=True)
@@ -47,8 +49,9 @@ class Layout:
 def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
     """The seven blocks of one evening, in the seed's order."""
     s = o.scope
-    increments = [_increment(i, g, s.topic, labels) for i, g in enumerate(o.selection.increments, 1)]
     verify, conflict_items = _verify_items(o.to_verify, labels)
+    item_of = {id(c): n for c, n in conflict_items}
+    increments = [_increment(i, g, s.topic, labels, item_of) for i, g in enumerate(o.selection.increments, 1)]
     rows, new_keys = _arxiv_rows(o.selection, s.registry, s.results, labels)
     lim, n = s.limits, len(increments)
     if n < lim.min_increments:  # said plainly; select never pads and never exceeds the maximum
@@ -76,44 +79,55 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
         priorities=_priorities(o.selection, labels),
         footer=footer,
     )
-    return Layout(briefing, conflict_items)
+    return Layout(mark_invalid_ids(briefing, s.date, labels), conflict_items)
 
 
 # --- 二 -----------------------------------------------------------------------------------------------
 
 
-def _increment(number: int, g: Group, topic: str, labels: Labels) -> Increment:
+def _increment(number: int, g: Group, topic: str, labels: Labels, item_of: dict[int, int]) -> Increment:
     lead = g.lead.claim
-    sources = [SourceRef(ref=c.doc.path, section=c.claim.section_ref) for c in g.members]
-    sources += [SourceRef(ref=u) for c in g.members for u in c.claim.urls]
     arx = g.arxiv
+    sources = [*_file_refs(g, labels), *(SourceRef(ref=u) for c in g.members for u in c.claim.urls)]
     sources += [SourceRef(ref=f"arXiv {a.arxiv_id}") for a in arx]
-    points: list[KeyPoint] = []
-    seen: set[str] = set()
-    for c in g.members:
-        for p in c.claim.key_points:
-            if p.text not in seen:
-                seen.add(p.text)
-                points.append(p)
+    points = (
+        [p.point for p in g.points] if g.points or g.disputes else [p for c in g.members for p in c.claim.key_points]
+    )
+    for conflict in g.disputes:  # neither figure is stated; the point says where the question is
+        item = item_of.get(id(conflict))
+        text = (
+            labels.disputed_point.format(measure=conflict.measure, item=labels.circled(item))
+            if item
+            else labels.disputed_point_unlisted.format(measure=conflict.measure)
+        )
+        points.append(KeyPoint(text=text))
     relation = lead.relation_note
     anchor = g.lead.anchor
     if g.lead.relation == "supplement" and anchor is not None and not _says_supplement(relation, anchor.when, labels):
         relation += labels.supplement_note.format(when=anchor.when, topic=topic, anchor=anchor.label[:30])
-    reasons = labels.list_sep.join(
-        dict.fromkeys(c.claim.credibility_reason for c in g.members if c.claim.credibility_reason)
-    )
     return Increment(
         number=number,
-        title=lead.title,
+        title=g.title or lead.title,
         stars=g.stars,
         sources=_unique_refs(sources),
         arxiv_line=f"arXiv:{arx[0].arxiv_id} {arx[0].title}" if arx else "",
         key_points=points,
-        credibility=Credibility(level=g.credibility, reason=reasons),
+        credibility=Credibility(level=g.credibility, reason=g.reason or lead.credibility_reason),
         relation=relation,
         relation_kind="supplement" if g.lead.relation == "supplement" else "new",
         suggested_section=lead.suggested_section,
     )
+
+
+def _file_refs(g: Group, labels: Labels) -> list[SourceRef]:
+    """Each document once, with every § section its claims came from."""
+    sections: dict[str, list[str]] = {}
+    for c in g.members:
+        sections.setdefault(c.doc.path, [])
+        for part in re.split(r"[；;]", c.claim.section_ref):
+            if part.strip() and part.strip() not in sections[c.doc.path]:
+                sections[c.doc.path].append(part.strip())
+    return [SourceRef(ref=doc, section=labels.section_join.join(secs)) for doc, secs in sections.items()]
 
 
 def _says_supplement(note: str, when: str, labels: Labels) -> bool:
@@ -128,8 +142,9 @@ def _unique_refs(refs: list[SourceRef]) -> list[SourceRef]:
     seen: set[tuple[str, str]] = set()
     out = []
     for r in refs:
-        if (r.ref, r.section) not in seen:
-            seen.add((r.ref, r.section))
+        key = (normalise_url(r.ref) if "/" in r.ref and not r.section else r.ref, r.section)
+        if key not in seen:
+            seen.add(key)
             out.append(r)
     return out
 
@@ -141,40 +156,48 @@ def _verify_items(
     doubts: Sequence[Doubt], labels: Labels
 ) -> tuple[list[VerifyItem], tuple[tuple[NumberConflict, int], ...]]:
     items = [verify_item(d, i, labels) for i, d in enumerate(doubts, 1)]
-    # A disagreement is tied to its item where the item states it alone; an item that folds it
-    # with other questions names it among them, and its figures are not marked.
-    held = tuple(
-        (d.notes[0], i) for i, d in enumerate(doubts, 1) if len(d.notes) == 1 and isinstance(d.notes[0], NumberConflict)
-    )
+    held = tuple((d.note, i) for i, d in enumerate(doubts, 1) if isinstance(d.note, NumberConflict))
     return items, held
 
 
 def verify_item(d: Doubt, number: int, labels: Labels) -> VerifyItem:
-    """One item an editor can act on: the subject named once, then each question."""
-    notes = [_note(n, d.subject, labels) for n in d.notes]
-    if d.carried or (len(notes) == 1 and names_subject(notes[0].title, d.subject)):
-        title, problem, suggestion = notes[0].title, notes[0].problem, notes[0].suggestion
+    """One question an editor can act on, under a short title that names its subject."""
+    n = d.note
+    if isinstance(n, VerifyItem):  # carried from an earlier briefing, as it was written
+        return n.model_copy(update={"number": number, "carried_from": d.carried})
+    if isinstance(n, NumberConflict):
+        (a, va), (b, vb) = ((s.doc, " / ".join(s.values)) for s in n.sides)
+        fields = {"measure": n.measure, "va": va, "vb": vb, "unit": n.unit}
+        title = labels.conflict_title.format(subject=d.subject, **fields)
+        problem = labels.conflict_problem.format(a=a, b=b, **fields)
+        suggestion = labels.conflict_suggestion.format(**fields)
+    elif isinstance(n, InvalidId):
+        title = labels.invalid_id_title.format(subject=d.subject, id=n.arxiv_id)
+        problem = labels.invalid_id_problem.format(doc=n.doc, id=n.arxiv_id, subject=d.subject)
+        suggestion = labels.invalid_id_suggestion
     else:
-        title = d.subject + labels.subject_sep + labels.list_sep.join(n.title for n in notes)
-        if len(notes) == 1:
-            problem, suggestion = notes[0].problem, notes[0].suggestion
-        else:
-            problem = labels.list_sep.join(f"{n.title}{labels.subject_sep}{n.problem.rstrip('。')}" for n in notes)
-            suggestion = labels.list_sep.join(n.suggestion.rstrip("。") for n in notes)
-    return VerifyItem(
-        number=number, title=title, risk=d.risk, carried_from=d.carried, problem=problem, suggestion=suggestion
-    )
+        title = n.title if names_subject(n.title, d.subject) else d.subject + labels.subject_sep + n.title
+        problem, suggestion = n.problem, n.suggestion
+        if len(title) > labels.max_verify_title:  # the note names its subject well enough alone
+            title = n.title
+    title = _fit(title, d.subject, labels)
+    return VerifyItem(number=number, title=title, risk=d.risk, problem=problem, suggestion=suggestion)
 
 
-def _note(n: Note, subject: str, labels: Labels) -> VerifyNote | VerifyItem:
-    if not isinstance(n, NumberConflict):
-        return n
-    return VerifyNote(
-        title=labels.conflict_title.format(subject=subject),
-        risk=n.risk,
-        problem=n.words(labels),
-        suggestion=labels.conflict_suggestion,
-    )
+def _fit(title: str, subject: str, labels: Labels) -> str:
+    """A title of at most `labels.max_verify_title` characters: a long subject in front is cut
+    to its first words ('MCP Python SDK 会话劫持 …' -> 'MCP Python SDK'), then the title itself."""
+    limit = labels.max_verify_title
+    words = subject.split(" ")
+    while len(title) > limit and subject and title.startswith(subject) and len(words) > 1:
+        words.pop()
+        shorter = " ".join(words)
+        title, subject = shorter + title[len(subject) :], shorter
+    if len(title) <= limit:
+        return title
+    cut = title[: limit - len(labels.title_cut)]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + labels.title_cut
 
 
 def names_subject(title: str, subject: str) -> bool:
@@ -183,6 +206,33 @@ def names_subject(title: str, subject: str) -> bool:
     names = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9.+-]*", subject) if len(w) > 1}
     mine = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9.+-]*", title) if len(w) > 1}
     return bool(names & mine) or similarity(title, subject) >= 0.5
+
+
+# --- invalid arXiv IDs, wherever they are named -------------------------------------------------------
+
+
+def mark_invalid_ids(b: Briefing, date: dt.date, labels: Labels) -> Briefing:
+    """Every arXiv ID the briefing names that cannot exist is marked invalid right after it, in
+    every block: a source's words (一, 五), a model's note (三), anywhere. The rules already keep
+    such IDs out of 二's citations and 四; this is what keeps them from reading as citations."""
+    return b.model_validate(_marked(b.model_dump(), date, labels))
+
+
+def _marked(value: object, date: dt.date, labels: Labels) -> object:
+    if isinstance(value, str):
+        return _mark(value, date, labels.invalid_id_mark)
+    if isinstance(value, list):
+        return [_marked(v, date, labels) for v in value]
+    if isinstance(value, dict):
+        return {k: _marked(v, date, labels) for k, v in value.items()}
+    return value
+
+
+def _mark(text: str, date: dt.date, mark: str) -> str:
+    for m in reversed(find_ids(text)):
+        if not validate(m.id, not_after=date).ok and not text[m.end :].startswith(mark):
+            text = text[: m.end] + mark + text[m.end :]
+    return text
 
 
 # --- 四 -----------------------------------------------------------------------------------------------

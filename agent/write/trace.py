@@ -1,12 +1,11 @@
 """After the rules: tie every line of the briefing back to the sentences it rests on.
 
-The rule layer decides and explains (`Composed.findings`); this stage only looks things up, so it
-can run after it without changing it. For each increment it finds the claims behind it (the
-credited document and § of each source), locates their evidence quotes again with the same
-`locate` grounding used, ties each key point to the quote carrying its figures, and records what
-a reader needs to doubt it well: the to-verify items it raises, the figures two documents state
-differently, what a supplement adds to its anchor, and the quotes of every claim the rules
-removed. The result is a `RunRecord`, the run's JSON, from which the page is built.
+The rule layer decides, explains and keeps what it learnt on the data: each group knows its
+member claims, each claim its reference and where grounding found each of its quotes, each key
+point the claim it came from, each to-verify item the increment it concerns. This stage reads
+those and looks nothing up again (a claim the rules removed is the one exception: its quotes are
+located here, since no later stage kept it). The result is a `RunRecord`, the run's JSON, from
+which the page is built.
 """
 
 from __future__ import annotations
@@ -14,16 +13,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Literal
 
-from agent.core.text import facts, locate, similarity
-from agent.plan.anchors import AnchorRegistry
-from agent.rules import Candidate, DocResult, NumberConflict, claim_facts, match_anchor
+from agent.core.text import Alignment, facts, locate
+from agent.rules.claims import Candidate, ClaimRef, DocResult, Finding, Group
 from agent.rules.compose import Composed
-from schemas.briefing import Increment, KeyPoint, SourceRow, VerifyItem
+from agent.rules.edit import NumberConflict
+from agent.rules.verify import Doubt
+from schemas.briefing import Increment, KeyPoint, SourceRow
 from schemas.documents import SourceDoc
-from schemas.extraction import Claim
 from schemas.run import (
     ClaimTrace,
     Conflict,
@@ -58,9 +56,12 @@ _KEPT: frozenset[Decision] = frozenset(
         "to verify",
         "carried over",
         "resolved",
-        # the claim stays: one of its quotes was dropped or matched elided, its § renumbered, its source relabelled
+        # the claim stays: a quote, a URL or a point of it went, its § was renumbered, its source relabelled
         "quote dropped",
         "quote elided",
+        "url dropped",
+        "point folded",
+        "figure withheld",
         "renumbered",
         "renamed",
         "relabelled",
@@ -68,40 +69,37 @@ _KEPT: frozenset[Decision] = frozenset(
 )
 # Rules about to-verify notes, not claims: 三 and 五 say what became of them (and --explain why).
 _NOT_CLAIMS: frozenset[Rule] = frozenset({"to-verify", "carry"})
-_VERIFY_SIMILAR = 0.5
-Role = Literal["quote", "fact", "figure"]  # compose folds a new note into an item this alike; so does the link back
+Role = Literal["quote", "fact", "figure"]
 
 
 @dataclass
 class _Spans:
-    """Every span of the record, located once per (document, quote)."""
+    """Every span of the record, each (document, place) once."""
 
     texts: dict[str, str]
     items: list[Span] = field(default_factory=list)
-    _seen: dict[tuple[str, str, int], str] = field(default_factory=dict)
+    _seen: dict[tuple[str, str, int, int], str] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
 
-    def quote(self, doc: str, quote: str) -> str:
-        key = (doc, quote, -1)
-        if key not in self._seen:
-            a = locate(quote, self.texts.get(doc, ""))
-            self._seen[key] = self._add(doc, quote, a.start, a.end, a.kind, a.score)
-        return self._seen[key]
+    def aligned(self, doc: str, quote: str, a: Alignment) -> str:
+        """A quote where grounding found it."""
+        return self._add(doc, quote, a.start, a.end, a.kind, a.score)
 
     def at(self, doc: str, start: int, end: int, role: Role) -> str:
-        """A span found by other means than locate (a figure, a fact): exact by construction."""
-        key = (doc, f"{role}:{end}", start)
-        if key not in self._seen:
-            self._seen[key] = self._add(doc, self.texts[doc][start:end], start, end, "exact", 1.0, role)
-        return self._seen[key]
+        """A span found by its exact place (a figure, a fact)."""
+        return self._add(doc, self.texts[doc][start:end], start, end, "exact", 1.0, role)
 
     def _add(
         self, doc: str, quote: str, start: int, end: int, kind: MatchKind, score: float, role: Role = "quote"
     ) -> str:
+        key = (doc, f"{role}:{quote}", start, end)
+        if key in self._seen:
+            return self._seen[key]
         sid = f"s{len(self.items)}"
         span = Span(id=sid, doc=doc, quote=quote, start=start, end=end, kind=kind, score=round(score, 3), role=role)
         self.items.append(span)
         self.used.add(doc)
+        self._seen[key] = sid
         return sid
 
     def region(self, sid: str) -> tuple[int, int]:
@@ -109,10 +107,21 @@ class _Spans:
         return s.start, s.end
 
 
+def finding_record(f: Finding) -> FindingRecord:
+    return FindingRecord(
+        rule=f.rule,
+        subject=f.subject,
+        doc=f.doc,
+        decision=f.decision,
+        detail=f.detail,
+        ref=str(f.ref) if f.ref else "",
+        target=f.target,
+    )
+
+
 def run_record(
     composed: Composed,
     results: Sequence[DocResult],
-    registry: AnchorRegistry,
     docs: Sequence[SourceDoc],
     *,
     prompt: str,
@@ -121,23 +130,23 @@ def run_record(
 ) -> RunRecord:
     """The run's JSON: the briefing, the findings, and the trace from each line to its sources."""
     b = composed.briefing
+    o = composed.outcome
     texts = {d.path: d.text for d in docs if d.read and d.text}
     spans = _Spans(texts)
-    findings = [FindingRecord(**f.__dict__) for f in composed.findings]
-    claims = {r.doc.path: r for r in results if r.extraction is not None}
-
-    incs = [_increment(inc, claims, registry, findings, spans) for inc in b.increments]
-    verify = _verify(b.to_verify, incs, claims, registry, composed.conflict_items)
+    findings = [finding_record(f) for f in composed.findings]
+    incs = [_increment(inc, g, spans) for inc, g in zip(b.increments, o.selection.increments, strict=True)]
+    verify = _verify(o.to_verify, len(incs))
     for v in verify:
         for n in v.increments:
             incs[n - 1].verify.append(v.number)
-    for it, inc in zip(incs, b.increments, strict=True):
-        it.conflicts.extend(_conflicts(it, inc, composed.conflict_items, spans))
+    for it, inc, g in zip(incs, b.increments, o.selection.increments, strict=True):
+        it.conflicts.extend(_conflicts(it, g, composed.conflict_items, spans))
         _mark_points(it, inc)
     sources = _source_links(b.sources, docs)
+    claims = {r.doc.path: r for r in results if r.extraction is not None}
     removed = [
-        Removed(finding=i, spans=_claim_spans(claims, f.doc, f.subject, spans))
-        for i, f in enumerate(findings)
+        Removed(finding=i, spans=_removed_spans(claims, f.ref, spans))
+        for i, f in enumerate(composed.findings)
         if f.decision not in _KEPT and f.rule not in _NOT_CLAIMS
     ]
     linked = spans.used | {d for s in sources for d in s.docs} | {v.source for v in verify if v.source}
@@ -159,106 +168,55 @@ def run_record(
 # --- increments ---------------------------------------------------------------------------------
 
 
-def _members(inc: Increment, claims: dict[str, DocResult]) -> list[tuple[DocResult, Claim]]:
-    """The claims behind an increment: one per credited document, picked by its § reference and,
-    where a document has several claims at one §, by shared key points and title."""
-    texts = {p.text for p in inc.all_points()}
-    out = []
-    for ref in inc.sources:
-        r = claims.get(ref.ref)
-        if r is None or r.extraction is None:
-            continue
-        pool = [c for c in r.extraction.claims if c.section_ref == ref.section] or r.extraction.claims
-        if not pool:
-            continue
-
-        def fit(c: Claim) -> tuple[bool, int, float]:
-            shared = sum(1 for top in c.key_points for p in top.walk() if p.text in texts)
-            return (c.title == inc.title, shared, similarity(c.title, inc.title))
-
-        out.append((r, max(pool, key=fit)))
-    return out
-
-
-def _increment(
-    inc: Increment,
-    claims: dict[str, DocResult],
-    registry: AnchorRegistry,
-    findings: list[FindingRecord],
-    spans: _Spans,
-) -> IncrementTrace:
-    members = _members(inc, claims)
-    ctraces = [
-        ClaimTrace(
-            doc=r.doc.path,
-            section=c.section_ref,
-            title=c.title,
-            spans=[spans.quote(r.doc.path, q) for q in c.evidence],
-        )
-        for r, c in members
-    ]
-    points = []
-    for path, point in _walk(inc.key_points):
-        owner = next(
-            (ct for (_, c), ct in zip(members, ctraces, strict=True) if any(point.text == p.text for p in _all(c))),
-            ctraces[0] if ctraces else None,
-        )
-        points.append(_point(path, point, owner, spans))
+def _increment(inc: Increment, g: Group, spans: _Spans) -> IncrementTrace:
+    """The group's claims with their quotes, and each key point tied to its own claim's quotes."""
+    ctraces = {c.ref: _claim_trace(c, spans) for c in g.members}
+    points: list[PointTrace] = []
+    for i, top in enumerate(inc.key_points):
+        owner = ctraces.get(g.points[i].ref) if i < len(g.points) else None  # past them: the disputed-figure notes
+        for path, point in _walk([top], f"{i}", top_level=True):
+            points.append(_point(path, point, owner, spans))
     return IncrementTrace(
         number=inc.number,
-        claims=ctraces,
+        claims=list(ctraces.values()),
         points=points,
-        supplement=_supplement(inc, members, registry, findings, spans, ctraces),
+        supplement=_supplement(inc, g.lead, ctraces[g.lead.ref], spans),
     )
 
 
-@lru_cache(maxsize=4096)
-def _facts(text: str) -> frozenset[str]:
-    """Memoised: every key point is compared with every quote of its claim."""
-    return frozenset(facts(text))
+def _claim_trace(c: Candidate, spans: _Spans) -> ClaimTrace:
+    quotes = [spans.aligned(c.doc.path, q, a) for q, a in zip(c.claim.evidence, c.alignments, strict=True)]
+    return ClaimTrace(doc=c.doc.path, section=c.claim.section_ref, title=c.claim.title, spans=quotes)
 
 
 def _point(path: str, point: KeyPoint, owner: ClaimTrace | None, spans: _Spans) -> PointTrace:
-    """The quotes that carry the point's own figures, else every quote of its claim."""
+    """The quotes of its own claim that carry the point's figures, else all of that claim's."""
     if owner is None:
         return PointTrace(path=path)
     found = [s for s in owner.spans if spans.items[int(s[1:])].kind != "none"]
-    mine = _facts(point.text)
+    mine = facts(point.text)
     if mine:
-        carrying = [s for s in found if mine & _facts(spans.items[int(s[1:])].quote)]
+        carrying = [s for s in found if mine & facts(spans.items[int(s[1:])].quote)]
         if carrying:
             return PointTrace(path=path, spans=carrying, by_figures=True)
     return PointTrace(path=path, spans=found or owner.spans)
 
 
-def _supplement(
-    inc: Increment,
-    members: list[tuple[DocResult, Claim]],
-    registry: AnchorRegistry,
-    findings: list[FindingRecord],
-    spans: _Spans,
-    ctraces: list[ClaimTrace],
-) -> Supplement | None:
-    """Only where the dedupe rule said 'supplement' for the lead claim; the anchor is matched
-    again with the rule's own function, and the facts it adds are marked inside the quotes."""
-    if not members:
+def _supplement(inc: Increment, lead: Candidate, ctrace: ClaimTrace, spans: _Spans) -> Supplement | None:
+    """Where dedupe made the lead a supplement: its anchor, and the facts it adds that the
+    increment still states, marked inside the lead's quotes."""
+    anchor = lead.anchor
+    if lead.relation != "supplement" or anchor is None:
         return None
-    r, lead = members[0]
-    if not any(f.rule == "dedupe" and f.decision == "supplement" and f.subject == lead.title for f in findings):
-        return None
-    kept = {p.text for p in inc.key_points}
-    claim = lead.model_copy(update={"key_points": [p for p in lead.key_points if p.text in kept]})
-    anchor = match_anchor(Candidate(claim, r.doc, 0, r.extraction.relevance if r.extraction else ""), registry)
-    if anchor is None:
-        return None
-    adds = sorted(claim_facts(claim) - facts(anchor.text))
+    stated = set().union(*(facts(p.text) for p in inc.all_points()))
+    adds = sorted(set(lead.new_facts) & stated)
     marked = []
     for fact in adds:
-        for sid in ctraces[0].spans:
+        for sid in ctrace.spans:
             start, end = spans.region(sid)
-            hit = fact_pattern(fact).search(r.doc.text, start, end) if start >= 0 else None
+            hit = fact_pattern(fact).search(lead.doc.text, start, end) if start >= 0 else None
             if hit is not None:
-                marked.append(spans.at(r.doc.path, hit.start(), hit.end(), "fact"))
+                marked.append(spans.at(lead.doc.path, hit.start(), hit.end(), "fact"))
                 break
     return Supplement(anchor=anchor.label, when=anchor.when, source=anchor.source, adds=adds, spans=marked)
 
@@ -266,49 +224,27 @@ def _supplement(
 # --- to-verify and conflicts ------------------------------------------------------------------------
 
 
-def _verify(
-    items: Sequence[VerifyItem],
-    incs: list[IncrementTrace],
-    claims: dict[str, DocResult],
-    registry: AnchorRegistry,
-    held: Sequence[tuple[NumberConflict, int]] = (),
-) -> list[VerifyTrace]:
-    """Each item with the increments whose claims raised it (by its title, or alike enough that
-    compose folded the note into it; an item stating a disagreement, by the conflict's subject),
-    or the briefing it was carried from."""
-    notes: dict[int, list[str]] = {}
-    for inc in incs:
-        for ct in inc.claims:
-            r = claims.get(ct.doc)
-            claim = next((c for c in r.extraction.claims if c.title == ct.title), None) if r and r.extraction else None
-            notes.setdefault(inc.number, []).extend(v.title for v in (claim.to_verify if claim else []))
-    titles = {inc.number: ct.title for inc in incs for ct in inc.claims[:1]}
-    disputed = {item: c.subject for c, item in held}  # item number -> lead title of its conflict
+def _verify(doubts: Sequence[Doubt], increments: int) -> list[VerifyTrace]:
+    """Each item with the increment it concerns, or the briefing it was carried from."""
     out = []
-    for v in items:
-        if v.carried_from:
-            src = next((o.source for o in registry.open_items if o.item.title == v.title), "")
-            out.append(VerifyTrace(number=v.number, carried_from=v.carried_from, source=src))
-            continue
-        concerned = [
-            n
-            for n, ts in notes.items()
-            if any(t == v.title or similarity(t, v.title) >= _VERIFY_SIMILAR for t in ts)
-            or (n in titles and disputed.get(v.number) == titles[n])
-        ]
-        out.append(VerifyTrace(number=v.number, increments=sorted(set(concerned))))
+    for number, d in enumerate(doubts, 1):
+        if d.carried:
+            out.append(VerifyTrace(number=number, carried_from=d.carried, source=d.doc))
+        else:
+            concerns = [d.position + 1] if d.position < increments else []
+            out.append(VerifyTrace(number=number, increments=concerns))
     return out
 
 
 def _conflicts(
-    it: IncrementTrace, inc: Increment, held: Sequence[tuple[NumberConflict, int]], spans: _Spans
+    it: IncrementTrace, g: Group, held: Sequence[tuple[NumberConflict, int]], spans: _Spans
 ) -> list[Conflict]:
-    """The disagreements about this increment that an item of 三 states, with each side's
-    figures found in its own document (within the claim's quotes where they are written there)."""
-    lead = it.claims[0].title if it.claims else inc.title
+    """The group's disputes that an item of 三 states, with each side's figures found in its own
+    document (within the claim's quotes where they are written there)."""
+    mine = {id(c) for c in g.disputes}
     out = []
     for c, item in held:
-        if c.subject != lead:
+        if id(c) not in mine:
             continue
         sides = [
             ConflictSide(doc=s.doc, values=list(s.values), spans=_figures(s.doc, list(s.values), c.unit, it, spans))
@@ -330,7 +266,7 @@ def _mark_points(it: IncrementTrace, inc: Increment) -> None:
     for pt in it.points:
         text = texts[pt.path].text
         marks: list[TextMark] = []
-        for fact in sorted(adds & _facts(text)):
+        for fact in sorted(adds & facts(text)):
             if hit := fact_pattern(fact).search(text):
                 marks.append(TextMark(start=hit.start(), end=hit.end(), role="fact"))
         for c in it.conflicts:
@@ -390,26 +326,28 @@ def _folders(directory: str) -> list[str]:
     return [directory, *(directory[:k] for k, ch in enumerate(directory) if ch == "/")]
 
 
-def _claim_spans(claims: dict[str, DocResult], doc: str, title: str, spans: _Spans) -> list[str]:
-    r = claims.get(doc)
-    if r is None or r.extraction is None:
+def _removed_spans(claims: dict[str, DocResult], ref: ClaimRef | None, spans: _Spans) -> list[str]:
+    """The quotes of a claim the rules removed, located in its document."""
+    if ref is None or (r := claims.get(ref.doc)) is None or r.extraction is None:
         return []
-    claim = next((c for c in r.extraction.claims if c.title == title), None)
-    return [spans.quote(doc, q) for q in claim.evidence] if claim else []
+    if not 0 <= ref.index < len(r.extraction.claims):
+        return []
+    text = spans.texts.get(ref.doc, "")
+    return [spans.aligned(ref.doc, q, locate(q, text)) for q in r.extraction.claims[ref.index].evidence]
 
 
 # --- trees ------------------------------------------------------------------------------------------
 
 
-def _walk(points: list[KeyPoint], prefix: str = "") -> list[tuple[str, KeyPoint]]:
-    """Every point with its position ('0', '0.1', …), depth first, as the page numbers them."""
+def _walk(points: list[KeyPoint], prefix: str = "", *, top_level: bool = False) -> list[tuple[str, KeyPoint]]:
+    """Every point with its position ('0', '0.1', …), depth first, as the page numbers them.
+    `top_level`: `points` is one point whose position is `prefix` itself."""
+    if top_level:
+        (p,) = points
+        return [(prefix, p), *_walk(p.children, f"{prefix}.")]
     out = []
     for i, p in enumerate(points):
         path = f"{prefix}{i}"
         out.append((path, p))
         out.extend(_walk(p.children, f"{path}."))
     return out
-
-
-def _all(c: Claim) -> list[KeyPoint]:
-    return [p for top in c.key_points for p in top.walk()]

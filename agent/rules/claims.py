@@ -1,0 +1,149 @@
+"""The values the rules pass along: a claim with its reference, and the decisions taken about it.
+
+Every claim gets a `ClaimRef` (its document and its place among that document's claims) when it
+enters the rules, and keeps it through grounding, dedupe, merge and select; every `Finding`
+names the claim it is about and, where a decision points somewhere (merged into, covered by,
+folded into), its target. The trace, the page, the run log and the eval read these fields; no
+stage reads a decision back out of a finding's prose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from agent.core.arxiv import key_of
+from agent.core.text import Alignment
+from agent.plan.anchors import Anchor
+from schemas.briefing import KeyPoint
+from schemas.documents import SourceDoc
+from schemas.extraction import ArxivRef, Claim, FileExtraction
+from schemas.run import Decision, Rule
+
+if TYPE_CHECKING:
+    from agent.rules.edit import NumberConflict
+
+CRED_RANK = {"高": 3, "中高": 2, "中": 1, "低": 0}
+REL_RANK = {"高": 3, "中": 2, "邻接": 1, "参考": 0}
+
+
+@dataclass(frozen=True, order=True)
+class ClaimRef:
+    """A claim's identity: its document and its 0-based place among that document's claims
+    (a document split into parts has its parts' claims in order)."""
+
+    doc: str
+    index: int
+
+    def __str__(self) -> str:
+        return f"{self.doc}#{self.index}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One decision about one candidate: which rule, what it decided, and why. `ref` is the
+    claim it is about (None for a document or an open item); `target` is where the decision
+    points: the claim it was merged or folded into, or the anchor that covers it."""
+
+    rule: Rule
+    subject: str
+    doc: str
+    decision: Decision
+    detail: str = ""
+    ref: ClaimRef | None = None
+    target: str = ""
+
+    def line(self) -> str:
+        return f"[{self.rule}] {self.decision}: {self.subject} ({self.doc}) — {self.detail}".rstrip(" —")
+
+
+@dataclass(frozen=True)
+class DocResult:
+    """One document's extraction (chunks already merged), or why there is none."""
+
+    doc: SourceDoc
+    extraction: FileExtraction | None
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A claim on its way to becoming an increment, with what the rules learned about it.
+    `alignments` are where grounding found each evidence quote, in the claim's order."""
+
+    claim: Claim
+    doc: SourceDoc
+    ref: ClaimRef
+    order: int  # the evening's order of claims: documents as read, then as the model ranked them
+    relevance: str
+    alignments: tuple[Alignment, ...] = ()
+    anchor: Anchor | None = None
+    relation: str = "new"
+    new_facts: tuple[str, ...] = ()
+
+    @cached_property
+    def arxiv_keys(self) -> frozenset[str]:
+        """Versionless keys of the claim's papers."""
+        return frozenset(k for a in self.claim.arxiv if (k := key_of(a.arxiv_id)))
+
+
+@dataclass(frozen=True)
+class Point:
+    """A key point of an increment and the claim it came from (whose quotes it rests on)."""
+
+    point: KeyPoint
+    ref: ClaimRef
+
+
+@dataclass(frozen=True)
+class Group:
+    """One subject: the candidates of one or several documents merged into one increment, and
+    what the editor's pass made of them (`agent.rules.edit`): its points, each fact once; its
+    title; its one credibility reason; the figures its documents dispute."""
+
+    members: tuple[Candidate, ...]
+    points: tuple[Point, ...] = ()
+    title: str = ""
+    reason: str = ""
+    disputes: tuple[NumberConflict, ...] = ()
+
+    @property
+    def lead(self) -> Candidate:
+        return self.members[0]
+
+    @property
+    def stars(self) -> int:
+        return max(c.claim.stars for c in self.members)
+
+    @property
+    def credibility(self) -> str:
+        return max((c.claim.credibility for c in self.members), key=lambda x: CRED_RANK.get(x, 0))
+
+    @property
+    def relevance(self) -> str:
+        return max((c.relevance for c in self.members), key=lambda x: REL_RANK.get(x, 0))
+
+    @property
+    def docs(self) -> list[str]:
+        """The documents behind it, each once, in the members' order."""
+        return list(dict.fromkeys(c.doc.path for c in self.members))
+
+    @property
+    def arxiv(self) -> list[ArxivRef]:
+        """The group's papers, one per key (v1 and v2 are one paper), in the members' order."""
+        seen: dict[str, ArxivRef] = {}
+        for c in self.members:
+            for a in c.claim.arxiv:
+                seen.setdefault(key_of(a.arxiv_id) or a.arxiv_id, a)
+        return list(seen.values())
+
+    def rank(self) -> tuple[int, int, int, int]:
+        return (-self.stars, -CRED_RANK.get(self.credibility, 0), -REL_RANK.get(self.relevance, 0), self.lead.order)
+
+
+@dataclass(frozen=True)
+class Selection:
+    increments: list[Group]
+    secondary: list[Group]
+    findings: list[Finding]

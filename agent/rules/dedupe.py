@@ -1,0 +1,107 @@
+"""Rule 3: tonight's claims against what is already known, and the open items tonight settles.
+
+A claim about an anchored arXiv ID, URL or subject is *already covered* unless it adds a figure,
+flag, version or ID the anchor did not have; then it is a *supplement*. 'Nothing new' is
+measured on the facts, not asked of the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from agent.core.arxiv import find_ids
+from agent.core.text import facts, locate, similarity
+from agent.plan.anchors import Anchor, AnchorRegistry, bare_name
+from agent.rules.claims import Candidate, DocResult, Finding
+from agent.rules.grounding import claim_facts
+from schemas.documents import SourceDoc
+
+
+def match_anchor(c: Candidate, reg: AnchorRegistry) -> Anchor | None:
+    """The anchor a claim is about: by arXiv ID, then URL, then the anchor the model named, then title."""
+    for key in sorted(c.arxiv_keys):
+        if hit := reg.arxiv(key):
+            return hit
+    for u in c.claim.urls:
+        if hit := reg.url(u):
+            return hit
+    if c.claim.anchor:
+        ids = find_ids(c.claim.anchor)
+        if ids and (hit := reg.arxiv(ids[0].id.key)):
+            return hit
+        if hit := reg.subject(c.claim.anchor, threshold=0.45):
+            return hit
+    return reg.subject(c.claim.title, threshold=0.6)
+
+
+def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate], list[Candidate], list[Finding]]:
+    """Split into (kept, covered). Anchored with nothing new → covered; anchored with a new
+    figure, flag, version or ID → a supplement, kept."""
+    kept: list[Candidate] = []
+    covered: list[Candidate] = []
+    findings: list[Finding] = []
+    for c in cands:
+        anchor = match_anchor(c, reg)
+        if anchor is None:
+            if c.claim.relation != "new":
+                why = f"model said {c.claim.relation} ({c.claim.anchor!r}) but no anchor matches"
+                findings.append(Finding("dedupe", c.claim.title, c.doc.path, "new", why, ref=c.ref))
+            kept.append(replace(c, relation="new"))
+            continue
+        new = tuple(sorted(claim_facts(c.claim) - facts(anchor.text)))
+        where = f"{anchor.label[:30]} ({anchor.when}, {anchor.source})"
+        if c.claim.relation == "covered" or not new:
+            why = (
+                "model judged it covered"
+                if c.claim.relation == "covered"
+                else "no figure, flag or ID beyond the anchor"
+            )
+            findings.append(
+                Finding(
+                    "dedupe",
+                    c.claim.title,
+                    c.doc.path,
+                    "already covered",
+                    f"{where}: {why}",
+                    ref=c.ref,
+                    target=anchor.key,
+                )
+            )
+            covered.append(replace(c, anchor=anchor, relation="covered"))
+        else:
+            detail = f"{where}: adds {', '.join(new[:4])}"
+            findings.append(
+                Finding("dedupe", c.claim.title, c.doc.path, "supplement", detail, ref=c.ref, target=anchor.key)
+            )
+            kept.append(replace(c, anchor=anchor, relation="supplement", new_facts=new))
+    return kept, covered, findings
+
+
+@dataclass(frozen=True)
+class Resolved:
+    title: str  # the open item's title, as the earlier briefing wrote it
+    doc: SourceDoc
+    how: str
+
+
+def resolve(results: Sequence[DocResult], reg: AnchorRegistry) -> tuple[list[Resolved], list[Finding]]:
+    """An open item stops being carried when a document settles it and quotes the sentence that
+    does; the quote is checked like any evidence, and the item must be one that is open."""
+    done: list[Resolved] = []
+    findings: list[Finding] = []
+    for r in results:
+        if r.extraction is None or r.doc.kind == "adjacent":
+            continue
+        for res in r.extraction.resolved:
+            named = bare_name(res.item)
+            item = max(reg.open_items, key=lambda o: similarity(named, bare_name(o.item.title)), default=None)
+            if item is None or similarity(named, bare_name(item.item.title)) < 0.6:
+                findings.append(Finding("resolve", res.item, r.doc.path, "ignored", "not an open to-verify item"))
+            elif locate(res.evidence, r.doc.text).kind == "none":
+                why = f"quote not in the document: {res.evidence[:40]!r}"
+                findings.append(Finding("resolve", item.item.title, r.doc.path, "not resolved", why))
+            elif all(d.title != item.item.title for d in done):
+                done.append(Resolved(item.item.title, r.doc, res.how))
+                findings.append(Finding("resolve", item.item.title, r.doc.path, "resolved", res.how))
+    return done, findings

@@ -1,0 +1,304 @@
+"""An editor's pass over each merged subject: each fact once, no disputed figure stated, one
+credibility line.
+
+- A key point that the group's other points already state (every figure, flag, version and name
+  of it, and most of its wording) is folded into them: the fuller point stays, with its nested
+  steps, and a finding says what was folded into what. Poorest points are weighed first, so of
+  two points saying one thing the one saying more is kept.
+- When two documents give different values for one measure of the subject (TTFT 2.1× vs 1.6×,
+  CVSS 8.8 vs 7.1), neither value is stated: the points that state one are withheld, and the
+  dispute goes to 三 (`agent.rules.verify`), which names both documents and both values.
+- The credibility line is the strongest source's level and its first reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from agent.core.text import facts, fold
+from agent.rules.claims import CRED_RANK, Candidate, ClaimRef, Finding, Group, Point
+from agent.rules.grounding import point_facts
+from agent.rules.merge import subject_head
+from schemas.briefing import KeyPoint
+
+FOLD_WITH_FACTS = 0.5  # share of a point's wording the others must also cover, when they state all its facts
+FOLD_WORDING_ONLY = 0.65  # a point with no figure, flag or name: the share one other point must cover
+
+
+# --- measures and disputes --------------------------------------------------------------------------
+
+_UNIT = r"tok/s|tokens/s|%|％|×|倍|[xX](?![A-Za-z])|ms(?![A-Za-z])|s(?![A-Za-z])|秒|GB|GiB|TB|bit(?![A-Za-z])"
+_FIGURE = re.compile(rf"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s*({_UNIT})")
+_SCORE = re.compile(
+    r"(CVSS(?:\s*v?[34](?:\.\d)?)?|κ|kappa|F1|AUC)\s*(?:评分|得分|分数|base score|score)?\s*[:：=为是]?\s*"
+    r"(\d{1,3}(?:\.\d+)?)(?![\d.%×xX])",
+    re.I,
+)
+_CLAUSE_END = re.compile(r"[，,。；;：:（(、\n]")
+_FILLER = re.compile(
+    r"(?:降低|提升|提高|下降|上升|增加|减少|缩短|缩小|加速|达到|约为|降|升|增|减|为|达|约|至|到|的|了|是|仅|只|[\s+＋\-−~≈<>≤≥])+$"
+)
+_UNITS_ALIKE = {"x": "×", "X": "×", "倍": "×", "％": "%", "秒": "s"}
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A figure a text states, with what it measures: 'TTFT 降低 2.1×' -> ('ttft', '×', '2.1')."""
+
+    label: str
+    unit: str
+    value: str
+
+
+def measures(text: str) -> list[Measure]:
+    """The figures of a text with a unit or a named score, each with the word it measures."""
+    out = []
+    for m in _FIGURE.finditer(text):
+        label = _label(text[: m.start()])
+        if label:
+            out.append(Measure(label, _UNITS_ALIKE.get(m[2], m[2]), _value(m[1])))
+    for m in _SCORE.finditer(text):
+        out.append(Measure(re.sub(r"\s.*", "", m[1]), "", _value(m[2])))
+    return out
+
+
+def _label(before: str) -> str:
+    """The word a figure measures: the last word of its clause before it, past verbs and signs."""
+    clause = _CLAUSE_END.split(before[-32:])[-1]
+    clause = _FILLER.sub("", clause)
+    if m := re.search(r"([A-Za-z][A-Za-z0-9_-]*)$", clause):
+        return m[1]
+    if m := re.search(r"([\u4e00-\u9fff]{2,6})$", clause):
+        return m[1]
+    return ""
+
+
+def _value(number: str) -> str:
+    try:
+        return f"{float(number.replace(',', '')):g}"
+    except ValueError:
+        return number
+
+
+def _alike(a: str, b: str) -> bool:
+    if a.isascii() or b.isascii():
+        return a.lower() == b.lower()
+    short, long = sorted((_norm_label(a), _norm_label(b)), key=len)
+    return short == long or (len(short) >= 3 and short in long)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What one document states for a measure: its document and the values, sorted."""
+
+    doc: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NumberConflict:
+    """Two documents on one subject give one measure values that share nothing. A fact, not a
+    sentence: the layout words it for 三 and the trace finds each side's figures."""
+
+    subject: str  # the group's title
+    measure: str  # what is measured, as the first document writes it ('ttft', 'CVSS', '吞吐')
+    unit: str
+    sides: tuple[Figures, Figures]
+    risk: str = "中"  # a disagreement between sources: worth a look, not an alarm
+
+    def states(self, text: str) -> bool:
+        """Whether a text states one of the disputed values of this measure."""
+        values = {v for s in self.sides for v in s.values}
+        return any(m.unit == self.unit and m.value in values and _alike(m.label, self.measure) for m in measures(text))
+
+
+def number_conflicts(g: Group, title: str) -> list[NumberConflict]:
+    """One measure, two documents, values that share nothing: each such measure once."""
+    by_doc: dict[str, list[Measure]] = {}
+    for c in g.members:
+        for p in c.claim.key_points:
+            for node in p.walk():
+                by_doc.setdefault(c.doc.path, []).extend(measures(node.text))
+    out: list[NumberConflict] = []
+    docs = list(by_doc)
+    for i, a in enumerate(docs):
+        for b in docs[i + 1 :]:
+            for m in dict.fromkeys((x.label, x.unit) for x in by_doc[a]):
+                va = {x.value for x in by_doc[a] if x.unit == m[1] and _alike(x.label, m[0])}
+                vb = {x.value for x in by_doc[b] if x.unit == m[1] and _alike(x.label, m[0])}
+                if vb and va.isdisjoint(vb) and not any(_alike(c.measure, m[0]) and c.unit == m[1] for c in out):
+                    sides = (Figures(a, tuple(sorted(va))), Figures(b, tuple(sorted(vb))))
+                    out.append(NumberConflict(title, m[0], m[1], sides))
+    return out
+
+
+# --- the pass -----------------------------------------------------------------------------------------
+
+
+def edit(groups: Sequence[Group]) -> tuple[list[Group], list[Finding]]:
+    """Every group edited: its points, its title, its credibility line, its disputes."""
+    out: list[Group] = []
+    findings: list[Finding] = []
+    for g in groups:
+        conflicts = number_conflicts(g, g.lead.claim.title)
+        points, f = _points(g, conflicts)
+        findings += f
+        title = _title(g, conflicts)
+        out.append(replace(g, points=tuple(points), title=title, reason=_reason(g), disputes=tuple(conflicts)))
+    return out, findings
+
+
+def _points(g: Group, conflicts: Sequence[NumberConflict]) -> tuple[list[Point], list[Finding]]:
+    findings: list[Finding] = []
+    units: list[Point] = []
+    reported = any(c.doc.kind != "queue" for c in g.members)
+    for c in g.members:
+        if reported and c.doc.kind == "queue":  # a task about the subject; the reports state its facts
+            why = "a work-queue task about a subject the reports state"
+            findings += [
+                Finding("merge", p.text[:40], c.doc.path, "point folded", why, ref=c.ref) for p in c.claim.key_points
+            ]
+            continue
+        for p in c.claim.key_points:
+            kept = _without(p, conflicts)
+            if kept is None:
+                why = "states a figure the sources dispute (raised in 三)"
+                findings.append(Finding("merge", p.text[:40], c.doc.path, "figure withheld", why, ref=c.ref))
+            else:
+                units.append(Point(kept, c.ref))
+    points, findings = _fold(units, g, findings)
+    return _trim(points, g, findings)
+
+
+def _without(p: KeyPoint, conflicts: Sequence[NumberConflict]) -> KeyPoint | None:
+    """The point without the nodes that state a disputed value; None when the point itself does."""
+    if any(c.states(p.text) for c in conflicts):
+        return None
+    children = [k for child in p.children if (k := _without(child, conflicts)) is not None]
+    return p if len(children) == len(p.children) else p.model_copy(update={"children": children})
+
+
+def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[Point], list[Finding]]:
+    """Drop each point the others already state, weighing the poorest first."""
+    facts = [point_facts(u.point) for u in units]
+    grams = [_grams(u.point) for u in units]
+    title = KeyPoint(text=g.title or g.lead.claim.title)  # what the title states is stated
+    alive = list(range(len(units)))
+    holds: set[int] = set()  # points something was folded into: what they absorbed must stay stated
+    for i in sorted(alive, key=lambda i: (len(facts[i]), len(grams[i]), -i)):
+        others = [j for j in alive if j != i]
+        if i in holds or not others:
+            continue
+        known_facts = [point_facts(title), *(facts[j] for j in others)]
+        if not _said_by(facts[i], grams[i], known_facts, [_grams(title), *(grams[j] for j in others)]):
+            continue
+        alive.remove(i)
+        into = max(others, key=lambda j: len(grams[i] & grams[j]))
+        holds.add(into)
+        doc = _doc_of(g, units[i].ref)
+        detail = f"stated by {units[into].point.text[:40]!r}"
+        findings.append(
+            Finding(
+                "merge",
+                units[i].point.text[:40],
+                doc,
+                "point folded",
+                detail,
+                ref=units[i].ref,
+                target=str(units[into].ref),
+            )
+        )
+    return [units[i] for i in alive], findings
+
+
+def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[Point], list[Finding]]:
+    """Within the points kept, drop what is said twice: a nested step, or a clause after the
+    first of a sentence ('…71.4%，记忆库缩小 58%'), whose every fact and figure another statement
+    of the increment (or its title) also states. The first clause of a point carries its subject
+    and stays."""
+    told = Counter[str]()
+    for text in [g.title or g.lead.claim.title, *(n.text for p in points for n in p.point.walk())]:
+        told.update(_statements(text))
+    out: list[Point] = []
+    for p in points:
+        trimmed = _trim_node(p.point, told)
+        if trimmed.model_dump() != p.point.model_dump():
+            doc = _doc_of(g, p.ref)
+            findings.append(Finding("merge", p.point.text[:40], doc, "point folded", "a part stated twice", ref=p.ref))
+        out.append(Point(trimmed, p.ref))
+    return out, findings
+
+
+def _trim_node(node: KeyPoint, told: Counter[str]) -> KeyPoint:
+    clauses = _CLAUSE.split(node.text)
+    kept = [clauses[0]]
+    for i in range(2, len(clauses), 2):  # the split keeps each separator before its clause
+        said = _statements(clauses[i])
+        if said and all(told[s] >= 2 for s in said):
+            told.subtract(said)
+            continue
+        kept += [clauses[i - 1], clauses[i]]
+    text = "".join(kept)
+    if len(kept) < len(clauses):  # a sentence that lost its last clauses still ends as it did
+        text = text.rstrip("，,；; ") + ("。" if node.text.rstrip().endswith("。") else "")
+    children = []
+    for child in node.children:
+        said = _statements(" ".join(x.text for x in child.walk()))
+        if said and all(told[s] >= 2 for s in said):
+            told.subtract(said)
+            continue
+        children.append(_trim_node(child, told))
+    if text == node.text and children == node.children:
+        return node
+    return node.model_copy(update={"text": text, "children": children})
+
+
+_CLAUSE = re.compile(r"([，,；;])(?![^（(`]*[）)`])")
+
+
+def _statements(text: str) -> list[str]:
+    """What a text states, as countable items: its facts (agent.core.text.facts) and its
+    figures with what they measure, so that 58% of one measure is not 58% of another."""
+    figures = [f"{_norm_label(m.label)}|{m.unit}|{m.value}" for m in measures(text)]
+    return sorted({*facts(text), *figures})
+
+
+def _norm_label(label: str) -> str:
+    return label.lower() if label.isascii() else label.rstrip("量率值数")
+
+
+def _said_by(facts: set[str], grams: set[str], other_facts: Iterable[set[str]], other_grams: list[set[str]]) -> bool:
+    if not grams:
+        return True
+    known = set().union(*other_grams)
+    share = len(grams & known) / len(grams)
+    if facts:
+        return facts <= set().union(*other_facts) and share >= FOLD_WITH_FACTS
+    return any(len(grams & o) / len(grams) >= FOLD_WORDING_ONLY for o in other_grams)
+
+
+def _grams(p: KeyPoint) -> set[str]:
+    text = re.sub(r"\s+", "", fold(" ".join(x.text for x in p.walk()))).rstrip("。.")
+    return {text[i : i + 2] for i in range(len(text) - 1)} or ({text} if text else set())
+
+
+def _doc_of(g: Group, ref: ClaimRef) -> str:
+    return next((c.doc.path for c in g.members if c.ref == ref), ref.doc)
+
+
+def _title(g: Group, conflicts: Sequence[NumberConflict]) -> str:
+    """The lead's title, unless it states a disputed figure: then another member's that does not,
+    or the lead's subject alone."""
+    titles = [c.claim.title for c in g.members]
+    clean = [t for t in titles if not any(c.states(t) for c in conflicts)]
+    return clean[0] if clean else subject_head(titles[0])
+
+
+def _reason(g: Group) -> str:
+    """The strongest source's first reason: its level is the group's, its words the line's."""
+    best: Candidate = max(g.members, key=lambda c: (CRED_RANK.get(c.claim.credibility, 0), c.claim.stars, -c.order))
+    first = re.split(r"[。；;]", best.claim.credibility_reason.strip(), maxsplit=1)[0].strip()
+    return first or best.claim.credibility_reason.strip()

@@ -1,0 +1,161 @@
+"""Rules 1 and 2: a claim stands only on what its document says; its arXiv IDs must be real.
+
+Grounding checks every evidence quote by characters (after folding; Chinese has no word
+boundaries), every arXiv ID and URL against the document's own text, and every figure of a key
+point against the figures the document states. What grounding finds stays on the candidate (its
+reference, each quote's alignment), so later stages and the trace never locate a quote again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from agent.core.arxiv import id_keys, key_of, validate
+from agent.core.text import Alignment, facts, fold, locate
+from agent.rules.claims import Candidate, ClaimRef, DocResult, Finding
+from schemas.briefing import KeyPoint
+from schemas.extraction import ArxivRef, Claim
+
+
+def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]]:
+    """Keep a claim only if its evidence is in its document (a quote elided in the middle counts
+    when its parts occur in order, close together) and every arXiv ID it cites is written there.
+
+    A quote that cannot be found is dropped on its own: the claim stays when its other quotes
+    ground it and every figure of its key points is in the document (a model roughens one
+    quote far more often than it invents a claim). Otherwise key points whose figures the
+    document does not contain are dropped from the claim, and said so. A URL the document does
+    not write is dropped from the claim: a source line names only what the source names."""
+    kept: list[Candidate] = []
+    findings: list[Finding] = []
+    order = 0
+    for r in results:
+        if r.extraction is None or not r.extraction.claims:
+            continue
+        doc_facts, doc_ids = frozenset(facts(r.doc.text)), id_keys(r.doc.text)
+        for index, claim in enumerate(r.extraction.claims):
+            order += 1
+            ref = ClaimRef(r.doc.path, index)
+            cand, f = _ground_claim(claim, r, ref, doc_ids, doc_facts, order)
+            findings += f
+            kept += [cand] if cand else []
+    return kept, findings
+
+
+def _ground_claim(
+    claim: Claim, r: DocResult, ref: ClaimRef, doc_ids: frozenset[str], doc_facts: frozenset[str], order: int
+) -> tuple[Candidate | None, list[Finding]]:
+    """One claim through grounding: dropped whole, or kept with what could not be found removed."""
+    assert r.extraction is not None
+    found = {q: locate(q, r.doc.text) for q in claim.evidence}
+    missing = [q for q, a in found.items() if a.kind == "none"]
+    bad_ids = [a.arxiv_id for a in claim.arxiv if key_of(a.arxiv_id) not in doc_ids]
+    stray = [p for p in claim.key_points if not point_facts(p) <= doc_facts]
+
+    if not claim.evidence or bad_ids or len(missing) == len(claim.evidence) or (missing and stray):
+        why = (
+            "no evidence quote"
+            if not claim.evidence
+            else f"arXiv {bad_ids[0]} is not in the document"
+            if bad_ids
+            else f"quote not in the document: {missing[0][:40]!r}"
+            + ("" if len(missing) == len(claim.evidence) else ", and a key point's figures are not either")
+        )
+        return None, [Finding("grounding", claim.title, r.doc.path, "dropped", ref=ref, detail=why)]
+    urls = [u for u in claim.urls if written_in(u, r.doc.text)]
+    findings = _trimmed(claim, r.doc.path, ref, found, stray, doc_facts, [u for u in claim.urls if u not in urls])
+    evidence = [q for q in claim.evidence if q not in missing]
+    points = [p for p in claim.key_points if p not in stray]
+    trimmed = claim.model_copy(update={"key_points": points, "evidence": evidence, "urls": urls})
+    alignments = tuple(found[q] for q in evidence)
+    return Candidate(trimmed, r.doc, ref, order, r.extraction.relevance, alignments), findings
+
+
+def _trimmed(
+    claim: Claim,
+    doc: str,
+    ref: ClaimRef,
+    found: dict[str, Alignment],
+    stray: list[KeyPoint],
+    doc_facts: frozenset[str],
+    urls: list[str],
+) -> list[Finding]:
+    """What grounding took out of a claim it kept: each a finding."""
+    out = [
+        Finding("grounding", claim.title, doc, "quote dropped", f"not in the document: {q[:40]!r}", ref)
+        for q, a in found.items()
+        if a.kind == "none"
+    ]
+    out += [
+        Finding("grounding", claim.title, doc, "quote elided", f"parts found in order: {q[:40]!r}", ref)
+        for q, a in found.items()
+        if a.kind == "elided"
+    ]
+    for p in stray:
+        gone = ", ".join(sorted(point_facts(p) - doc_facts)[:3])
+        out.append(
+            Finding("grounding", claim.title, doc, "key point dropped", f"{gone} not in it: {p.text[:40]!r}", ref)
+        )
+    out += [
+        Finding("grounding", claim.title, doc, "url dropped", f"not in the document: {u[:60]!r}", ref) for u in urls
+    ]
+    return out
+
+
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:/*", re.I)
+_DOMAIN = re.compile(r"[a-z0-9-]\.(?:com|org|net|io|ai|dev|html?|md)\b", re.I)
+
+
+def written_in(url: str, text: str) -> bool:
+    """Whether a claim's source is one its document names. A link (a scheme, a domain or a path)
+    must be written in the text, a trailing slash aside; only web links count — a file:// link
+    or a local path is not a source the reader can follow. A plain name ('Spheron Blog') is the
+    model's way of naming a source without a link, and stands."""
+    u = url.strip()
+    if not u:
+        return False
+    scheme = _SCHEME.match(u)
+    if scheme is None and "/" not in u and not _DOMAIN.search(u):
+        return True
+    if scheme and not scheme[0].lower().startswith(("http://", "https://")):
+        return False
+    if u.startswith(("/", ".", "~")) or ".." in u:
+        return False
+    bare = _SCHEME.sub("", u).rstrip("/")
+    return bool(bare) and fold(bare).lower() in fold(text).lower()
+
+
+def point_facts(p: KeyPoint) -> set[str]:
+    """The figures, flags, versions and names a key point (with its nested steps) states."""
+    return set().union(*(facts(x.text) for x in p.walk()))
+
+
+def claim_facts(claim: Claim) -> set[str]:
+    return set().union(*(point_facts(p) for p in claim.key_points))
+
+
+def check_arxiv(
+    cands: list[Candidate], date: dt.date
+) -> tuple[list[Candidate], list[tuple[Candidate, str]], list[Finding]]:
+    """Drop arXiv IDs that cannot be real (bad month, wrong era, after the briefing date); the
+    claim stays, without the ID. Returns the claims kept, each (claim, ID) rejected, and why."""
+    out: list[Candidate] = []
+    rejected: list[tuple[Candidate, str]] = []
+    findings: list[Finding] = []
+    for c in cands:
+        good: list[ArxivRef] = []
+        for a in c.claim.arxiv:
+            v = validate(a.arxiv_id, not_after=date)
+            if v.ok and v.id is not None:
+                good.append(a.model_copy(update={"arxiv_id": v.id.display}))
+            else:
+                detail = f"{a.arxiv_id}: {v.reason}"
+                findings.append(
+                    Finding("arxiv", c.claim.title, c.doc.path, "id rejected", detail, ref=c.ref, target=a.arxiv_id)
+                )
+                rejected.append((c, a.arxiv_id))
+        out.append(replace(c, claim=c.claim.model_copy(update={"arxiv": good})))
+    return out, rejected, findings

@@ -1,0 +1,152 @@
+"""Rule 4: one subject, one increment — whatever documents, sections or table rows it came from.
+
+Two claims are one subject when they name one paper (arXiv ID), one advisory (CVE ID) or one
+release (a product and its version), when two documents cite one link, when one document tells
+one release or one anchored subject in two items of one § section, or when two documents give
+it nearly the same title. Claims naming two different releases of a product stay apart however
+alike their titles are.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent.core.text import similarity
+from agent.plan.anchors import normalise_url
+from agent.rules.claims import Candidate, Finding, Group
+from schemas.extraction import Claim
+
+MERGE_SIMILARITY = 0.6
+
+_VERSION = r"(?:v?\d+(?:\.\d+){1,3}|v\d+)(?![A-Za-z0-9_.-])"
+_NAME = r"[@A-Za-z][A-Za-z0-9_.+/@-]*[A-Za-z0-9]"
+_NAMED_VERSION = re.compile(rf"(?<![A-Za-z0-9])({_NAME})\s?({_VERSION})", re.I)
+_LEAD_NAME = re.compile(rf"(?<![A-Za-z0-9])({_NAME})")
+_CVE = re.compile(r"CVE-\d{4}-\d{4,7}", re.I)
+
+
+def merge(cands: list[Candidate]) -> tuple[list[Group], list[Finding]]:
+    """A claim joins the first group (in the order groups were opened) holding a claim of the
+    same subject; members are ordered strongest first, so the lead names the increment."""
+    groups: list[list[Candidate]] = []
+    findings: list[Finding] = []
+    for c in cands:
+        home = next((g for g in groups if any(same_subject(c, o) for o in g)), None)
+        if home is None:
+            groups.append([c])
+            continue
+        home.append(c)
+        why = f"same subject as {home[0].claim.title!r} ({home[0].doc.path})"
+        findings.append(Finding("merge", c.claim.title, c.doc.path, "merged", why, ref=c.ref, target=str(home[0].ref)))
+    return [Group(tuple(sorted(g, key=lambda c: (-c.claim.stars, c.order)))) for g in groups], findings
+
+
+def same_subject(a: Candidate, b: Candidate) -> bool:
+    ra, rb = release_of(a.claim), release_of(b.claim)
+    if ra and rb and _one_product(ra[0], rb[0]):
+        return ra[1] == rb[1]  # one release, or two releases of one product
+    if a.arxiv_keys & b.arxiv_keys or advisories(a.claim) & advisories(b.claim):
+        return True
+    if a.doc.path == b.doc.path:
+        return one_release(a, b)
+    if {normalise_url(u) for u in a.claim.urls} & {normalise_url(u) for u in b.claim.urls}:
+        return True
+    return similarity(a.claim.title, b.claim.title) >= MERGE_SIMILARITY
+
+
+Product = tuple[str, ...]
+
+
+def release_of(claim: Claim) -> tuple[Product, str] | None:
+    """(product, version) a claim is about, both normalised: the version written right after the
+    name its title leads with ('vLLM v0.23.0 移除…', 'Microsoft Agent Framework 1.0 GA'); for a
+    title that names no version ('vLLM KV Pin API'), the version its own text writes right after
+    that name."""
+    head = subject_head(claim.title)
+    if m := _NAMED_VERSION.search(head):
+        before = head[: m.start()]
+        if re.fullmatch(r"[A-Za-z0-9@/._+\s-]*", before):  # the name leads the title
+            return tuple(_product(w) for w in [*before.split(), m[1]]), _version(m[2])
+        return None
+    lead = _LEAD_NAME.search(head)
+    if lead is None or len(lead[1]) < 2:
+        return None
+    name = _product(lead[1])
+    texts = [*(p.text for k in claim.key_points for p in k.walk()), *claim.evidence]
+    for text in texts:
+        for m in _NAMED_VERSION.finditer(text):
+            if _product(m[1]) == name:
+                return (name,), _version(m[2])
+    for url in claim.urls:  # a release page or the docs of one version: '…vllm…/v0.23.0/…'
+        if name in _product(url) and (m := re.search(r"/(v?\d+(?:\.\d+){1,3})(?:/|$)", url)):
+            return (name,), _version(m[1])
+    return None
+
+
+def lead_product(claim: Claim) -> str:
+    """The name a title leads with, normalised ('vLLM KV Pin API' -> 'vllm')."""
+    m = _LEAD_NAME.match(subject_head(claim.title))
+    return _product(m[1]) if m else ""
+
+
+def _one_product(a: Product, b: Product) -> bool:
+    """'Agent Framework' and 'Microsoft Agent Framework' name one product: one ends the other."""
+    n = min(len(a), len(b))
+    return a[len(a) - n :] == b[len(b) - n :]
+
+
+def advisories(claim: Claim) -> set[str]:
+    """The CVE IDs a claim states, in its title or its key points."""
+    texts = [claim.title, *(p.text for k in claim.key_points for p in k.walk())]
+    return {m.upper() for t in texts for m in _CVE.findall(t)}
+
+
+def _product(name: str) -> str:
+    return re.sub(r"[^a-z0-9@/]", "", name.lower())
+
+
+def _version(v: str) -> str:
+    """'v1.0.0' and '1.0' are one version: no 'v', no trailing '.0'."""
+    parts = v.lower().lstrip("v").split(".")
+    while len(parts) > 1 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts)
+
+
+_TOP_SECTION = re.compile(r"§\s*([^\d§；;，,]*?)\s*(\d+)|§\s*([^\s.．/§；;，,]+)")
+
+
+def top_sections(section_ref: str) -> set[str]:
+    """The top-level § labels a reference names: '§条目 1.1；§条目 1.5' -> {'条目1'},
+    '§一.1' -> {'一'}, '§条目 1.2–1.4；§条目 3' -> {'条目1', '条目3'}."""
+    out = set()
+    for m in _TOP_SECTION.finditer(section_ref):
+        out.add(f"{m[1].strip()}{m[2]}" if m[2] else m[3])
+    return out
+
+
+def one_release(a: Candidate, b: Candidate) -> bool:
+    """Two claims of one document are one subject when they come from the same top-level § and
+    relate to the same anchor — a model often splits a release from one of its features. Claims
+    about different anchors stay apart; unanchored ones must also name a like subject (one §
+    of a digest can hold several unrelated items)."""
+    if not top_sections(a.claim.section_ref) & top_sections(b.claim.section_ref):
+        return False
+    if (ra := release_of(a.claim) or release_of(b.claim)) and lead_product(a.claim) == lead_product(b.claim) == ra[0][
+        -1
+    ]:
+        return True  # one release told as several items of one section
+    if a.anchor is not None or b.anchor is not None:
+        return a.anchor is not None and b.anchor is not None and a.anchor.key == b.anchor.key
+    return similarity(subject_head(a.claim.title), subject_head(b.claim.title)) >= MERGE_SIMILARITY
+
+
+def short_subject(title: str) -> str:
+    """The subject of an increment title as 三 and 一 name it: before its dash, full-width colon
+    or parenthesis, at most 30 characters."""
+    return re.split(r"\s+[—–-]+\s+|——|：|（|\(", title, maxsplit=1)[0].strip()[:30]
+
+
+def subject_head(title: str) -> str:
+    """The subject of a title: what comes before its dash, colon or parenthesis."""
+    return re.split(r"\s+[—–-]+\s+|——|：|:|（|\(", title, maxsplit=1)[0].strip()

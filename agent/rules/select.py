@@ -1,0 +1,149 @@
+"""Rule 5: which subjects become increments, in what order, under which sections; and how
+relevant each source was tonight.
+
+Select ranks by stars, credibility and relevance and never pads: too few strong subjects is a
+short briefing, said so in the summary. Past the maximum, subjects with enough stars become
+secondary anchors (四 and 六); the rest is noise and goes nowhere.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from agent.core.text import similarity
+from agent.rules.claims import Finding, Group, Selection
+from schemas.documents import SourceDoc
+from schemas.extraction import FileExtraction
+
+_SECTION_REF = re.compile(r"^\s*§\s*(\d+(?:\.\d+)*)\s*(.*)$", re.S)
+SECTION_ALIKE = 0.6
+
+
+def _split_section(section: str) -> tuple[str, str, str] | None:
+    """'§1.4 推理可观测性（新增）' -> ('1.4', '推理可观测性', '（新增）'); None without a number."""
+    m = _SECTION_REF.match(section)
+    if not m:
+        return None
+    rest = m[2].strip()
+    name = re.split(r"[（(]", rest, maxsplit=1)[0].strip()
+    return m[1], name, rest[len(name) :].strip()
+
+
+def reconcile_sections(groups: list[Group], living: Sequence[str]) -> tuple[list[Group], list[Finding]]:
+    """One number per block name, one name per block. Each document's call proposes its own
+    "§1.5 …" for what the living document lacks, so two documents can propose two different
+    blocks under one number, or one block under two names. A living section keeps its number;
+    a proposed block like one already seen (by name) joins it; a new block keeps its number when
+    it is free and otherwise takes the next free one. Strongest groups first: they keep theirs."""
+    numbers: dict[str, str] = {}  # block name -> number
+    for sec in living:
+        if parts := _split_section(sec):
+            numbers.setdefault(parts[1], parts[0])
+    taken = set(numbers.values())
+    findings: list[Finding] = []
+    renamed: dict[int, str] = {}
+    for gi, g in sorted(enumerate(groups), key=lambda p: p[1].rank()):
+        parts = _split_section(g.lead.claim.suggested_section)
+        if parts is None:
+            continue
+        num, name, tail = parts
+        same = max(numbers, key=lambda n: similarity(n, name), default="")
+        if same and (same == name or similarity(same, name) >= SECTION_ALIKE):
+            block, number = same, numbers[same]
+        else:
+            block, number = name, num if num not in taken else _next_free(num, taken)
+            numbers[block] = number
+            taken.add(number)
+        if (number, block) != (num, name):
+            findings.append(
+                Finding(
+                    "sections",
+                    g.lead.claim.title,
+                    g.lead.doc.path,
+                    "renumbered" if block == name else "renamed",  # a Decision either way
+                    f"§{num} {name} -> §{number} {block}",
+                )
+            )
+        renamed[gi] = f"§{number} {block}{tail}"
+    out = []
+    for gi, g in enumerate(groups):
+        if gi not in renamed:
+            out.append(g)
+            continue
+        members = tuple(
+            replace(c, claim=c.claim.model_copy(update={"suggested_section": renamed[gi]})) if k == 0 else c
+            for k, c in enumerate(g.members)
+        )
+        out.append(replace(g, members=members))
+    return out, findings
+
+
+def _next_free(number: str, taken: set[str]) -> str:
+    """The next number under the same parent: 1.5 taken -> 1.6 (or the first free after it)."""
+    head, _, last = number.rpartition(".")
+    n = int(last)
+    while True:
+        n += 1
+        candidate = f"{head}.{n}" if head else str(n)
+        if candidate not in taken:
+            return candidate
+
+
+def select(groups: list[Group], *, min_stars: int, secondary_min_stars: int, max_increments: int) -> Selection:
+    """Best first by stars, credibility, relevance; at most `max_increments`. The rest with enough
+    stars become secondary anchors (四 and 六); below that they are noise and go nowhere.
+    Never pads: too few strong groups means a short briefing, said so in the summary."""
+    ranked = sorted(groups, key=Group.rank)
+    inc: list[Group] = []
+    sec: list[Group] = []
+    findings: list[Finding] = []
+    for g in ranked:
+        t, d, ref = g.lead.claim.title, g.lead.doc.path, g.lead.ref
+        if g.stars >= min_stars and len(inc) < max_increments:
+            inc.append(g)
+            findings.append(Finding("select", t, d, "increment", f"{g.stars}★ {g.credibility} {g.relevance}", ref))
+        elif g.stars >= secondary_min_stars:
+            why = f"past the limit of {max_increments}" if g.stars >= min_stars else f"{g.stars}★ < {min_stars}★"
+            sec.append(g)
+            findings.append(Finding("select", t, d, "secondary anchor", why, ref))
+        else:
+            findings.append(Finding("select", t, d, "dropped", f"{g.stars}★ is noise (< {secondary_min_stars}★)", ref))
+    return Selection(sorted(inc, key=_display_key), sorted(sec, key=_display_key), findings)
+
+
+def section_key(section: str) -> tuple[int, ...]:
+    m = re.search(r"§\s*(\d+(?:\.\d+)*)", section)
+    return tuple(int(x) for x in m.group(1).split(".")) if m else (999,)
+
+
+def _display_key(g: Group) -> tuple[tuple[int, ...], dt.datetime, int]:
+    """Increments read in living-document order: by suggested section, then in the order the
+    evening produced them (document time; a date-only file counts from the start of its date),
+    then as the model ranked them within a document."""
+    ts = g.lead.doc.timestamp or dt.datetime.min.replace(tzinfo=dt.UTC)
+    return (section_key(g.lead.claim.suggested_section), ts, g.lead.order)
+
+
+def relevance(doc: SourceDoc, extraction: FileExtraction, on_topic: int, strong: int = 0) -> tuple[str, Finding | None]:
+    """The 一 label of a source, derived from what it carried rather than how much else it held:
+    a same-evening briefing of another topic is 邻接; a report with a strong grounded claim on
+    the topic (`strong`: at least the increment threshold of stars), or with several, is 高,
+    however much else it holds — one side mention of two or three stars raises nothing; a card or a queue with no
+    grounded claim is 参考. Any other source keeps the model's label. A label that differs from
+    the model's is a finding."""
+    if doc.kind == "adjacent":
+        label, why = "邻接", "a same-evening briefing of another topic"
+    elif doc.kind == "report" and (strong or on_topic > 1):
+        label, why = "高", f"a report with {on_topic} grounded claim(s) on the topic ({strong} strong)"
+    elif doc.kind in ("paper_card", "queue") and not on_topic:
+        label, why = "参考", f"a {doc.kind.replace('_', ' ')} with no grounded claim on the topic"
+    else:
+        return extraction.relevance, None
+    if label == extraction.relevance:
+        return label, None
+    return label, Finding(
+        "relevance", doc.name, doc.path, "relabelled", f"{label}: {why}; the model said {extraction.relevance}"
+    )

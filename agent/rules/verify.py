@@ -1,0 +1,238 @@
+"""Rule 6: block 三 as an editor writes it — one question an item, the ones that matter first.
+
+Candidates are the figures two documents state differently (`agent.rules.edit`), the open
+items of earlier briefings that tonight did not settle, arXiv IDs a source cites that cannot
+exist, and the model's notes. Each is its own item: several doubts about one increment are
+several items, ranked, never one item of clauses. A note asking what a dispute or an open item
+already asks is folded into it. Within the budget (`max_to_verify`), disputes, carried items
+and impossible IDs come before the model's notes of equal risk or one level above; a carried
+item leaves 三 only when a document settles it, when it ages out, or when the budget is taken by
+riskier questions — and 五 says which.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from agent.core.text import similarity
+from agent.plan.anchors import AnchorRegistry
+from agent.rules.claims import Candidate, Finding, Selection
+from agent.rules.edit import NumberConflict
+from agent.rules.merge import short_subject
+from schemas.briefing import VerifyItem
+from schemas.extraction import VerifyNote
+
+RISK_RANK = {"高": 2, "中": 1, "低": 0}
+SAME_QUESTION = 0.5
+Kind = Literal["dispute", "carried", "model", "invalid id"]
+
+
+@dataclass(frozen=True)
+class InvalidId:
+    """A source cites an arXiv ID that cannot exist: the paper's real ID is worth asking for."""
+
+    arxiv_id: str
+    subject: str  # the claim's title
+    doc: str
+    risk: str = "低"
+
+
+Note = VerifyNote | VerifyItem | NumberConflict | InvalidId
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """One item of block 三: one question."""
+
+    subject: str  # what it is about: its increment's short subject, or the carried item's title
+    note: Note
+    kind: Kind
+    stars: int  # of its increment; 0 for a carried item, whose increment was another evening's
+    position: int  # its increment's place in 二; later for questions with no increment tonight
+    doc: str
+    carried: str = ""  # 'M-D' it was first raised, for a carried item
+    seq: int = 0  # its place among its increment's questions
+
+    @property
+    def risk(self) -> str:
+        return self.note.risk
+
+    def rank(self) -> tuple[int, int, int, int, int]:
+        """Riskier first. What the evening itself raises — a dispute between documents, an item
+        carried from an earlier briefing, an impossible ID — weighs one risk level more than a
+        model's note, and comes first at equal weight: an editor keeps those promises before
+        taking up new doubts. Then each increment's first question before any one's second."""
+        own = self.kind != "model"
+        return (-(RISK_RANK.get(self.risk, -1) + own), 0 if own else 1, self.seq, -self.stars, self.position)
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """A carried item that leaves 三 unverified tonight: too old, or past the budget."""
+
+    title: str
+    source: str
+    since: str  # 'M-D' it was first raised
+    why: Literal["aged", "budget"]
+    evenings: int = 0  # for 'aged': evenings it was carried
+    budget: int = 0  # for 'budget': the size of 三
+
+
+@dataclass(frozen=True)
+class Verify:
+    kept: list[Doubt]  # in display order
+    stopped: list[Stopped]
+    conflicts: list[NumberConflict]
+    findings: list[Finding]
+
+
+def to_verify(
+    sel: Selection,
+    registry: AnchorRegistry,
+    rejected: Sequence[tuple[Candidate, str]],
+    resolved: set[str],
+    date: dt.date,
+    *,
+    budget: int,
+    carry_evenings: int,
+) -> Verify:
+    """At most `budget` items, ranked; what does not fit is dropped with a finding, and a carried
+    item that drops says so in 五, since leaving 三 ends its carrying."""
+    carried, stopped, findings = _carried(registry, resolved, date, carry_evenings)
+    doubts, conflicts, f = _doubts(sel, [d.subject for d in carried])
+    findings += f
+    doubts += _invalid(sel, rejected, len(sel.increments))
+    ranked = sorted([*doubts, *(replace(d, position=10_000 + i) for i, d in enumerate(carried))], key=Doubt.rank)
+    kept, over = ranked[:budget], ranked[budget:]
+    for k, d in enumerate(over, budget + 1):
+        why = f"ranked {k} ({d.risk} risk, {d.stars}★) past the budget of {budget}"
+        findings.append(Finding("to-verify", _title(d), d.doc, "dropped by budget", why))
+        if d.carried:
+            stopped.append(Stopped(d.subject, d.doc, d.carried, "budget", budget=budget))
+    shown = sorted(kept, key=lambda d: (d.position, d.seq))
+    return Verify(shown, stopped, conflicts, findings)
+
+
+def evenings_since(origin: str, date: dt.date) -> int | None:
+    """Evenings from 'M-D' (the briefing that first raised an item) to `date`; None if unreadable."""
+    m = re.fullmatch(r"\s*(\d{1,2})-(\d{1,2})\s*", origin)
+    if not m:
+        return None
+    try:
+        first = dt.date(date.year, int(m[1]), int(m[2]))
+    except ValueError:
+        return None
+    if first > date:  # raised in December, read in January
+        first = first.replace(year=date.year - 1)
+    return (date - first).days
+
+
+def _carried(
+    registry: AnchorRegistry, resolved: set[str], date: dt.date, carry_evenings: int
+) -> tuple[list[Doubt], list[Stopped], list[Finding]]:
+    """The last briefing's open items tonight did not settle: carried on, or stopped when too old."""
+    carried: list[Doubt] = []
+    stopped: list[Stopped] = []
+    findings: list[Finding] = []
+    for o in registry.open_items:
+        if o.item.title in resolved:
+            continue
+        age = evenings_since(o.origin, date)
+        if age is not None and age > carry_evenings:
+            why = f"open since {o.origin}, {age} evenings"
+            findings.append(Finding("to-verify", o.item.title, o.source, "dropped unverified", why))
+            stopped.append(Stopped(o.item.title, o.source, o.origin, "aged", evenings=age))
+            continue
+        findings.append(Finding("carry", o.item.title, o.source, "carried over", f"open since {o.origin}"))
+        carried.append(Doubt(o.item.title, o.item, "carried", 0, 0, o.source, o.origin))
+    return carried, stopped, findings
+
+
+def _doubts(sel: Selection, open_titles: list[str]) -> tuple[list[Doubt], list[NumberConflict], list[Finding]]:
+    """Each increment's disputes first, then its model notes, one item each; a note that asks
+    what is already asked (an open item, a dispute, another note) is folded into it."""
+    doubts: list[Doubt] = []
+    conflicts: list[NumberConflict] = []
+    findings: list[Finding] = []
+    for pos, g in enumerate([*sel.increments, *sel.secondary]):
+        subject, doc = short_subject(g.title or g.lead.claim.title), g.lead.doc.path
+        mine: list[Doubt] = []
+        for conflict in g.disputes:
+            findings.append(Finding("contradiction", conflict.subject, doc, "to verify", _conflict_detail(conflict)))
+            conflicts.append(conflict)
+            mine.append(Doubt(subject, conflict, "dispute", g.stars, pos, doc, seq=len(mine)))
+        for c in g.members:
+            for v in c.claim.to_verify:
+                same = _asked(v, open_titles, mine)
+                if same:
+                    findings.append(
+                        Finding(
+                            "to-verify",
+                            v.title,
+                            c.doc.path,
+                            "folded",
+                            f"same question as {same!r}",
+                            ref=c.ref,
+                            target=same,
+                        )
+                    )
+                else:
+                    mine.append(Doubt(subject, v, "model", g.stars, pos, c.doc.path, seq=len(mine)))
+        if pos >= len(sel.increments):
+            why = f"about {subject!r}, which is not an increment tonight"
+            findings += [Finding("to-verify", _title(d), d.doc, "dropped", why) for d in mine]
+            continue
+        doubts += mine
+    return doubts, conflicts, findings
+
+
+def _asked(v: VerifyNote, open_titles: list[str], mine: list[Doubt]) -> str:
+    """The question `v` repeats, if any: an open item's title, a dispute whose figures it names,
+    or another note of this increment."""
+    for t in open_titles:
+        if similarity(v.title, t) >= SAME_QUESTION:
+            return t
+    for d in mine:
+        if isinstance(d.note, NumberConflict) and (d.note.states(v.title) or d.note.states(v.problem)):
+            return _title(d)
+        if isinstance(d.note, VerifyNote) and similarity(v.title, d.note.title) >= SAME_QUESTION:
+            return d.note.title
+    return ""
+
+
+def _invalid(sel: Selection, rejected: Sequence[tuple[Candidate, str]], after: int) -> list[Doubt]:
+    """An impossible arXiv ID a source cites: one low-risk question per ID, beside its increment
+    when the claim made one, else after the increments' questions."""
+    where = {c.ref: i for i, g in enumerate(sel.increments) for c in g.members}
+    out: list[Doubt] = []
+    seen: set[str] = set()
+    for c, arxiv_id in rejected:
+        if arxiv_id in seen:
+            continue
+        seen.add(arxiv_id)
+        pos = where.get(c.ref, after)
+        subject = short_subject(c.claim.title)
+        out.append(
+            Doubt(
+                subject, InvalidId(arxiv_id, subject, c.doc.path), "invalid id", c.claim.stars, pos, c.doc.path, seq=99
+            )
+        )
+    return out
+
+
+def _conflict_detail(c: NumberConflict) -> str:
+    (a, va), (b, vb) = ((s.doc, " / ".join(s.values)) for s in c.sides)
+    return f"{c.measure}: {a} says {va}{c.unit}, {b} says {vb}{c.unit}"
+
+
+def _title(d: Doubt) -> str:
+    n = d.note
+    if isinstance(n, NumberConflict):
+        return f"{d.subject} {n.measure}"
+    if isinstance(n, InvalidId):
+        return f"{d.subject} arXiv {n.arxiv_id}"
+    return n.title
