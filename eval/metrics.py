@@ -42,7 +42,13 @@ METRICS: dict[str, str] = {
     "to_verify_precision": "output to-verify items that raise a gold item",
     "priority_agreement": "order (pairwise concordance) of paired rows, and gold rows met at the same level",
     "rule_compliance": "3–8 increments, no anchored arXiv presented as new, valid arXiv IDs, grounded increments",
+    "facts_twice": "figures, flags and CVE IDs an increment states in two of its points (a count: 0 is right)",
+    "releases_split": "increments beyond the first that name one release (product and version) in their titles",
+    "multi_question_items": "to-verify items holding several questions (joined by a semicolon, or two question marks)",
+    "disputed_stated": "figures the gold's to-verify items dispute that an output increment still states as fact",
 }
+# Counts of what an editor would rewrite: lower is better, and 0 is the target.
+COUNTS = frozenset({"facts_twice", "releases_split", "multi_question_items", "disputed_stated"})
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,10 @@ def score(gold: Briefing, out: Briefing, ctx: RuleContext, *, threshold: float =
         *to_verify_scores(gold, out, m, threshold),
         priority_agreement(gold, out, m, threshold),
         rule_compliance(out, ctx),
+        facts_twice(out),
+        releases_split(out),
+        multi_question_items(out),
+        disputed_stated(gold, out),
     ]
     by_name = {s.metric: s for s in found}
     return Scorecard({name: by_name[name] for name in METRICS}, m)
@@ -483,17 +493,90 @@ def priority_agreement(gold: Briefing, out: Briefing, m: Matching, threshold: fl
 
 
 def _all_ids(b: Briefing) -> list[str]:
-    """Every arXiv ID the briefing shows: table cells and summary as written, the rest as found."""
+    """Every arXiv ID the briefing cites: table cells and summary as written, the rest as found.
+    An ID marked invalid right after it (`ZH.invalid_id_mark`) is named, not cited."""
     ids = [*b.summary.new_arxiv, *(r.arxiv_id for r in b.arxiv_rows)]
-    texts: list[str] = []
+    texts: list[str] = [*b.summary.headlines, *(f"{s.key_file} {s.held}" for s in b.sources)]
     for inc in b.increments:
         texts += [inc.title, inc.arxiv_line, *(s.ref for s in inc.sources), *(k.text for k in inc.all_points())]
     for v in b.to_verify:
         texts += [v.title, v.problem, v.suggestion]
     texts += [p.content for p in b.priorities]
     texts += [n.note for n in b.no_increment]
-    ids += [m.id.display for t in texts for m in find_ids(t)]
+    ids += [m.id.display for t in texts for m in find_ids(t) if not t[m.end :].startswith(ZH.invalid_id_mark)]
     return list(dict.fromkeys(x.strip() for x in ids if x.strip()))
+
+
+# --- what an editor would rewrite ------------------------------------------------------------------
+
+_STRONG_FACT = re.compile(r"^(?:--.+|cve-.+|[<>≤≥+\-]?\d[\d.]*(?:%|×|x|ms|s|gb|gib|tb|bit|tok/s))$", re.I)
+_WORD = r"(?![vV]\d)[A-Za-z][A-Za-z0-9_+/@-]*"
+_RELEASE = re.compile(rf"^({_WORD}(?:\s{_WORD}){{0,3}})\s?[vV]?(\d+(?:\.\d+){{1,3}})(?![\w.-])")
+
+
+def facts_twice(out: Briefing) -> Score:
+    """A figure with its unit, a flag or a CVE ID written in two top-level points of one increment."""
+    twice: list[str] = []
+    for inc in out.increments:
+        seen: dict[str, int] = {}
+        for top in inc.key_points:
+            for f in {f for f in _facts_of(p.text for p in top.walk()) if _STRONG_FACT.match(f)}:
+                seen[f] = seen.get(f, 0) + 1
+        twice += [f"{_inc_label(inc)} · {f}" for f, n in sorted(seen.items()) if n > 1]
+    return Score("facts_twice", float(len(twice)), extra=tuple(twice))
+
+
+def _release(title: str) -> str:
+    head = re.split(r"\s+[—–-]+\s+|——|：|:|（|\(", title, maxsplit=1)[0].strip()
+    m = _RELEASE.match(head)
+    if not m:
+        return ""
+    parts = m[2].split(".")
+    while len(parts) > 1 and parts[-1] == "0":
+        parts.pop()
+    return f"{m[1].split()[-1].lower()} {'.'.join(parts)}"
+
+
+def releases_split(out: Briefing) -> Score:
+    """One release (its product's last name word and its version, from the title) in several increments."""
+    by: dict[str, list[str]] = {}
+    for inc in out.increments:
+        if key := _release(inc.title):
+            by.setdefault(key, []).append(_inc_label(inc))
+    extra = [f"{k}: {' / '.join(v)}" for k, v in by.items() if len(v) > 1]
+    return Score("releases_split", float(sum(len(v) - 1 for v in by.values())), extra=tuple(extra))
+
+
+def multi_question_items(out: Briefing) -> Score:
+    """An item of 三 that staples questions: '；' in its title, or two question marks in its problem."""
+    bad = [
+        f"{ZH.verify_item} {ZH.circled(v.number)} {v.title[:30]}"
+        for v in out.to_verify
+        if re.search(r"[；;]", v.title) or len(re.findall(r"[？?]", v.problem)) > 1
+    ]
+    return Score("multi_question_items", float(len(bad)), extra=tuple(bad))
+
+
+_DISPUTED = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(%|×|x|ms|s|倍)?\s*(?:还是|vs\.?|或|与)\s*(\d+(?:\.\d+)?)\s*(%|×|x|ms|s|倍)?"
+)
+
+
+def disputed_stated(gold: Briefing, out: Briefing) -> Score:
+    """The gold's 三 names a figure it disputes as 'A 还是 B'; an increment that states A or B
+    (with its unit) states a disputed figure as fact."""
+    figures: set[tuple[str, str]] = set()
+    for v in gold.to_verify:
+        for m in _DISPUTED.finditer(v.title):
+            unit = m[2] or m[4] or ""
+            figures |= {(m[1], unit), (m[3], unit)}
+    stated = []
+    for inc in out.increments:
+        for p in inc.all_points():
+            for value, unit in sorted(figures):
+                if re.search(rf"(?<![\d.]){re.escape(value)}(?![\d])\s*{re.escape(unit)}", p.text):
+                    stated.append(f"{_inc_label(inc)} · {value}{unit}")
+    return Score("disputed_stated", float(len(stated)), extra=tuple(dict.fromkeys(stated)))
 
 
 def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:

@@ -24,7 +24,7 @@ from agent.extract import ExtractionResult
 from agent.pipeline import Evening, Outcome, Settings, brief, extract, plan
 from agent.plan.parse import parse
 from eval.cases import Case, CaseError, load_rows
-from eval.metrics import METRICS, RuleContext, Score, Scorecard, file_refs, score
+from eval.metrics import COUNTS, METRICS, RuleContext, Score, Scorecard, file_refs, score
 from schemas.briefing import Briefing
 
 DIGITS = 6  # scores are stored and compared at this precision
@@ -305,9 +305,14 @@ def drops(runs: list[CaseRun], baseline: Baseline) -> list[str]:
         if r.errors or r.card is None:
             continue
         for m in compare(r, baseline.get(r.case.name)).metrics:
-            if m.baseline is not None and m.value is not None and m.value < m.baseline - EPSILON:
+            if m.baseline is not None and m.value is not None and _worse(m.metric, m.value, m.baseline):
                 out.append(f"{r.case.name} {m.metric} {m.baseline:.3f} → {m.value:.3f}")
     return out
+
+
+def _worse(metric: str, value: float, base: float) -> bool:
+    """Below the baseline, or for a count of what an editor would rewrite, above it."""
+    return value > base + EPSILON if metric in COUNTS else value < base - EPSILON
 
 
 def compare(r: CaseRun, committed: dict[str, dict[str, object]] | None) -> CaseResult:
@@ -327,7 +332,7 @@ def compare(r: CaseRun, committed: dict[str, dict[str, object]] | None) -> CaseR
             status = "noncompliant"
         elif base is None:
             status = "new"
-        elif value < base - EPSILON:
+        elif _worse(metric, value, base):
             status = "below"
         else:
             status = "ok"

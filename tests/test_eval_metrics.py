@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from agent.core.arxiv import validate
 from agent.plan.anchors import build_registry
 from agent.plan.ingest import scan
 from agent.plan.parse import parse
 from agent.plan.workspace import load_workspace
 from agent.write.render import render
 from eval.cases import CaseError, load_case
-from eval.metrics import METRICS, RuleContext, match_increments, score, source_key
-from schemas.briefing import ArxivRow, Briefing, Increment, SourceRef, VerifyItem
+from eval.metrics import COUNTS, METRICS, RuleContext, _all_ids, disputed_stated, match_increments, score, source_key
+from schemas.briefing import ArxivRow, Briefing, Increment, KeyPoint, SourceRef, VerifyItem
 from tests.paths import ROOT, WORLD
 
 CASE = ROOT / "eval" / "cases" / "2026-09-22-inference"
@@ -162,6 +163,29 @@ def priorities_reversed(b: Briefing) -> Briefing:
     return b.model_copy(update={"priorities": list(reversed(b.priorities))})
 
 
+def fact_twice(b: Briefing) -> Briefing:
+    """The first increment's first point said again as a point of its own."""
+    inc = b.increments[0]
+    again = next(p for p in inc.key_points if "--" in " ".join(x.text for x in p.walk()))
+    return _with_increments(b, [inc.model_copy(update={"key_points": [*inc.key_points, again]}), *b.increments[1:]])
+
+
+def release_split(b: Briefing) -> Briefing:
+    """One release told as two increments: 'SGLang v0.5.19 …' and 'SGLang v0.5.19.0：…'."""
+    inc = b.increments[0]
+    assert inc.title.startswith("SGLang v0.5.19")
+    other = inc.model_copy(
+        update={"number": len(b.increments) + 1, "title": "SGLang v0.5.19.0：另一半", "sources": inc.sources[:1]}
+    )
+    return _with_increments(b, [*b.increments, other])
+
+
+def stapled_question(b: Briefing) -> Briefing:
+    v = b.to_verify[0]
+    stapled = v.model_copy(update={"title": f"{v.title}；另一个问题", "problem": "A 是多少？B 又是多少？"})
+    return b.model_copy(update={"to_verify": [stapled, *b.to_verify[1:]]})
+
+
 def rendered(b: Briefing) -> Briefing:
     """Through our renderer and parser: what a reader of our own output gets."""
     return parse(render(b))
@@ -203,6 +227,18 @@ CASES: list[tuple[str, Callable[[Briefing], Briefing], dict[str, float | tuple[s
     ("relevance label changed", relevance_changed, {"relevance_agreement": 11 / 12}),
     ("source row dropped", source_row_dropped, {"sources_recall": 11 / 12, "relevance_agreement": 11 / 12}),
     ("priorities reversed", priorities_reversed, {"priority_agreement": ("<", 0.6)}),
+    ("a fact stated twice", fact_twice, {"facts_twice": ("≥", 1.0)}),
+    (
+        "one release in two increments",
+        release_split,
+        {
+            "releases_split": 1.0,
+            "increment_precision": 6 / 7,
+            "increment_f1": 2 * (6 / 7) / (1 + 6 / 7),
+            "facts_twice": 0.0,
+        },
+    ),
+    ("two questions in one item", stapled_question, {"multi_question_items": 1.0, "to_verify_recall": ("<", 1.01)}),
 ]
 
 
@@ -216,10 +252,11 @@ def test_scores(
     card = score(GOLD, change(_copy()), ctx)
     assert list(card.scores) == list(METRICS)
     for metric, s in card.scores.items():
-        want = expected.get(metric, 1.0)
-        assert 0.0 <= s.value <= 1.0, (metric, s.value)
+        want = expected.get(metric, 0.0 if metric in COUNTS else 1.0)
+        assert s.value >= 0.0 if metric in COUNTS else 0.0 <= s.value <= 1.0, (metric, s.value)
         if isinstance(want, tuple):
-            assert s.value < want[1], (metric, s.value, s.missed, s.extra)
+            op, bound = want
+            assert s.value >= bound if op == "≥" else s.value < bound, (metric, s.value, s.missed, s.extra)
         else:
             assert s.value == pytest.approx(want), (metric, s.value, s.missed, s.extra, s.note)
 
@@ -385,3 +422,31 @@ def test_priority_agreement_counts_unpaired_gold_rows(ctx: RuleContext) -> None:
     s = score(GOLD, b.model_copy(update={"priorities": b.priorities[:5]}), ctx).scores["priority_agreement"]
     assert s.value == pytest.approx((1.0 + 5 / 9) / 2) and "5/9 paired" in s.note
     assert sum("(no output row)" in m for m in s.missed) == 4
+
+
+def test_a_disputed_figure_stated_as_fact_is_counted() -> None:
+    """The 10-21 gold disputes Mooncake's TTFT (2.1× or 1.6×) in 三; an output that states either
+    figure in an increment is counted, and the gold itself is not."""
+    gold = parse((ROOT / "eval" / "cases" / "2026-10-21-inference" / "gold.md").read_text(encoding="utf-8"))
+    assert disputed_stated(gold, gold).value == 0
+    inc = next(i for i in gold.increments if i.title.startswith("Mooncake"))
+    stated = inc.model_copy(update={"key_points": [*inc.key_points, KeyPoint(text="跨实例前缀命中 TTFT 降低 2.1×")]})
+    out = gold.model_copy(update={"increments": [stated if i is inc else i for i in gold.increments]})
+    s = disputed_stated(gold, out)
+    assert s.value == 1 and "2.1×" in s.extra[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "counted"),
+    [
+        ("arXiv 2613.04471", True),  # month 13, cited
+        ("arXiv 2613.04471（编号无效）", False),  # named as invalid: not a citation
+        ("arXiv 2609.19876", False),
+    ],
+)
+def test_an_invalid_id_marked_invalid_is_named_not_cited(text: str, counted: bool) -> None:
+    b = _copy()
+    note = b.no_increment[0].model_copy(update={"note": f"{b.no_increment[0].note}；{text}"})
+    out = b.model_copy(update={"no_increment": [note, *b.no_increment[1:]]})
+    invalid = [i for i in _all_ids(out) if not validate(i, not_after=GOLD.date).ok]
+    assert bool(invalid) is counted

@@ -174,11 +174,18 @@ def _points(g: Group, conflicts: Sequence[NumberConflict]) -> tuple[list[Point],
 
 
 def _without(p: KeyPoint, conflicts: Sequence[NumberConflict]) -> KeyPoint | None:
-    """The point without the nodes that state a disputed value; None when the point itself does."""
-    if any(c.states(p.text) for c in conflicts):
-        return None
+    """The point without the clauses and steps that state a disputed value; None when nothing
+    of it is left."""
+    clauses = _CLAUSE.split(p.text)
+    kept = [c for i, c in enumerate(clauses) if i % 2 == 1 or not any(d.states(c) for d in conflicts)]
+    text = "".join(kept).strip("，,；; ") if len(kept) < len(clauses) else p.text
+    text = re.sub(r"[，,；;]\s*(?=[，,；;])", "", text)  # a separator left beside a removed clause
     children = [k for child in p.children if (k := _without(child, conflicts)) is not None]
-    return p if len(children) == len(p.children) else p.model_copy(update={"children": children})
+    if not text or (text != p.text and not children and not _statements(text) and len(text) < 8):
+        return None
+    if text == p.text and children == p.children:
+        return p
+    return p.model_copy(update={"text": text, "children": children})
 
 
 def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[Point], list[Finding]]:
@@ -225,14 +232,16 @@ def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[
     out: list[Point] = []
     for p in points:
         trimmed = _trim_node(p.point, told)
-        if trimmed.model_dump() != p.point.model_dump():
+        if trimmed is None or trimmed.model_dump() != p.point.model_dump():
             doc = _doc_of(g, p.ref)
             findings.append(Finding("merge", p.point.text[:40], doc, "point folded", "a part stated twice", ref=p.ref))
-        out.append(Point(trimmed, p.ref))
+        if trimmed is not None:
+            out.append(Point(trimmed, p.ref))
     return out, findings
 
 
-def _trim_node(node: KeyPoint, told: Counter[str]) -> KeyPoint:
+def _trim_node(node: KeyPoint, told: Counter[str]) -> KeyPoint | None:
+    """The node without what is said twice; None for a heading ('结果：') whose steps all went."""
     clauses = _CLAUSE.split(node.text)
     kept = [clauses[0]]
     for i in range(2, len(clauses), 2):  # the split keeps each separator before its clause
@@ -250,20 +259,22 @@ def _trim_node(node: KeyPoint, told: Counter[str]) -> KeyPoint:
         if said and all(told[s] >= 2 for s in said):
             told.subtract(said)
             continue
-        children.append(_trim_node(child, told))
+        if (kept_child := _trim_node(child, told)) is not None:
+            children.append(kept_child)
+    if node.children and not children and not _statements(text):
+        return None
     if text == node.text and children == node.children:
         return node
     return node.model_copy(update={"text": text, "children": children})
 
 
-_CLAUSE = re.compile(r"([，,；;])(?![^（(`]*[）)`])")
+_CLAUSE = re.compile(r"([，；;]|,(?!\d{3}))(?![^（(`]*[）)`])")
 
 
 def _statements(text: str) -> list[str]:
-    """What a text states, as countable items: its facts (agent.core.text.facts) and its
-    figures with what they measure, so that 58% of one measure is not 58% of another."""
-    figures = [f"{_norm_label(m.label)}|{m.unit}|{m.value}" for m in measures(text)]
-    return sorted({*facts(text), *figures})
+    """What a text states, as countable items: its facts (agent.core.text.facts). Within one
+    subject, one figure with its unit written twice is one fact told twice."""
+    return sorted(facts(text))
 
 
 def _norm_label(label: str) -> str:
