@@ -174,6 +174,7 @@ class Outcome:
             prompt=str(ev.template.stamp),
             model=ev.llm.model,
             unread=self.unread,
+            workspace=str(ev.ws.root),
         )
         return record.model_dump_json(indent=2)
 
