@@ -232,8 +232,7 @@ class _Editor:
         """A top-level line under `where` (the suggested section, and words telling its
         subsection), unless the document already has a line of that subject."""
         if any(ln.strip() == line.strip() for ln in self.lines):
-            self.findings.append(f"{subject}: the line is already in {self.path}; not added again")
-            return
+            return  # already written, by this patch applied before or by hand
         same = self._same(subject, key)
         if same is not None and self._dated_tonight(same[1]):
             self._put(same[0], line, kind, number, replace=True)
