@@ -481,6 +481,7 @@ def patch_cmd(
     from agent.write.patch_apply import apply_patch, prepare
 
     target = prepare(record, workspace=workspace.absolute() if workspace else None, topic=topic)
+    history = apply_patch(target) if apply else None  # a refusal is its one line, before any note
     for note in target.proposal.findings:
         err.print(f"note: {note}", markup=False, highlight=False)
     if not apply:
@@ -488,7 +489,6 @@ def patch_cmd(
             err.print(f"warning: {why}; --apply would refuse it", markup=False, highlight=False)
         sys.stdout.write(target.proposal.diff())
         return
-    history = apply_patch(target)
     if history is None:
         out.print(f"{target.living}: nothing to change (the patch is already in it)", markup=False)
     else:

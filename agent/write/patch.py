@@ -386,26 +386,31 @@ class _Editor:
             self._settle(title)
 
     def _settle(self, title: str) -> None:
+        listed, marked = self._unlist(title), self._unmark(title)
+        if not (listed or marked):
+            self.findings.append(f"settled tonight: {title}; no line of {self.path} marks it {_VERIFY}")
+
+    def _unlist(self, title: str) -> bool:
+        """Its line in a list of open items (a heading naming the mark) goes."""
         for i, ln in enumerate(self.lines):
             h = heading_of(self.lines, i)
-            listed = h is not None and _VERIFY in h.title and BULLET.match(ln)
-            if listed and h and similarity(TAIL.sub("", line_subject(ln)), title) >= _SETTLED:
+            if h and _VERIFY in h.title and BULLET.match(ln) and similarity(line_subject(ln), title) >= _SETTLED:
                 del self.lines[i]
                 self.added.append(Added(ln.rstrip("\r\n"), "settled", h.title))
-                return
+                return True
+        return False
+
+    def _unmark(self, title: str) -> bool:
+        """Its mark on a line (the clause of the line naming it) becomes the settled note."""
         for i, ln in enumerate(self.lines):
-            if _VERIFY not in ln:
-                continue
-            for clause in re.split(r"[；;，,（(）)]", ln):
-                if _VERIFY not in clause:
-                    continue
-                what = clause.replace(_VERIFY, "").strip() or line_subject(ln)
-                if similarity(what, title) >= _SETTLED:
+            for clause in re.split(r"[；;，,（(）)]", ln) if _VERIFY in ln else ():
+                what = clause.replace(_VERIFY, "").strip()
+                if _VERIFY in clause and similarity(what or line_subject(ln), title) >= _SETTLED:
                     settled = ZH_LIVING.settled.format(md=self.md)
-                    done = f"{what} {settled}" if clause.replace(_VERIFY, "").strip() else settled
+                    done = f"{what} {settled}" if what else settled
                     self._put(i, ln.rstrip("\r\n").replace(clause.strip(), done, 1), "settled", replace=True)
-                    return
-        self.findings.append(f"settled tonight: {title}; no line of {self.path} marks it {_VERIFY}")
+                    return True
+        return False
 
     def update_line(self) -> None:
         """The header's update line: its dates moved to tonight's (a later one is left), 'E2' said."""
