@@ -417,3 +417,57 @@ def test_tomorrow_reads_tonights_lines_as_anchors(world: tuple[Path, Path], tmp_
     by_living = {f.subject for f in dedupe if "(9-22, living/inference.md)" in f.detail}
     assert {"HookPoint：推理可观测性", "NVIDIA Dynamo 1.0 — 分布式推理编排层"} <= by_living, dedupe
     assert _repeated(nxt) == []
+
+
+# --- eval: the patch against the editor's living document ---------------------------------------------
+
+CASE = ROOT / "eval" / "cases" / "2026-09-22-inference"
+
+
+def test_patch_score_of_the_demo_evening(demo: Path) -> None:
+    """The demo evening's patch against the editor's E2 of the 9-22 seed (living-gold.md)."""
+    from eval.patch_score import patch_score
+
+    score = patch_score(CASE, _record(demo))
+    assert score["case"] == "2026-09-22-inference"
+    counts = {k: score[k] for k in ("editor_lines", "patch_lines", "matched", "placed", "same_heading")}
+    assert counts == {"editor_lines": 15, "patch_lines": 15, "matched": 15, "placed": 15, "same_heading": 15}
+    assert score["missing"] == [] and score["extra"] == [] and score["misplaced"] == []
+
+
+def test_a_case_without_living_gold_has_no_patch_score(demo: Path) -> None:
+    from eval.patch_score import patch_score
+
+    assert patch_score(ROOT / "eval" / "cases" / "2026-09-21-inference", _record(demo)) == {}
+
+
+BASE = "## §1 A\n\n- **甲**：旧。（9-20 t e1prep）\n\n## §2 B\n\n- **乙**：旧。（9-20 t e1prep）\n"
+NEW_A = "- **丙引擎**：新。（9-22 t e1prep）\n"
+NONE = {"matched": 0, "placed": 0}
+SCORES = [
+    ("same", BASE.replace("\n\n## §2", f"\n{NEW_A}\n## §2"), BASE.replace("\n\n## §2", f"\n{NEW_A}\n## §2"), {}),
+    (
+        "misplaced",
+        BASE.replace("\n\n## §2", f"\n{NEW_A}\n## §2"),
+        BASE + NEW_A,
+        {"placed": 0, "placement": 0.0, "misplaced": [{"line": NEW_A.strip(), "patch": "§1", "editor": "§2"}]},
+    ),
+    ("missing", BASE, BASE + NEW_A, {"patch_lines": 0, "recall": 0.0, "missing": [NEW_A.strip()], **NONE}),
+    ("extra", BASE + NEW_A, BASE, {"editor_lines": 0, "precision": 0.0, "extra": [NEW_A.strip()], **NONE}),
+    (
+        "reworded",
+        BASE + NEW_A,
+        BASE + "- **丙引擎**：编辑改写过的句子。（9-22 t e1prep）\n",
+        {},
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "patched", "gold", "differs"), SCORES, ids=[s[0] for s in SCORES])
+def test_score_lines(name: str, patched: str, gold: str, differs: dict[str, object]) -> None:
+    from eval.patch_score import score_lines
+
+    perfect = {"matched": 1, "placed": 1, "recall": 1.0, "precision": 1.0, "placement": 1.0, "missing": []}
+    perfect |= {"extra": [], "misplaced": [], "editor_lines": 1, "patch_lines": 1}
+    got = score_lines(BASE, gold, patched)
+    assert {k: got[k] for k in perfect} == perfect | differs
