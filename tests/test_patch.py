@@ -471,3 +471,22 @@ def test_score_lines(name: str, patched: str, gold: str, differs: dict[str, obje
     perfect |= {"extra": [], "misplaced": [], "editor_lines": 1, "patch_lines": 1}
     got = score_lines(BASE, gold, patched)
     assert {k: got[k] for k in perfect} == perfect | differs
+
+
+def test_the_readme_e2_commands_run(tmp_path: Path) -> None:
+    """The README's E2 hand-off block, as written up to --apply (which would patch the repo's
+    example workspace), with `out/` redirected."""
+    import re
+    import shlex
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("## The E2 hand-off", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", readme, flags=re.S)
+    assert block is not None
+    lines = [ln.split("#", 1)[0].strip() for ln in block[1].splitlines()]
+    out = str(tmp_path / "out") + "/"
+    for line in lines[:2]:
+        args = [a.replace("out/", out) if a.startswith("out/") else a for a in shlex.split(line)[1:]]
+        r = predigest(*args)
+        assert r.returncode == 0, f"{line}\n{r.stderr}"
+    assert r.stdout.startswith("--- a/living/inference.md")
+    assert "--apply" in lines[2]
