@@ -88,7 +88,7 @@ def _added(base: str, text: str) -> list[_Line]:
     for ln in text.splitlines():
         key = ln.rstrip()
         if m := HEADING.match(ln):
-            heading = m[2]
+            heading, parent = m[2], ""
             section = _section(m[2]) or section
             continue
         if BULLET.match(ln) and not ln[:1].isspace():

@@ -87,7 +87,7 @@ def test_each_increment_becomes_a_line_under_its_section(demo: Path) -> None:
     assert "平均 3.6%" in hookpoint and hookpoint.endswith("待核实）")  # its to-verify item is marked on it
     assert _under(new, "（arXiv 2605.11093v1）") == "## §1.4 推理可靠性与可观测性"
     assert _under(new, "（arXiv 2506.09713v2）") == "## §1.4 推理可靠性与可观测性"
-    assert [a.increment for a in p.added if a.kind == "increment"] == [3, 4, 5, 6]
+    assert [a.increment for a in p.changes if a.kind == "increment"] == [3, 4, 5, 6]
 
 
 def test_a_proposed_section_is_created_in_its_place(demo: Path) -> None:

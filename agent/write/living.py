@@ -170,6 +170,11 @@ def read_living(data: bytes, path: str) -> str:
             f"{path} is not UTF-8 text ({e.reason} at byte {e.start}): it cannot be patched",
             hint="re-save it as UTF-8 and run `predigest patch` again",
         ) from e
+    return check_sections(text, path)
+
+
+def check_sections(text: str, path: str) -> str:
+    """`text`, if it has a § heading to put lines under; else a one-line error."""
     if not any(h.number for h in headings(text.splitlines())):
         raise LivingDocError(
             f"{path} has no section headings (like '## §1.1 …'): there is nowhere to put a line",

@@ -35,13 +35,13 @@ from agent.write.living import (
     Heading,
     Lines,
     block_end,
+    check_sections,
     heading_of,
     headings,
     learn_style,
     line_subject,
     md,
     nearest,
-    read_living,
     section_of,
     shift_dates,
     split_section,
@@ -58,8 +58,9 @@ Kind = Literal["increment", "supplement", "secondary", "index", "settled", "upda
 
 
 @dataclass(frozen=True)
-class Added:
-    """A line the patch writes, and what in the record it comes from (an increment's number)."""
+class Change:
+    """A line the patch writes (or, for a settled item in a list of open ones, takes out), and
+    what in the record it comes from: the page can link an added line to its increment."""
 
     line: str
     kind: Kind
@@ -67,12 +68,27 @@ class Added:
     increment: int | None = None
 
 
+@dataclass(frozen=True)
+class _Entry:
+    """A top-level line to write: what it is about, what it says, and where it belongs."""
+
+    subject: str
+    paren: str  # the arXiv ID or the outside sources, in parentheses after the subject
+    text: str
+    note: str  # after the provenance date: to-verify marks, '次要锚点'
+    key: str | None  # its arXiv key, the surest sign of one subject
+    section: str  # the suggested section
+    context: str  # words telling its subsection
+    kind: Kind
+    number: int | None = None
+
+
 @dataclass
 class Proposal:
     path: str
     old: str
     new: str
-    added: list[Added] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
 
     @property
@@ -146,7 +162,7 @@ def _verify_note(record: RunRecord, number: int) -> str:
 def propose(record: RunRecord, living: str, path: str) -> Proposal:
     """The living document as E2 would leave it after tonight's briefing. Pure: the same record
     and text give the same proposal, and a text that already holds it gives no change."""
-    read_living(living.encode("utf-8"), path)  # the same checks for a caller holding text
+    check_sections(living, path)
     ed = _Editor(living, record, path)
     for inc in record.briefing.increments:
         ed.increment(inc)
@@ -154,7 +170,7 @@ def propose(record: RunRecord, living: str, path: str) -> Proposal:
     ed.index_rows()
     ed.settle()
     ed.update_line()
-    return Proposal(path, living, "".join(ed.lines), ed.added, ed.findings)
+    return Proposal(path, living, "".join(ed.lines), ed.changes, ed.findings)
 
 
 class _Editor:
@@ -168,7 +184,7 @@ class _Editor:
         self.style = learn_style(self.lines, b.topic)
         self.fmt = Lines(self.style, b.date)
         self.md = md(b.date)
-        self.added: list[Added] = []
+        self.changes: list[Change] = []
         self.findings: list[str] = []
         self.placed: dict[str, str] = {}  # arXiv key -> the § heading its line went under
 
@@ -184,7 +200,7 @@ class _Editor:
                 self.lines[at - 1] += nl
             self.lines.insert(at, text + nl)
         h = heading_of(self.lines, at)
-        self.added.append(Added(text, kind, h.title if h else "", number))
+        self.changes.append(Change(text, kind, h.title if h else "", number))
 
     def _tops(self) -> list[tuple[int, str]]:
         return [(i, ln.rstrip("\r\n")) for i, ln in enumerate(self.lines) if BULLET.match(ln) and ln[:1] in "-*"]
@@ -220,33 +236,38 @@ class _Editor:
                 f"{ZH.increment} {inc.number}: its anchor ({named}) has no line in {self.path}; written as a new line"
             )
         ids = find_ids(inc.arxiv_line)
-        note = _verify_note(self.record, inc.number)
-        paren = f"arXiv {ids[0].id.display}" if ids else _externals(inc)
-        line = self.fmt.top(subject_of(inc), paren, key_facts(inc.key_points), note)
-        where = (inc.suggested_section, inc.relation)
-        self._top(line, subject_of(inc), ids[0].id.key if ids else None, where, "increment", inc.number)
+        entry = _Entry(
+            subject=subject_of(inc),
+            paren=f"arXiv {ids[0].id.display}" if ids else _externals(inc),
+            text=key_facts(inc.key_points),
+            note=_verify_note(self.record, inc.number),
+            key=ids[0].id.key if ids else None,
+            section=inc.suggested_section,
+            context=inc.relation,
+            kind="increment",
+            number=inc.number,
+        )
+        self._top(entry)
 
-    def _top(
-        self, line: str, subject: str, key: str | None, where: tuple[str, str], kind: Kind, number: int | None
-    ) -> None:
-        """A top-level line under `where` (the suggested section, and words telling its
-        subsection), unless the document already has a line of that subject."""
+    def _top(self, e: _Entry) -> None:
+        """A top-level line under its section, unless the document already has a line of that
+        subject: tonight's is amended, an earlier one gets it as a line under it."""
+        line = self.fmt.top(e.subject, e.paren, e.text, e.note)
         if any(ln.strip() == line.strip() for ln in self.lines):
             return  # already written, by this patch applied before or by hand
-        same = self._same(subject, key)
+        same = self._same(e.subject, e.key)
         if same is not None and self._dated_tonight(same[1]):
-            self._put(same[0], line, kind, number, replace=True)
+            self._put(same[0], line, e.kind, e.number, replace=True)
             return
         if same is not None:
-            self.findings.append(f"{subject}: already anchored in {self.path} (line {same[0] + 1}); written under it")
-            text = line.split(self.style.colon, 1)[-1] if self.style.colon in line else line
-            self._under(same[0], subject, TAIL.sub("", text).rstrip("。"), kind, number)
+            self.findings.append(f"{e.subject}: already anchored in {self.path} (line {same[0] + 1}); written under it")
+            self._under(same[0], e.subject, e.text, e.kind, e.number)
             return
-        at = self._target(where[0], f"{line} {where[1]}")
-        self._put(at, line, kind, number)
+        at = self._target(e.section, f"{line} {e.context}")
+        self._put(at, line, e.kind, e.number)
         h = section_of(self.lines, at)
-        if key and h:
-            self.placed[key] = h.title
+        if e.key and h:
+            self.placed[e.key] = h.title
 
     def _anchor(self, names: list[str]) -> int | None:
         scored = [(max(similarity(line_subject(ln), n) for n in names if n), i) for i, ln in self._tops()]
@@ -327,10 +348,17 @@ class _Editor:
             ids = find_ids(row.content)
             paper = rows.get(ids[0].id.key) if ids else None
             name, _, gist = (paper.title if paper else subject_head(subject)).partition(" · ")
-            paren = f"arXiv {ids[0].id.display}" if ids else ""
-            gist = gist or _paren(subject)
-            line = self.fmt.top(name.strip(), paren, gist, ZH_LIVING.secondary_note)
-            self._top(line, name.strip(), ids[0].id.key if ids else None, (section, subject), "secondary", None)
+            entry = _Entry(
+                subject=name.strip(),
+                paren=f"arXiv {ids[0].id.display}" if ids else "",
+                text=gist or _paren(subject),
+                note=ZH_LIVING.secondary_note,
+                key=ids[0].id.key if ids else None,
+                section=section,
+                context=subject,
+                kind="secondary",
+            )
+            self._top(entry)
 
     def index_rows(self) -> None:
         """Each new arXiv ID of 四 as a row of the document's arXiv table, in its columns."""
@@ -396,7 +424,7 @@ class _Editor:
             h = heading_of(self.lines, i)
             if h and _VERIFY in h.title and BULLET.match(ln) and similarity(line_subject(ln), title) >= _SETTLED:
                 del self.lines[i]
-                self.added.append(Added(ln.rstrip("\r\n"), "settled", h.title))
+                self.changes.append(Change(ln.rstrip("\r\n"), "settled", h.title))
                 return True
         return False
 
