@@ -217,6 +217,21 @@ def test_style_is_learnt_from_the_lines(lines: list[str], expect: tuple[str, boo
     assert (s.bullet, s.bold, s.colon, s.sub_suffix) == expect
 
 
+UPDATES = [
+    ("dated", "> 最后更新：2026-09-21\n", "> 最后更新：2026-09-22（E2）\n"),
+    ("with-time-and-next", "> E2 更新：2026-09-21 23:06；下一次：9-22\n", "> E2 更新：2026-09-22；下一次：9-23\n"),
+    ("none", "> 主题：t\n", "> 主题：t\n> 最后更新：2026-09-22（E2，依据 9-22 inference e1prep）\n"),
+    ("later", "> 最后更新：2026-09-25（E2）\n", "> 最后更新：2026-09-25（E2）\n"),
+]
+
+
+@pytest.mark.parametrize(("name", "header", "expect"), UPDATES, ids=[u[0] for u in UPDATES])
+def test_the_update_line_gets_the_date_and_e2(name: str, header: str, expect: str, demo: Path) -> None:
+    doc = f"# t\n\n{header}\n## §1.3 KV Cache\n\n- **甲**：乙。（9-20 inference e1prep）\n"
+    new = propose(_only(_record(demo), 3), doc, LIVING).new
+    assert new.startswith(f"# t\n\n{expect}\n## §1.3 KV Cache\n"), new
+
+
 # --- bad input ----------------------------------------------------------------------------------------
 
 
@@ -324,12 +339,18 @@ def _forget_living(ws: Path, record: Path) -> list[str]:
     return []
 
 
+def _not_utf8(ws: Path, record: Path) -> list[str]:
+    (ws / LIVING).write_bytes((ws / LIVING).read_text(encoding="utf-8").encode("gb18030"))
+    return []
+
+
 REFUSED = [
     ("edited", _edit_living, [], "living/inference.md changed since the briefing was made"),
     ("partial", _mark_partial, [], "is a partial briefing (1 source(s) not read)"),
     ("other-topic", lambda ws, r: [], ["--topic", "risk"], "is a briefing of 'inference', not 'risk'"),
     ("other-workspace", lambda ws, r: [], ["--workspace", str(WORLD)], "was made in the workspace"),
     ("no-living-record", _forget_living, [], "records no living document"),
+    ("not-utf8", _not_utf8, [], "living/inference.md is not UTF-8 text"),
 ]
 
 

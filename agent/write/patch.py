@@ -458,9 +458,11 @@ class _Editor:
             self._put(i, new, "update", replace=True)
             return
         title = next((i for i, ln in enumerate(self.lines[:first]) if ln.startswith("# ")), -1)
-        at = title + 1
-        while at < first and self.lines[at].startswith(">"):
-            at += 1
+        at = j = title + 1
+        while j < first and not self.lines[j].strip():
+            j += 1
+        while j < first and self.lines[j].startswith(">"):  # after the header's quoted lines, if it has some
+            at = j = j + 1
         self._put(at, ZH_LIVING.update_line.format(date=date.isoformat(), md=self.md, tail=self.style.tail), "update")
 
 
