@@ -297,6 +297,7 @@ def run_cmd(
     explain: ExplainOpt = False,
     as_json: JsonOpt = False,
     html: HtmlOpt = False,
+    patch: Annotated[bool, typer.Option("--patch", help="Also write the E2 patch it proposes (.patch).")] = False,
 ) -> None:
     """Write the evening's briefing for one topic (Markdown, JSON beside it, and a JSONL call record).
 
@@ -315,7 +316,7 @@ def run_cmd(
     run_flags = {"workspace": workspace, "topic": topic, "out": out, "force": force, "allow_partial": allow_partial}
     settings = settings_from({**run_flags, **_llm_flags(given), "date": _date(date)}, os.environ)
     with _progress() as (on_plan, on_result):
-        report = run(settings, on_plan=on_plan, on_result=on_result)
+        report = run(settings, on_plan=on_plan, on_result=on_result, patch=patch)
     from agent.runlog import log_quietly, logs_path, run_log
 
     log_quietly(run_log(report, _command()), logs_path())
@@ -323,6 +324,8 @@ def run_cmd(
         _print_json(_run_json(report))
     else:
         _print_run(report, explain)
+    if patch and not as_json and report.written.out_path is not None and not report.outcome.partial:
+        _wrote(report.written.out_path.with_suffix(".patch"))
     if html and report.written.json_path is not None:  # from the JSON just written, as `predigest view` would
         from agent.write.page import view
 
@@ -454,6 +457,42 @@ def view_cmd(
     from agent.write.page import view
 
     _wrote(view(record, dest))
+
+
+@app.command("patch")
+def patch_cmd(
+    record: Annotated[Path, typer.Argument(help="The .json a run wrote beside its briefing.")],
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Write it into the living document (the previous version to .history/).")
+    ] = False,
+    workspace: Annotated[
+        Path | None, typer.Option(help="The workspace (default: the one the briefing was made in).")
+    ] = None,
+    topic: Annotated[str | None, typer.Option("--topic", "-t", help="Refuse a briefing of another topic.")] = None,
+) -> None:
+    """Print the E2 patch of the living document a briefing proposes (a unified diff); --apply writes it.
+
+    Exit status: 0 done, or nothing to change (applying twice is harmless); 2 refused, nothing
+    written: the living document changed since the briefing was made, the briefing is partial,
+    or it is of another topic or workspace.
+
+    Example: predigest patch examples/world/inbox/tom/2026-09-22-inference-e1prep.json --apply
+    """
+    from agent.write.patch_apply import apply_patch, prepare
+
+    target = prepare(record, workspace=workspace.absolute() if workspace else None, topic=topic)
+    history = apply_patch(target) if apply else None  # a refusal is its one line, before any note
+    for note in target.proposal.findings:
+        err.print(f"note: {note}", markup=False, highlight=False)
+    if not apply:
+        for why in target.refusals:
+            err.print(f"warning: {why}; --apply would refuse it", markup=False, highlight=False)
+        sys.stdout.write(target.proposal.diff())
+        return
+    if history is None:
+        out.print(f"{target.living}: nothing to change (the patch is already in it)", markup=False)
+    else:
+        out.print(f"patched {target.living} (previous version: {history})", markup=False)
 
 
 prompt_app = typer.Typer(help="Inspect the extraction prompt.", no_args_is_help=True)

@@ -33,6 +33,7 @@ from agent.plan.workspace import Workspace, load_workspace
 from agent.rules.claims import DocResult, Finding
 from agent.rules.compose import Composed, Limits, compose
 from agent.rules.injection import screen
+from agent.write.patch_apply import proposed_diff
 from agent.write.render import render
 from agent.write.trace import run_record
 from schemas.documents import SourceDoc
@@ -172,6 +173,7 @@ class Outcome:
             prompt=str(ev.template.stamp),
             model=ev.llm.model,
             unread=self.unread,
+            workspace=str(ev.ws.root),
         )
         return record.model_dump_json(indent=2)
 
@@ -260,9 +262,11 @@ class Written:
     withheld: str = ""  # why nothing was written
 
 
-def write(outcome: Outcome, *, force: bool, allow_partial: bool = False) -> Written:
+def write(outcome: Outcome, *, force: bool, allow_partial: bool = False, patch: bool = False) -> Written:
     """The `.md`, `.json` and `.calls.jsonl` as one unit. A partial briefing is not written into
-    the workspace's inbox (tomorrow's run would take it as a complete baseline) unless allowed."""
+    the workspace's inbox (tomorrow's run would take it as a complete baseline) unless allowed.
+    `patch`: the E2 patch the briefing proposes goes in the unit too, as `.patch` (not for a
+    partial briefing, whose patch would leave out what was not read)."""
     ev = outcome.evening
     out = ev.out_path
     if outcome.partial and not allow_partial and out.parent.resolve().is_relative_to(ev.ws.inbox().resolve()):
@@ -270,7 +274,10 @@ def write(outcome: Outcome, *, force: bool, allow_partial: bool = False) -> Writ
     json_path, calls_path = out.with_suffix(".json"), out.with_suffix(".calls.jsonl")
     payload = outcome.payload() + "\n"
     calls = "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in outcome.records)
-    write_set({out: outcome.markdown, json_path: payload, calls_path: calls}, force=force, guarded=out)
+    files = {out: outcome.markdown, json_path: payload, calls_path: calls}
+    if patch and not outcome.partial:
+        files[out.with_suffix(".patch")] = proposed_diff(payload, ev.ws.root)
+    write_set(files, force=force, guarded=out)
     return Written(out, json_path, calls_path)
 
 
@@ -323,6 +330,8 @@ def run(
     extractor: Extractor | None = None,
     on_result: Callable[[ExtractionResult], None] | None = None,
     on_plan: Callable[[Evening], None] | None = None,
+    *,
+    patch: bool = False,
 ) -> RunReport:
     """One evening for one topic. Writes nothing until the briefing is complete.
 
@@ -332,7 +341,7 @@ def run(
     if on_plan is not None:
         on_plan(ev)
     outcome = brief(ev, extract(ev, extractor, on_result))
-    written = write(outcome, force=s.force, allow_partial=s.allow_partial)
+    written = write(outcome, force=s.force, allow_partial=s.allow_partial, patch=patch)
     backend, note = used_backend(ev.llm, outcome.records)
     return RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note)
 

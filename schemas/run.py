@@ -206,6 +206,14 @@ class Unread(_Model):
     why: str
 
 
+class LivingRef(_Model):
+    """The living document the run read, so an E2 patch is proposed and applied against exactly it."""
+
+    workspace: str = Field(description="Absolute path of the workspace root the run read.")
+    path: str = Field(description="Workspace-relative path of the living document.")
+    sha256: str = Field(description="Of its text as read (UTF-8, byte-order mark and carriage returns removed).")
+
+
 class RunRecord(_Model):
     """What `predigest run` writes beside the briefing, and what `predigest view` reads."""
 
@@ -219,3 +227,4 @@ class RunRecord(_Model):
     documents: list[Document] = Field(default_factory=list)
     spans: list[Span] = Field(default_factory=list)
     trace: Trace = Field(default_factory=Trace)
+    living: LivingRef | None = Field(default=None, description="None in records written before E2 patches.")

@@ -155,3 +155,24 @@ class AnswerPhrases:
 
 
 ZH_ANSWERS = AnswerPhrases()
+
+
+@dataclass(frozen=True)
+class LivingPhrases:
+    """What the E2 patch reads in a living document and writes into it (agent/write/patch.py).
+    Its lines take the document's own style (bullet, bold, provenance tail); these are the words
+    a style cannot supply."""
+
+    verify_mark: str = "待核实"  # an open question on a line, or the heading of the open-items list
+    settled: str = "{md} 已核实"  # what the mark becomes when a document settles the question tonight
+    secondary_note: str = "，次要锚点"  # after the provenance date of a 3★ paper's short line
+    update_words: tuple[str, ...] = ("最后更新", "更新")  # how a header names its update line
+    update_line: str = "> 最后更新：{date}（E2，依据 {md} {tail}）"  # a header that has none gets this
+    update_e2: str = "（E2）"  # said after the date of an update line that does not name E2
+    # the columns of an arXiv index table, by the words of their headers
+    index_name: tuple[str, ...] = ("简称", "标题", "名称", "论文", "title", "name")
+    index_section: tuple[str, ...] = ("章节", "§", "section")
+    index_date: tuple[str, ...] = ("锚定", "日期", "date")
+
+
+ZH_LIVING = LivingPhrases()

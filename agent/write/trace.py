@@ -10,6 +10,7 @@ which the page is built.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from schemas.run import (
     Document,
     FindingRecord,
     IncrementTrace,
+    LivingRef,
     MatchKind,
     PointTrace,
     Removed,
@@ -127,6 +129,7 @@ def run_record(
     prompt: str,
     model: str,
     unread: Sequence[tuple[str, str]] = (),
+    workspace: str = "",
 ) -> RunRecord:
     """The run's JSON: the briefing, the findings, and the trace from each line to its sources."""
     b = composed.briefing
@@ -162,6 +165,14 @@ def run_record(
         documents=documents,
         spans=spans.items,
         trace=Trace(increments=incs, verify=verify, sources=sources, removed=removed),
+        living=next(
+            (
+                LivingRef(workspace=workspace, path=d.path, sha256=hashlib.sha256(d.text.encode()).hexdigest())
+                for d in docs
+                if d.kind == "living" and d.read
+            ),
+            None,
+        ),
     )
 
 

@@ -1,0 +1,155 @@
+"""Applying a briefing's E2 patch: only to the document it was proposed for, all at once, undoably.
+
+The run record names the living document the run read (workspace, path, and the hash of its
+text), so a patch is applied only where it was made: a living document edited since, a partial
+briefing (its patch would leave out what was not read), or a briefing of another topic or
+workspace is refused in one line. The write is atomic, and the previous version is kept under
+`living/.history/<name>.<UTC timestamp>.md`. A document that already holds the patch gets no
+change: applying twice is harmless.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agent.core.errors import PredigestError
+from agent.plan.outputs import write_set
+from agent.plan.workspace import load_workspace
+from agent.write.living import LivingDocError, read_living
+from agent.write.patch import Proposal, propose
+from schemas.run import RunRecord
+
+HISTORY = ".history"
+
+
+class PatchRefused(PredigestError):
+    """The patch is not for this living document as it is now; nothing was written."""
+
+
+def text_hash(text: str) -> str:
+    """The hash the run record keeps: of the text as the run read it (see agent.plan.ingest), so
+    an editor's save with other line ends or a byte-order mark is not taken for an edit."""
+    read = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
+    return hashlib.sha256(read.encode("utf-8")).hexdigest()
+
+
+def load_record(path: Path) -> RunRecord:
+    try:
+        return RunRecord.model_validate_json(Path(path).read_bytes())
+    except OSError as e:
+        raise PredigestError(f"cannot read {path}: {e.strerror or e}", hint="pass the .json a run wrote") from e
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise PredigestError(
+            f"{path} is not a run record ({where}: {first['msg']})", hint="pass the .json `predigest run` wrote"
+        ) from e
+
+
+@dataclass(frozen=True)
+class Target:
+    """A briefing's patch against the living document as it is on disk now."""
+
+    record: RunRecord
+    living: Path
+    proposal: Proposal
+    partial: str = ""  # why the briefing's patch is incomplete, if it is
+    edited: str = ""  # how the living document differs from the one the run read, if it does
+
+    @property
+    def refusals(self) -> list[str]:
+        """Why --apply would not write the patch."""
+        return [r for r in (self.partial, self.edited) if r]
+
+
+def prepare(json_path: Path, *, workspace: Path | None = None, topic: str | None = None) -> Target:
+    """The patch of `json_path`'s briefing; raises when it is of another topic or workspace."""
+    record = load_record(json_path)
+    ref, b = record.living, record.briefing
+    if ref is None:
+        raise PatchRefused(
+            f"{json_path} records no living document, so its patch cannot be checked against one",
+            hint="re-run the evening with this version of predigest",
+        )
+    if topic is not None and topic != b.topic:
+        raise PatchRefused(f"{json_path} is a briefing of {b.topic!r}, not {topic!r}", hint="pass a briefing of it")
+    root = _workspace(json_path, ref.workspace, workspace)
+    living = load_workspace(root).living_path(b.topic)
+    rel = living.relative_to(root).as_posix()
+    if rel != ref.path:
+        raise PatchRefused(
+            f"{json_path} was made against {ref.path}, but the living document of {b.topic!r} in {root} is {rel}",
+            hint=f"patch the briefing of this topic, or fix topics.{b.topic}.living in predigest.toml",
+        )
+    try:
+        text = read_living(living.read_bytes(), rel)
+    except OSError as e:
+        raise LivingDocError(f"cannot read {living}: {e.strerror or e}", hint="check its permissions") from e
+    partial = (
+        f"{json_path} is a partial briefing ({len(record.unread)} source(s) not read): its patch would leave them out"
+        if record.partial
+        else ""
+    )
+    edited = (
+        f"{rel} changed since the briefing was made (its hash is not the one the run recorded)"
+        if text_hash(text) != ref.sha256
+        else ""
+    )
+    return Target(record, living, propose(record, text, rel), partial, edited)
+
+
+def _workspace(json_path: Path, recorded: str, given: Path | None) -> Path:
+    if given is None and not recorded:
+        raise PatchRefused(f"{json_path} does not say which workspace it was made in", hint="pass --workspace")
+    root = (given or Path(recorded)).resolve()
+    if recorded and given is not None and root != Path(recorded).resolve():
+        raise PatchRefused(
+            f"{json_path} was made in the workspace {recorded}, not {given}",
+            hint="patch it from its own workspace, or run the evening in this one",
+        )
+    return root
+
+
+def apply_patch(target: Target, now: dt.datetime | None = None) -> Path | None:
+    """Write the patch; the previous version goes to `.history/`. None when there is nothing to
+    change (the document already holds the patch). Refuses, writing nothing, what `prepare`
+    found wrong."""
+    p = target.proposal
+    if target.partial:
+        raise PatchRefused(target.partial, hint="re-run the evening until every source is read, then patch")
+    if not p.changed:
+        return None
+    if target.edited:
+        raise PatchRefused(
+            target.edited, hint="re-run the evening against it, or take the lines from `predigest patch` by hand"
+        )
+    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
+    history = target.living.parent / HISTORY / f"{target.living.stem}.{stamp}.md"
+    n = 1
+    while history.exists():
+        history = history.with_name(f"{target.living.stem}.{stamp}-{n}.md")
+        n += 1
+    mode = target.living.stat().st_mode
+    write_set({target.living: p.new, history: p.old}, force=True, guarded=target.living)
+    os.chmod(target.living, mode)  # the document keeps its permissions; the copy takes the umask's
+    return history
+
+
+def proposed_diff(payload: str, root: Path) -> str:
+    """The diff `run --patch` writes beside the briefing: its record against the living document
+    it was made from. Empty when there is nothing to change or the document has no sections
+    (`predigest patch` then says why)."""
+    record = RunRecord.model_validate_json(payload)
+    if record.living is None:
+        return ""
+    try:
+        text = read_living((root / record.living.path).read_bytes(), record.living.path)
+    except (OSError, LivingDocError):
+        return ""
+    return propose(record, text, record.living.path).diff()
