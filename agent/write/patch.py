@@ -26,7 +26,7 @@ from typing import Literal
 from agent.core.arxiv import find_ids, key_of
 from agent.core.labels import CIRCLED, ZH, ZH_LIVING
 from agent.core.text import facts, similarity
-from agent.rules import subject_head
+from agent.rules.merge import subject_head
 from agent.write.living import (
     BULLET,
     FULL_DATE,
