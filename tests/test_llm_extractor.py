@@ -139,17 +139,28 @@ def test_the_cache_keeps_answers_without_their_request_and_a_recording_from_it_h
     assert all(body_key(c.exchange.request_body) == c.exchange.key for c in cassettes)
 
 
-def test_idle_work_runs_while_answers_are_awaited(tmp_path: Path) -> None:
-    """`on_idle` gets the calling thread's waiting time: called between answers, never instead
-    of one (every result still arrives, in request order within a batch)."""
-    events: list[str] = []
-    with FakeOpenAI(default=answer_with(sample_extraction(), delay_s=0.15)) as server:
-        config = make_config(tmp_path, server.base_url, backend="live", concurrency=2)
-        with LLMExtractor(config) as extractor:
-            results = extractor.extract_all(
-                _requests(4), on_result=lambda r: events.append("result"), on_idle=lambda: events.append("idle")
-            )
-    assert all(r.extraction is not None for r in results) and events.count("result") == 4
-    first = events.index("result")
-    last = len(events) - 1 - events[::-1].index("result")
-    assert "idle" in events[:first] and "idle" in events[first:last]  # before the first answer, and between
+@pytest.mark.parametrize("mode", ["tools", "json_schema"])
+def test_cached_and_replayed_records_say_what_the_live_one_said(server: FakeOpenAI, tmp_path: Path, mode: str) -> None:
+    """The same requests answered live, then from the cache, then from cassettes: the same
+    extraction, request hash and tokens; nothing paid after the first run; one exchange each."""
+    requests = [
+        make_request(f"inbox/jay/2026-09-22-r{i}.md", document=f"第 {i} 篇：vLLM 0.{i} 默认开启前缀缓存。")
+        for i in range(3)
+    ]
+    record = make_config(tmp_path, server.base_url, mode=mode)
+    with LLMExtractor(record) as extractor:
+        first = extractor.extract_all(requests)
+    assert server.count == 3 and all(r.record.source == "live" for r in first)
+    with LLMExtractor(record.with_(backend="live")) as extractor:
+        warm = extractor.extract_all(requests)
+    with LLMExtractor(record.with_(backend="replay", cache_dir=None)) as extractor:
+        replayed = extractor.extract_all(requests)
+    assert server.count == 3  # the cache and the cassettes answered every one
+    for a, w, r in zip(first, warm, replayed, strict=True):
+        assert w.extraction == r.extraction == a.extraction
+        assert (w.record.source, r.record.source) == ("cache", "cassette")
+        assert w.record.request_hash == r.record.request_hash == a.record.request_hash != ""
+        assert (w.record.input_tokens, w.record.output_tokens) == (a.record.input_tokens, a.record.output_tokens)
+        assert (r.record.input_tokens, r.record.attempts, r.record.cost_usd) == (a.record.input_tokens, 1, 0.0)
+        assert w.record.cost_usd == 0.0
+        assert r.record.cassette == a.record.cassette != ""

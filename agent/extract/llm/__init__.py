@@ -10,8 +10,8 @@ Modules:
 - budget.py     the run's call and cost limit
 - calllog.py    what the transport learns about one request, via a contextvar
 - extractor.py  LLMExtractor, the `agent.extract.Extractor` over all of the above
-- body.py       the request body built as instructor builds it, without importing it
-- reference.py  hand-written expected answers as replayable cassettes, and their re-keying
+- reference.py  the request body the client sends, hand-written expected answers as replayable
+                cassettes, and their re-keying
 - relay.py      a real model's answers obtained elsewhere, recorded over loopback HTTP as `relayed`
 """
 
@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from agent.extract.llm.config import LLMConfig
 
 if TYPE_CHECKING:
-    from agent.extract.llm.body import cassettes_answer
     from agent.extract.llm.extractor import LLMExtractor
     from agent.extract.llm.reference import (
         RequestCheck,
+        cassettes_answer,
         check_requests,
         rekey_reference_cassettes,
         write_reference_cassette,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "LLMExtractor": "agent.extract.llm.extractor",
     "RequestCheck": "agent.extract.llm.reference",
-    "cassettes_answer": "agent.extract.llm.body",
+    "cassettes_answer": "agent.extract.llm.reference",
     "check_requests": "agent.extract.llm.reference",
     "rekey_reference_cassettes": "agent.extract.llm.reference",
     "write_reference_cassette": "agent.extract.llm.reference",

@@ -18,7 +18,6 @@ import os
 import re
 import threading
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,56 +34,13 @@ def canonical_json(body: Any, *, allow_nan: bool = True) -> str:
 
 
 def request_key(raw: bytes) -> str:
-    """sha256 of the canonical request body; a body that is not JSON is hashed as it is.
-
-    A body sent as `canonical_request` made it is known already, its key computed as it was
-    serialised; any other is parsed and re-serialised (`_parsed_key`)."""
-    return _CANONICAL.get(raw) or _parsed_key(raw)
-
-
-@lru_cache(maxsize=64)
-def _parsed_key(raw: bytes) -> str:
-    """Memoised: each layer of the transport chain (run log, cache, retries) names the request by
-    its key, and re-reading a 25 kB body into canonical JSON three times was a sixth of a live
-    call's CPU. The layers pass the same bytes object, whose hash Python keeps."""
+    """sha256 of the canonical request body; a body that is not JSON is hashed as it is. The
+    client's own serialisation (key order, spacing) never changes the key."""
     try:
         data = canonical_json(json.loads(raw)).encode()
     except ValueError:
         data = raw
     return hashlib.sha256(data).hexdigest()
-
-
-class _Keyed:
-    """The keys of the last bodies `canonical_request` serialised, by their bytes (bounded: the
-    requests in flight, and the re-asks after them)."""
-
-    _SIZE = 256
-
-    def __init__(self) -> None:
-        self._keys: dict[bytes, str] = {}
-        self._lock = threading.Lock()
-
-    def get(self, raw: bytes) -> str | None:
-        return self._keys.get(raw)
-
-    def add(self, raw: bytes, key: str) -> None:
-        with self._lock:
-            self._keys[raw] = key
-            if len(self._keys) > self._SIZE:
-                del self._keys[next(iter(self._keys))]
-
-
-_CANONICAL = _Keyed()
-
-
-def canonical_request(body: Any) -> bytes:
-    """`body` as the bytes to send: canonical JSON, which is valid JSON for any endpoint and whose
-    key (`request_key`) is its own hash, so no layer below parses it again to name it. Raises
-    TypeError for a body that is not plain JSON data, ValueError for one holding NaN (as the
-    openai client does)."""
-    data = canonical_json(body, allow_nan=False).encode()
-    _CANONICAL.add(data, hashlib.sha256(data).hexdigest())
-    return data
 
 
 def body_key(body: Any) -> str:

@@ -15,11 +15,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
 import httpx2
+import instructor
 
 from agent.core.errors import PredigestError
 from agent.extract import ExtractionRequest, PromptStamp
@@ -121,7 +123,18 @@ def _offline(config: LLMConfig) -> LLMConfig:
 
 def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
     """The body the extractor would send for `request` under `config`, without sending it."""
+    return next(current_request_bodies([request], config))
+
+
+def current_request_bodies(requests: Iterable[ExtractionRequest], config: LLMConfig) -> Iterator[Any]:
+    """The body the extractor would send for each of `requests`, in order, without sending any:
+    the real client is driven up to the transport, which keeps the body and stops."""
     client = build_client(_offline(config), _CaptureTransport())
+    for request in requests:
+        yield _capture(client, request, config)
+
+
+def _capture(client: instructor.Instructor, request: ExtractionRequest, config: LLMConfig) -> Any:
     with call_scope(request.doc_path, str(request.prompt)):
         try:
             create_extraction(client, request, config, max_retries=0)
@@ -133,6 +146,16 @@ def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
                 link = link.__cause__ or link.__context__
             raise
     raise PredigestError("the client sent no request", hint="this is a bug in predigest")
+
+
+def cassettes_answer(requests: Sequence[ExtractionRequest], config: LLMConfig) -> bool:
+    """Whether the cassette folder answers at least one of `requests` as they are asked today,
+    judged by the exact key a replay would look up. Only documents some cassette was made for
+    are asked, so an evening the cassettes never saw costs one directory read."""
+    index = CassetteIndex.load(config.cassette_dir)
+    made_for = {c.provenance.document for c in index.all()}
+    asked = [r for r in requests if r.doc_path in made_for]
+    return any(index.get(body_key(body)) is not None for body in current_request_bodies(asked, config))
 
 
 def warm_up(config: LLMConfig) -> None:
@@ -237,9 +260,8 @@ def check_requests(requests: list[ExtractionRequest], config: LLMConfig) -> Requ
     stale: list[tuple[str, str]] = []
     missing: list[str] = []
     used: set[Path] = set()
-    for request in requests:
+    for request, current in zip(requests, current_request_bodies(requests, config), strict=True):
         name = request.doc_path + (f" part {request.chunk + 1}" if request.chunks > 1 else "")
-        current = current_request_body(request, config)
         hit = index.get(body_key(current))
         if hit is not None:
             answered.append(name)
