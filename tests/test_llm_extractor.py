@@ -57,16 +57,36 @@ def test_call_budget_skips_the_rest(server: FakeOpenAI, tmp_path: Path) -> None:
     assert sorted(r.record.source for r in again) == ["cache", "cache", "live", "live"]
 
 
-def test_costs_and_cost_budget(server: FakeOpenAI, tmp_path: Path) -> None:
-    prices = {"fake-model": (1.0, 10.0)}  # USD per 1M input / output tokens
-    config = make_config(tmp_path, server.base_url, prices=prices, max_cost_usd=0.0005, concurrency=1)
+def test_costs_are_the_endpoints_usage_at_the_configured_price(server: FakeOpenAI, tmp_path: Path) -> None:
+    config = make_config(tmp_path, server.base_url, prices={"fake-model": (1.0, 10.0)})  # USD per 1M in / out
+    with LLMExtractor(config) as extractor:
+        (result,) = extractor.extract_all(_requests(1))
+    assert result.record.cost_usd == pytest.approx((120 * 1.0 + 40 * 10.0) / 1e6)
+
+
+# Output at $10 per 1M tokens, input free: a call's worst case is WORST_ANSWER_TOKENS of output
+# ($0.04096), what it costs is the fake's 40 output tokens ($0.0004).
+@pytest.mark.parametrize(
+    ("cap", "concurrency", "sources"),
+    [
+        (0.0412, 1, ["live", "skipped", "skipped"]),  # after one answer, the next worst case would pass the cap
+        (0.0412, 3, ["live", "skipped", "skipped"]),  # in flight together, the first call's reservation counts
+        (0.0415, 1, ["live", "live", "skipped"]),
+        (0.0001, 2, ["skipped", "skipped", "skipped"]),  # no call's worst case fits: none is sent
+    ],
+)
+def test_a_call_whose_worst_case_would_pass_the_cost_cap_is_not_sent(
+    server: FakeOpenAI, tmp_path: Path, cap: float, concurrency: int, sources: list[str]
+) -> None:
+    config = make_config(
+        tmp_path, server.base_url, prices={"fake-model": (0.0, 10.0)}, max_cost_usd=cap, concurrency=concurrency
+    )
     with LLMExtractor(config) as extractor:
         results = extractor.extract_all(_requests(3))
-    first = results[0].record
-    assert first.cost_usd == pytest.approx((120 * 1.0 + 40 * 10.0) / 1e6)
-    # 0.00052 spent after the first call, which is over 0.0005: the rest are skipped
-    assert [r.record.source for r in results] == ["live", "skipped", "skipped"]
-    assert "max_cost_usd" in results[1].record.error
+        spent = extractor.budget.cost_usd
+    assert sorted(r.record.source for r in results) == sorted(sources)
+    assert server.count == sources.count("live") and spent <= cap
+    assert all("max_cost_usd" in r.record.error for r in results if r.record.source == "skipped")
 
 
 def test_cost_budget_needs_a_price(tmp_path: Path) -> None:

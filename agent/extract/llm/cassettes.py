@@ -96,9 +96,19 @@ def usage_of(response_body: Any) -> dict[str, Any]:
     return {}
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def counted(usage: dict[str, Any]) -> bool:
+    """Whether `usage` gives both token counts as plain non-negative integers."""
+    return _count(usage.get("prompt_tokens")) is not None and _count(usage.get("completion_tokens")) is not None
+
+
 def token_counts(usage: dict[str, Any]) -> tuple[int, int]:
-    """(input, output) tokens from an OpenAI-style usage object."""
-    return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    """(input, output) tokens from an OpenAI-style usage object; a count that is not a
+    non-negative integer (missing, negative, `"lots"`) is 0."""
+    return _count(usage.get("prompt_tokens")) or 0, _count(usage.get("completion_tokens")) or 0
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import ValidationError
 
-from agent.core.errors import BudgetExceeded, LLMError
+from agent.core.errors import BudgetExceeded, CassetteMiss, LLMError, PredigestError
 from agent.extract import CallRecord, CallSource, ExtractionRequest, ExtractionResult
 from agent.extract.llm.budget import Budget
 from agent.extract.llm.calllog import CallLog, call_scope
@@ -40,13 +40,15 @@ _E = TypeVar("_E", bound=BaseException)
 
 
 class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during the calls, with how far the run got: validated answers are cached, so a
-    re-run resumes from there."""
+    """Ctrl-C during the calls, with how far the run got and whether its validated answers are
+    in the response cache (a re-run resumes from there) or not (`--no-cache`, replay)."""
 
-    def __init__(self, answered: int, total: int) -> None:
-        super().__init__(f"{answered} of {total} answers received")
+    def __init__(self, answered: int, total: int, *, cached: bool) -> None:
+        kept = "cached: a re-run resumes from there" if cached else "not cached: a re-run asks for every answer again"
+        super().__init__(f"{answered} of {total} answers received, {kept}")
         self.answered = answered
         self.total = total
+        self.cached = cached
 
 
 class LLMExtractor:
@@ -60,6 +62,11 @@ class LLMExtractor:
         self.config = config
         self.backend = config.effective_backend
         self.budget = Budget(config)
+        if self.backend == "replay" and not config.cassette_dir.is_dir():
+            raise PredigestError(
+                f"the cassette folder {config.cassette_dir} does not exist",
+                hint="pass --cassettes with the folder that holds this workspace's cassettes, or another --backend",
+            )
         self._index = (
             CassetteIndex.load(config.cassette_dir)
             if self.backend in ("replay", "record")
@@ -97,7 +104,8 @@ class LLMExtractor:
             with contextlib.suppress(Exception):
                 self._close_transport()  # aborts requests in flight rather than waiting out their timeout
             answered = sum(1 for r in results if r is not None and r.extraction is not None)
-            raise RunInterrupted(answered, len(requests)) from None
+            cached = self._store is not None and self.backend in ("live", "record")
+            raise RunInterrupted(answered, len(requests), cached=cached) from None
         except BaseException:
             # a failing callback: drop the queued requests instead of running them all
             self.budget.stop()
@@ -230,19 +238,22 @@ def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
     from instructor.core import InstructorRetryException
 
     attempts = f"after {log.attempts} attempt{'s' if log.attempts != 1 else ''}"
-    ours = _find(exc, LLMError)
-    if ours is not None:
-        return str(ours)
     retried = _find(exc, InstructorRetryException)
     last = retried.failed_attempts[-1].exception if retried is not None and retried.failed_attempts else None
-    invalid = _find(last, ValidationError) if last is not None else _find(exc, ValidationError)
+    invalid = _find(last, ValidationError) if last is not None else None
+    ours = _find(exc, LLMError)
+    if invalid is not None and isinstance(ours, CassetteMiss):  # the re-ask of an invalid answer was not recorded
+        return f"the recorded answer does not fit the schema ({_summary(invalid)}) and no cassette holds its re-ask" + (
+            " — re-record this document with --backend record, or fix the cassette's answer if it is a reference one"
+        )
+    if ours is not None:
+        return str(ours)
+    invalid = invalid or _find(exc, ValidationError)
     if invalid is not None:
-        first = str(invalid).splitlines()
-        summary = " ".join(first[:3])[:300]
         answers = retried.n_attempts if retried is not None else log.attempts
         return (
-            f"the answer never fit the schema after {answers} attempt{'s' if answers != 1 else ''} ({summary})"
-            " — try another model, or mode 'json_schema' / 'tools'"
+            f"the answer never fit the schema after {answers} attempt{'s' if answers != 1 else ''}"
+            f" ({_summary(invalid)}) — try another model, or mode 'json_schema' / 'tools'"
         )
     not_json = _find(exc, json.JSONDecodeError)
     if not_json is not None:
@@ -259,8 +270,15 @@ def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
     if status is not None:
         return f"HTTP {status.status_code} from {config.base_url} {attempts}: {status.message}"[:400]
     if _find(exc, openai.APITimeoutError) is not None:
-        return f"timed out {attempts} ({config.timeout_s:g}s each) — raise timeout_s or check the server"
+        return (
+            f"timed out {attempts} ({config.timeout_s:g}s each, {config.max_total_s:g}s in all)"
+            " — raise timeout_s / max_total_s, or check the server"
+        )
     if _find(exc, openai.APIConnectionError) is not None:
         cause = _chain(exc)[-1]
         return f"could not reach {config.base_url} {attempts}: {type(cause).__name__}: {cause}"[:400]
     return f"{type(exc).__name__}: {exc}"[:400]
+
+
+def _summary(invalid: ValidationError) -> str:
+    return " ".join(str(invalid).splitlines()[:3])[:300]
