@@ -161,8 +161,8 @@ def cassettes_answer(requests: Sequence[ExtractionRequest], config: LLMConfig) -
 def warm_up(config: LLMConfig) -> None:
     """Do once, sending nothing, what a process's first live call does once: import openai's
     resources and instructor's OpenAI provider, build the response schema, walk the response
-    model, build openai's completion models (~1 s in all, once per process whatever the
-    evening's size). The load benchmark times it apart from the calls, whose cost it is not."""
+    model, build openai's completion models (once per process, whatever the evening's size).
+    The load benchmark times it apart from the calls, whose cost it is not."""
     relevance = get_args(FileExtraction.model_fields["relevance"].annotation)[-1]
     answer = FileExtraction(relevance=relevance, relevance_reason="-", held="-")
     messages = ({"role": "system", "content": "warm-up"}, {"role": "user", "content": "warm-up"})

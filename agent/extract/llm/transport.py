@@ -199,7 +199,7 @@ def network_transport(base_url: str) -> httpx2.BaseTransport:
 
 class LazyNetwork(httpx2.BaseTransport):
     """The network transport, made on the first request: making one loads the system's CA
-    certificates (~40 ms), which a run answered wholly from the cache never needs."""
+    certificates, which a run answered wholly from the cache never needs."""
 
     def __init__(self, base_url: str) -> None:
         self._base_url = base_url
