@@ -215,8 +215,8 @@ class RetryTransport(httpx2.BaseTransport):
         kind = upstream.headers.get("content-type", "no content type")
         start = content[:60].decode("utf-8", "replace")
         return LLMError(
-            f"HTTP {upstream.status_code} from {self._base_url} is not a chat completion ({what}, {kind};"
-            f" starts {start!r}): not an OpenAI-compatible API",
+            f"the endpoint answered without a completion: HTTP {upstream.status_code} from {self._base_url} is {what}"
+            f" ({kind}; starts {start!r}), not an OpenAI-compatible chat completion",
             hint="point base_url at the API's root (for example https://…/v1), not at a web page",
             raw_output=content[:2000].decode("utf-8", "replace"),
         )
