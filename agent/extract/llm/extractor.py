@@ -235,6 +235,28 @@ def describe_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str
 
 def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
     import openai  # only here, on a failure, which comes from the client (already imported)
+
+    attempts = f"after {log.attempts} attempt{'s' if log.attempts != 1 else ''}"
+    answered = _answer_failure(exc, log, config)
+    if answered:
+        return answered
+    status = _find(exc, openai.APIStatusError)
+    if status is not None:
+        return f"HTTP {status.status_code} from {config.base_url} {attempts}: {status.message}"[:400]
+    if _find(exc, openai.APITimeoutError) is not None:
+        return (
+            f"timed out {attempts} ({config.timeout_s:g}s each, {config.max_total_s:g}s in all)"
+            " — raise timeout_s / max_total_s, or check the server"
+        )
+    if _find(exc, openai.APIConnectionError) is not None:
+        cause = _chain(exc)[-1]
+        return f"could not reach {config.base_url} {attempts}: {type(cause).__name__}: {cause}"[:400]
+    return f"{type(exc).__name__}: {exc}"[:400]
+
+
+def _answer_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
+    """What went wrong with what came back, read from instructor's exception fields (its failed
+    attempts) and from our own errors; "" when nothing came back."""
     from instructor.core import InstructorRetryException
 
     attempts = f"after {log.attempts} attempt{'s' if log.attempts != 1 else ''}"
@@ -266,18 +288,7 @@ def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
             f"the endpoint's answers carry no extraction {attempts} ({str(last)[:120]}) — check that base_url"
             f" {config.base_url} points at an OpenAI-compatible chat completions API and that the model is right"
         )
-    status = _find(exc, openai.APIStatusError)
-    if status is not None:
-        return f"HTTP {status.status_code} from {config.base_url} {attempts}: {status.message}"[:400]
-    if _find(exc, openai.APITimeoutError) is not None:
-        return (
-            f"timed out {attempts} ({config.timeout_s:g}s each, {config.max_total_s:g}s in all)"
-            " — raise timeout_s / max_total_s, or check the server"
-        )
-    if _find(exc, openai.APIConnectionError) is not None:
-        cause = _chain(exc)[-1]
-        return f"could not reach {config.base_url} {attempts}: {type(cause).__name__}: {cause}"[:400]
-    return f"{type(exc).__name__}: {exc}"[:400]
+    return ""
 
 
 def _summary(invalid: ValidationError) -> str:

@@ -178,22 +178,25 @@ class RetryTransport(httpx2.BaseTransport):
         self._budget.settle(reserved, usage)
         if answered and not _is_completion(body):
             raise self._not_a_completion(upstream, content, body)
-        extensions: dict[str, Any] = {}
-        if answered:
-            extensions[EXCHANGE_EXT] = Exchange(
-                key=request_key(raw),
-                method=request.method,
-                path=request.url.path,
-                request_body=None,  # the request holds it: a layer that keeps it (a cassette) reads it there
-                status=upstream.status_code,
-                response_body=body,
-                usage=usage_of(body),  # as the endpoint said it: a cassette never holds our estimate
-                latency_s=time.monotonic() - sent,
-                model=str(body.get("model") or self._model),
-                date=today(),
-            )
+        extensions = {EXCHANGE_EXT: self._exchange(request, raw, upstream, body, sent)} if answered else {}
         headers = [(k, v) for k, v in upstream.headers.items() if k.lower() not in _DROP_HEADERS]
         return httpx2.Response(upstream.status_code, headers=headers, content=content, extensions=extensions)
+
+    def _exchange(
+        self, request: httpx2.Request, raw: bytes, upstream: httpx2.Response, body: Any, sent: float
+    ) -> Exchange:
+        return Exchange(
+            key=request_key(raw),
+            method=request.method,
+            path=request.url.path,
+            request_body=None,  # the request holds it: a layer that keeps it (a cassette) reads it there
+            status=upstream.status_code,
+            response_body=body,
+            usage=usage_of(body),  # as the endpoint said it: a cassette never holds our estimate
+            latency_s=time.monotonic() - sent,
+            model=str(body.get("model") or self._model),
+            date=today(),
+        )
 
     def _check_reachable(self) -> None:
         if self._refused >= REFUSALS:
