@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from agent.extract.llm.config import LLMConfig
 
 if TYPE_CHECKING:
+    from agent.extract.llm.cassettes import cassettes_answer
     from agent.extract.llm.extractor import LLMExtractor
     from agent.extract.llm.reference import (
         RequestCheck,
-        cassettes_answer,
         check_requests,
         rekey_reference_cassettes,
         write_reference_cassette,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "LLMExtractor": "agent.extract.llm.extractor",
     "RequestCheck": "agent.extract.llm.reference",
-    "cassettes_answer": "agent.extract.llm.reference",
+    "cassettes_answer": "agent.extract.llm.cassettes",
     "check_requests": "agent.extract.llm.reference",
     "rekey_reference_cassettes": "agent.extract.llm.reference",
     "write_reference_cassette": "agent.extract.llm.reference",

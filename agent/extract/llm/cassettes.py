@@ -17,11 +17,14 @@ import json
 import os
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from agent.core.errors import CassetteMiss, PredigestError
+from agent.core.settings import LLMSettings
+from agent.extract import ExtractionRequest
 
 ProvenanceKind = Literal["recorded", "relayed", "reference"]
 
@@ -339,6 +342,21 @@ class CassetteIndex:
             hint=hint,
             doc=doc,
         )
+
+
+def cassettes_answer(requests: Sequence[ExtractionRequest], config: LLMSettings) -> bool:
+    """Whether the cassette folder answers at least one of `requests` as they are asked today,
+    judged by the exact key a replay would look up, from the body the real client builds. Only
+    documents some cassette was made for are asked, so an evening the cassettes never saw costs
+    one directory read and loads no client."""
+    index = CassetteIndex.load(config.cassette_dir)
+    made_for = {c.provenance.document for c in index.all()}
+    asked = [r for r in requests if r.doc_path in made_for]
+    if not asked:
+        return False
+    from agent.extract.llm.reference import current_request_bodies
+
+    return any(index.get(body_key(body)) is not None for body in current_request_bodies(asked, config))
 
 
 _PART = re.compile(r"part (\d+) of (\d+)")

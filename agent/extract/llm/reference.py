@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
@@ -146,16 +146,6 @@ def _capture(client: instructor.Instructor, request: ExtractionRequest, config: 
                 link = link.__cause__ or link.__context__
             raise
     raise PredigestError("the client sent no request", hint="this is a bug in predigest")
-
-
-def cassettes_answer(requests: Sequence[ExtractionRequest], config: LLMConfig) -> bool:
-    """Whether the cassette folder answers at least one of `requests` as they are asked today,
-    judged by the exact key a replay would look up. Only documents some cassette was made for
-    are asked, so an evening the cassettes never saw costs one directory read."""
-    index = CassetteIndex.load(config.cassette_dir)
-    made_for = {c.provenance.document for c in index.all()}
-    asked = [r for r in requests if r.doc_path in made_for]
-    return any(index.get(body_key(body)) is not None for body in current_request_bodies(asked, config))
 
 
 def warm_up(config: LLMConfig) -> None:
