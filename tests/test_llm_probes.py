@@ -84,9 +84,12 @@ PROBES = {
     ),
     "an HTML page with 200": Probe(
         lambda body: Reply(raw=b"<!doctype html><html>Welcome</html>", headers={"content-type": "text/html"}),
+        {"concurrency": 1},
+        docs=3,
+        sources=("live",) * 3,
         error=("without a completion", "is not JSON", "text/html", "not an OpenAI-compatible chat completion"),
         not_error=("no choices", "No choices"),
-        max_requests=1,
+        max_requests=1,  # once for the run: every further call would get the same page
     ),
     "JSON with 200 but no choices": Probe(
         lambda body: Reply(body={"object": "list", "data": []}),

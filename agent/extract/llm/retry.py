@@ -130,9 +130,10 @@ class RetryTransport(httpx2.BaseTransport):
     Each attempt first reserves a call from the budget and runs under its deadline. The body
     is read here, so the layers above get a buffered response with the parsed `Exchange`
     attached when it is a 2xx chat completion: only those are ever cached or recorded. A 2xx
-    that is no chat completion (an HTML page, JSON without choices) is an error at once: asking
-    again would get the same page. After `REFUSALS` refused connections in a row the endpoint
-    is taken as down for the rest of the run, and no further call is tried.
+    that is no chat completion (an HTML page, JSON without choices) is an error at once, and for
+    the rest of the run: asking again would get the same page. After `REFUSALS` refused
+    connections in a row the endpoint is taken as down for the rest of the run, and no further
+    call is tried.
     """
 
     def __init__(self, inner: httpx2.BaseTransport, config: LLMConfig, budget: Budget, *, model: str = "") -> None:
@@ -142,6 +143,7 @@ class RetryTransport(httpx2.BaseTransport):
         self._model = model or config.model
         self._base_url = config.base_url
         self._refused = 0  # connections refused in a row, across the run's threads
+        self._not_an_api: LLMError | None = None  # a 2xx that was no chat completion: the same for every call
         self._lock = threading.Lock()
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -177,7 +179,8 @@ class RetryTransport(httpx2.BaseTransport):
         log.note_attempt(usage)
         self._budget.settle(reserved, usage)
         if answered and not _is_completion(body):
-            raise self._not_a_completion(upstream, content, body)
+            self._not_an_api = self._not_a_completion(upstream, content, body)
+            raise self._not_an_api
         extensions = {EXCHANGE_EXT: self._exchange(request, raw, upstream, body, sent)} if answered else {}
         headers = [(k, v) for k, v in upstream.headers.items() if k.lower() not in _DROP_HEADERS]
         return httpx2.Response(upstream.status_code, headers=headers, content=content, extensions=extensions)
@@ -199,6 +202,8 @@ class RetryTransport(httpx2.BaseTransport):
         )
 
     def _check_reachable(self) -> None:
+        if self._not_an_api is not None:
+            raise self._not_an_api
         if self._refused >= REFUSALS:
             raise LLMError(
                 f"{self._base_url} refused {REFUSALS} connections in a row: no further call is tried this run",
