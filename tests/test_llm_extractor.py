@@ -72,6 +72,7 @@ def test_costs_are_the_endpoints_usage_at_the_configured_price(server: FakeOpenA
         (0.0412, 1, ["live", "skipped", "skipped"]),  # after one answer, the next worst case would pass the cap
         (0.0412, 3, ["live", "skipped", "skipped"]),  # in flight together, the first call's reservation counts
         (0.0415, 1, ["live", "live", "skipped"]),
+        (0.0415, 3, ["live", "live", "skipped"]),  # the second waits for the first to settle, then fits
         (0.0001, 2, ["skipped", "skipped", "skipped"]),  # no call's worst case fits: none is sent
     ],
 )
