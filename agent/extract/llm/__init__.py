@@ -5,7 +5,9 @@ Modules:
 - config.py     LLMConfig (the [llm] section of agent.core.settings) and the key check
 - client.py     the instructor + openai client and the one extraction call
 - transport.py  the httpx2 transport chain: replay | record -> cache -> retry -> network
-- retry.py      tenacity policy for transport retries (429 / 5xx / timeouts, Retry-After)
+- retry.py      tenacity policy for transport retries (429 / 5xx / timeouts, Retry-After), the
+                endpoint that is down or no API, usage read or estimated
+- network.py    the network under it: each attempt's socket operations bounded by its deadline
 - cassettes.py  canonical request keys, cassette files, the index and its miss diagnosis
 - budget.py     the run's call and cost limit
 - calllog.py    what the transport learns about one request, via a contextvar
