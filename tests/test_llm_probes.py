@@ -68,7 +68,7 @@ PROBES = {
         {"max_attempts": 5, "concurrency": 1},
         docs=6,
         sources=("live",) * 6,
-        error=(REFUSED, "refused 3 connections in a row"),
+        error=(REFUSED, "3 times in a row", "Connection refused", "no further call"),
         max_attempts=3,
     ),
     "usage.prompt_tokens 'lots'": Probe(_usage({"prompt_tokens": "lots", "completion_tokens": 40})),

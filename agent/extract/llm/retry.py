@@ -143,6 +143,7 @@ class RetryTransport(httpx2.BaseTransport):
         self._model = model or config.model
         self._base_url = config.base_url
         self._refused = 0  # connections refused in a row, across the run's threads
+        self._refusal = ""  # what the last one said
         self._not_an_api: LLMError | None = None  # a 2xx that was no chat completion: the same for every call
         self._lock = threading.Lock()
 
@@ -206,7 +207,8 @@ class RetryTransport(httpx2.BaseTransport):
             raise self._not_an_api
         if self._refused >= REFUSALS:
             raise LLMError(
-                f"{self._base_url} refused {REFUSALS} connections in a row: no further call is tried this run",
+                f"could not connect to {self._base_url} {REFUSALS} times in a row ({self._refusal}):"
+                " no further call is tried this run",
                 hint="check that the server is running and that base_url is right, then run again",
             )
 
@@ -215,6 +217,7 @@ class RetryTransport(httpx2.BaseTransport):
         with self._lock:
             if isinstance(exc, httpx2.ConnectError):
                 self._refused += 1
+                self._refusal = str(exc)[:120]
             elif not isinstance(exc, httpx2.TimeoutException | LLMError):
                 self._refused = 0
 
