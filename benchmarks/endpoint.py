@@ -42,13 +42,16 @@ _ARXIV = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(v\d+)?(?![\d])")
 
 @dataclass
 class Reply:
-    """One scripted answer: a JSON body, or raw bytes, after an optional delay."""
+    """One scripted answer: a JSON body, or raw bytes, after an optional delay. With `trickle_s`,
+    the whole response (status line, headers, body) goes out one byte every `trickle_s` seconds:
+    a server that is never silent long enough for a read timeout."""
 
     status: int = 200
     body: Any = None
     raw: bytes | None = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    trickle_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -292,12 +295,29 @@ class Endpoint:
 
             def _send(self, reply: Reply) -> None:
                 payload = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
+                if reply.trickle_s:
+                    self._trickle(reply, payload)
+                    return
                 self.send_response(reply.status)
                 for name, value in {"content-type": "application/json", **reply.headers}.items():
                     self.send_header(name, value)
                 self.send_header("content-length", str(len(payload)))
                 self.end_headers()
                 self.wfile.write(payload)
+
+            def _trickle(self, reply: Reply, payload: bytes) -> None:
+                head = f"HTTP/1.1 {reply.status} OK\r\n"
+                for name, value in {"content-type": "application/json", **reply.headers}.items():
+                    head += f"{name}: {value}\r\n"
+                whole = f"{head}content-length: {len(payload)}\r\n\r\n".encode() + payload
+                self.close_connection = True
+                for i in range(len(whole)):
+                    try:
+                        self.wfile.write(whole[i : i + 1])
+                        self.wfile.flush()
+                    except OSError:  # the client gave up: what a bounded client does
+                        return
+                    time.sleep(reply.trickle_s)
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass  # keep test and benchmark output clean

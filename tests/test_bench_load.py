@@ -23,8 +23,8 @@ def test_the_load_benchmark_runs_every_row() -> None:
     # the rows with a target report the median of their runs; each 0 ms run starts with an empty cache
     assert all(len(rows[k]["wall_s_runs"]) == 2 for k in ("c16", "zero", "warm", "grown"))
     assert rows["warm"]["requests"] == 0 and rows["warm"]["sources"] == {"cache": rows["warm"]["calls"]}
-    # the client import is timed apart where a live run pays it, and a warm re-run never pays it
-    assert not rows["warm"]["client_imported"] and rows["warm"]["client_import_s"] == 0
+    # the client import is timed apart where a live run pays it; the warm re-run pays it within its calls
+    assert rows["warm"]["client_import_s"] == 0  # no warm-up before the clock: its import is timed as it runs
     assert all(rows[k]["client_imported"] and rows[k]["client_import_s"] > 0 for k in rows if k != "warm")
     assert rows["c4"]["max_in_flight"] <= 4 and rows["c1"]["max_in_flight"] == 1
     assert 0 < rows["c16"]["prefix_share_mean"] < 1

@@ -49,16 +49,3 @@ def test_inspection_commands_import_only_what_they_use(args: list[str], not_load
     assert done.returncode == 0, done.stderr
     loaded = set(done.stderr.rstrip().rpartition("LOADED:")[2].split(",")) - {""}
     assert not loaded & not_loaded, f"{' '.join(args[:1])} imported {sorted(loaded & not_loaded)}"
-
-
-def test_an_evening_answered_from_cassettes_loads_no_client_and_no_http_stack(tmp_path: object) -> None:
-    """The replayed demo run: every answer is read from its cassette, so neither the client nor
-    the transport chain (and with it the HTTP stack) is built."""
-    out = f"{tmp_path}/briefing.md"
-    args = ["run", str(WORLD), *DAY, "--backend", "replay", "--no-cache", "--out", out]
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    loaded = set(done.stderr.rstrip().rpartition("LOADED:")[2].split(",")) - {""}
-    assert not loaded & LLM, f"run imported {sorted(loaded & LLM)}"

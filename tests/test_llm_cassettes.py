@@ -98,6 +98,28 @@ def test_auto_without_key_replays(server: FakeOpenAI, tmp_path: Path) -> None:
     assert server.count == 1
 
 
+@pytest.mark.parametrize(
+    ("asked", "answers"),
+    [
+        (make_request(), True),
+        (make_request(system=SYSTEM.replace("verbatim", "exactly"), version="2"), False),  # a prompt edit
+        (make_request("inbox/jay/2026-09-22-other.md"), False),  # a document no cassette was made for
+    ],
+    ids=["recorded", "prompt-edited", "unseen-document"],
+)
+def test_cassettes_answer_only_the_requests_they_were_recorded_for(
+    server: FakeOpenAI, tmp_path: Path, asked, answers: bool
+) -> None:
+    """What `auto` without a key decides on: replay when the cassettes answer the evening."""
+    from agent.extract.llm import cassettes_answer
+
+    config = make_config(tmp_path, server.base_url)
+    assert not cassettes_answer([make_request()], config)  # an empty folder answers nothing
+    _run(config, [make_request()])
+    assert cassettes_answer([asked], config.with_(backend="auto", api_key="")) is answers
+    assert server.count == 1  # deciding sends nothing
+
+
 def test_replay_miss_names_nearest_cassette_and_what_changed(server: FakeOpenAI, tmp_path: Path) -> None:
     config = make_config(tmp_path, server.base_url)
     _run(config, [make_request(doc) for doc in DOCS])

@@ -57,16 +57,37 @@ def test_call_budget_skips_the_rest(server: FakeOpenAI, tmp_path: Path) -> None:
     assert sorted(r.record.source for r in again) == ["cache", "cache", "live", "live"]
 
 
-def test_costs_and_cost_budget(server: FakeOpenAI, tmp_path: Path) -> None:
-    prices = {"fake-model": (1.0, 10.0)}  # USD per 1M input / output tokens
-    config = make_config(tmp_path, server.base_url, prices=prices, max_cost_usd=0.0005, concurrency=1)
+def test_costs_are_the_endpoints_usage_at_the_configured_price(server: FakeOpenAI, tmp_path: Path) -> None:
+    config = make_config(tmp_path, server.base_url, prices={"fake-model": (1.0, 10.0)})  # USD per 1M in / out
+    with LLMExtractor(config) as extractor:
+        (result,) = extractor.extract_all(_requests(1))
+    assert result.record.cost_usd == pytest.approx((120 * 1.0 + 40 * 10.0) / 1e6)
+
+
+# Output at $10 per 1M tokens, input free: a call's worst case is WORST_ANSWER_TOKENS of output
+# ($0.04096), what it costs is the fake's 40 output tokens ($0.0004).
+@pytest.mark.parametrize(
+    ("cap", "concurrency", "sources"),
+    [
+        (0.0412, 1, ["live", "skipped", "skipped"]),  # after one answer, the next worst case would pass the cap
+        (0.0412, 3, ["live", "skipped", "skipped"]),  # in flight together, the first call's reservation counts
+        (0.0415, 1, ["live", "live", "skipped"]),
+        (0.0415, 3, ["live", "live", "skipped"]),  # the second waits for the first to settle, then fits
+        (0.0001, 2, ["skipped", "skipped", "skipped"]),  # no call's worst case fits: none is sent
+    ],
+)
+def test_a_call_whose_worst_case_would_pass_the_cost_cap_is_not_sent(
+    server: FakeOpenAI, tmp_path: Path, cap: float, concurrency: int, sources: list[str]
+) -> None:
+    config = make_config(
+        tmp_path, server.base_url, prices={"fake-model": (0.0, 10.0)}, max_cost_usd=cap, concurrency=concurrency
+    )
     with LLMExtractor(config) as extractor:
         results = extractor.extract_all(_requests(3))
-    first = results[0].record
-    assert first.cost_usd == pytest.approx((120 * 1.0 + 40 * 10.0) / 1e6)
-    # 0.00052 spent after the first call, which is over 0.0005: the rest are skipped
-    assert [r.record.source for r in results] == ["live", "skipped", "skipped"]
-    assert "max_cost_usd" in results[1].record.error
+        spent = extractor.budget.cost_usd
+    assert sorted(r.record.source for r in results) == sorted(sources)
+    assert server.count == sources.count("live") and spent <= cap
+    assert all("max_cost_usd" in r.record.error for r in results if r.record.source == "skipped")
 
 
 def test_cost_budget_needs_a_price(tmp_path: Path) -> None:
@@ -139,17 +160,28 @@ def test_the_cache_keeps_answers_without_their_request_and_a_recording_from_it_h
     assert all(body_key(c.exchange.request_body) == c.exchange.key for c in cassettes)
 
 
-def test_idle_work_runs_while_answers_are_awaited(tmp_path: Path) -> None:
-    """`on_idle` gets the calling thread's waiting time: called between answers, never instead
-    of one (every result still arrives, in request order within a batch)."""
-    events: list[str] = []
-    with FakeOpenAI(default=answer_with(sample_extraction(), delay_s=0.15)) as server:
-        config = make_config(tmp_path, server.base_url, backend="live", concurrency=2)
-        with LLMExtractor(config) as extractor:
-            results = extractor.extract_all(
-                _requests(4), on_result=lambda r: events.append("result"), on_idle=lambda: events.append("idle")
-            )
-    assert all(r.extraction is not None for r in results) and events.count("result") == 4
-    first = events.index("result")
-    last = len(events) - 1 - events[::-1].index("result")
-    assert "idle" in events[:first] and "idle" in events[first:last]  # before the first answer, and between
+@pytest.mark.parametrize("mode", ["tools", "json_schema"])
+def test_cached_and_replayed_records_say_what_the_live_one_said(server: FakeOpenAI, tmp_path: Path, mode: str) -> None:
+    """The same requests answered live, then from the cache, then from cassettes: the same
+    extraction, request hash and tokens; nothing paid after the first run; one exchange each."""
+    requests = [
+        make_request(f"inbox/jay/2026-09-22-r{i}.md", document=f"第 {i} 篇：vLLM 0.{i} 默认开启前缀缓存。")
+        for i in range(3)
+    ]
+    record = make_config(tmp_path, server.base_url, mode=mode)
+    with LLMExtractor(record) as extractor:
+        first = extractor.extract_all(requests)
+    assert server.count == 3 and all(r.record.source == "live" for r in first)
+    with LLMExtractor(record.with_(backend="live")) as extractor:
+        warm = extractor.extract_all(requests)
+    with LLMExtractor(record.with_(backend="replay", cache_dir=None)) as extractor:
+        replayed = extractor.extract_all(requests)
+    assert server.count == 3  # the cache and the cassettes answered every one
+    for a, w, r in zip(first, warm, replayed, strict=True):
+        assert w.extraction == r.extraction == a.extraction
+        assert (w.record.source, r.record.source) == ("cache", "cassette")
+        assert w.record.request_hash == r.record.request_hash == a.record.request_hash != ""
+        assert (w.record.input_tokens, w.record.output_tokens) == (a.record.input_tokens, a.record.output_tokens)
+        assert (r.record.input_tokens, r.record.attempts, r.record.cost_usd) == (a.record.input_tokens, 1, 0.0)
+        assert w.record.cost_usd == 0.0
+        assert r.record.cassette == a.record.cassette != ""

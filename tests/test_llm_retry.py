@@ -56,6 +56,7 @@ def test_always_500_gives_an_error_result_after_max_attempts(tmp_path: Path) -> 
     assert result.record.attempts == 4
     assert "HTTP 500" in result.record.error and "after 4 attempts" in result.record.error
     assert not list(config.cassette_dir.glob("*.json"))  # failures are neither recorded ...
+    config.cassette_dir.mkdir(exist_ok=True)
     again = _one(config.with_(backend="replay"))
     assert "no cassette" in again.record.error  # ... nor replayable
 
@@ -122,9 +123,12 @@ def test_malformed_body_is_a_clean_error(tmp_path: Path) -> None:
     assert not list(config.cassette_dir.glob("*.json"))
 
 
-def test_ctrl_c_stops_retries_and_new_requests_within_two_seconds(server: FakeOpenAI, tmp_path: Path) -> None:
+@pytest.mark.parametrize("cached", [True, False], ids=["cache", "no-cache"])
+def test_ctrl_c_stops_retries_and_new_requests_within_two_seconds(
+    server: FakeOpenAI, tmp_path: Path, cached: bool
+) -> None:
     """A server that keeps saying 'come back in 30 s': Ctrl-C must not wait that out, nor send
-    the queued documents, and it says how far the run got."""
+    the queued documents, and it says how far the run got and whether its answers are cached."""
     import os
     import signal
     import threading
@@ -133,6 +137,8 @@ def test_ctrl_c_stops_retries_and_new_requests_within_two_seconds(server: FakeOp
 
     server.default = lambda body: Reply(status=429, body=ERROR_BODY, headers={"Retry-After": "30"})
     config = make_config(tmp_path, server.base_url, concurrency=2, max_attempts=10, max_total_s=300.0)
+    if not cached:
+        config = config.with_(cache_dir=None)
     requests = [make_request(f"inbox/jay/2026-09-22-{i:04d}-doc.md") for i in range(8)]
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))  # a real Ctrl-C
     with pytest.raises(RunInterrupted) as stopped, LLMExtractor(config) as extractor:
@@ -144,4 +150,5 @@ def test_ctrl_c_stops_retries_and_new_requests_within_two_seconds(server: FakeOp
     assert sent <= 2  # the two in flight; none of the six queued documents was sent
     time.sleep(0.5)
     assert server.count == sent  # and no retry went out after the stop
-    assert (stopped.value.answered, stopped.value.total) == (0, 8)
+    assert (stopped.value.answered, stopped.value.total, stopped.value.cached) == (0, 8, cached)
+    assert ("not cached" in str(stopped.value)) is not cached

@@ -17,12 +17,14 @@ import json
 import os
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from agent.core.errors import CassetteMiss, PredigestError
+from agent.core.settings import LLMSettings
+from agent.extract import ExtractionRequest
 
 ProvenanceKind = Literal["recorded", "relayed", "reference"]
 
@@ -35,56 +37,13 @@ def canonical_json(body: Any, *, allow_nan: bool = True) -> str:
 
 
 def request_key(raw: bytes) -> str:
-    """sha256 of the canonical request body; a body that is not JSON is hashed as it is.
-
-    A body sent as `canonical_request` made it is known already, its key computed as it was
-    serialised; any other is parsed and re-serialised (`_parsed_key`)."""
-    return _CANONICAL.get(raw) or _parsed_key(raw)
-
-
-@lru_cache(maxsize=64)
-def _parsed_key(raw: bytes) -> str:
-    """Memoised: each layer of the transport chain (run log, cache, retries) names the request by
-    its key, and re-reading a 25 kB body into canonical JSON three times was a sixth of a live
-    call's CPU. The layers pass the same bytes object, whose hash Python keeps."""
+    """sha256 of the canonical request body; a body that is not JSON is hashed as it is. The
+    client's own serialisation (key order, spacing) never changes the key."""
     try:
         data = canonical_json(json.loads(raw)).encode()
     except ValueError:
         data = raw
     return hashlib.sha256(data).hexdigest()
-
-
-class _Keyed:
-    """The keys of the last bodies `canonical_request` serialised, by their bytes (bounded: the
-    requests in flight, and the re-asks after them)."""
-
-    _SIZE = 256
-
-    def __init__(self) -> None:
-        self._keys: dict[bytes, str] = {}
-        self._lock = threading.Lock()
-
-    def get(self, raw: bytes) -> str | None:
-        return self._keys.get(raw)
-
-    def add(self, raw: bytes, key: str) -> None:
-        with self._lock:
-            self._keys[raw] = key
-            if len(self._keys) > self._SIZE:
-                del self._keys[next(iter(self._keys))]
-
-
-_CANONICAL = _Keyed()
-
-
-def canonical_request(body: Any) -> bytes:
-    """`body` as the bytes to send: canonical JSON, which is valid JSON for any endpoint and whose
-    key (`request_key`) is its own hash, so no layer below parses it again to name it. Raises
-    TypeError for a body that is not plain JSON data, ValueError for one holding NaN (as the
-    openai client does)."""
-    data = canonical_json(body, allow_nan=False).encode()
-    _CANONICAL.add(data, hashlib.sha256(data).hexdigest())
-    return data
 
 
 def body_key(body: Any) -> str:
@@ -140,9 +99,19 @@ def usage_of(response_body: Any) -> dict[str, Any]:
     return {}
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def counted(usage: dict[str, Any]) -> bool:
+    """Whether `usage` gives both token counts as plain non-negative integers."""
+    return _count(usage.get("prompt_tokens")) is not None and _count(usage.get("completion_tokens")) is not None
+
+
 def token_counts(usage: dict[str, Any]) -> tuple[int, int]:
-    """(input, output) tokens from an OpenAI-style usage object."""
-    return int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    """(input, output) tokens from an OpenAI-style usage object; a count that is not a
+    non-negative integer (missing, negative, `"lots"`) is 0."""
+    return _count(usage.get("prompt_tokens")) or 0, _count(usage.get("completion_tokens")) or 0
 
 
 @dataclass(frozen=True)
@@ -373,6 +342,21 @@ class CassetteIndex:
             hint=hint,
             doc=doc,
         )
+
+
+def cassettes_answer(requests: Sequence[ExtractionRequest], config: LLMSettings) -> bool:
+    """Whether the cassette folder answers at least one of `requests` as they are asked today,
+    judged by the exact key a replay would look up, from the body the real client builds. Only
+    documents some cassette was made for are asked, so an evening the cassettes never saw costs
+    one directory read and loads no client."""
+    index = CassetteIndex.load(config.cassette_dir)
+    made_for = {c.provenance.document for c in index.all()}
+    asked = [r for r in requests if r.doc_path in made_for]
+    if not asked:
+        return False
+    from agent.extract.llm.reference import current_request_bodies
+
+    return any(index.get(body_key(body)) is not None for body in current_request_bodies(asked, config))
 
 
 _PART = re.compile(r"part (\d+) of (\d+)")

@@ -15,11 +15,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
 import httpx2
+import instructor
 
 from agent.core.errors import PredigestError
 from agent.extract import ExtractionRequest, PromptStamp
@@ -121,7 +123,18 @@ def _offline(config: LLMConfig) -> LLMConfig:
 
 def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
     """The body the extractor would send for `request` under `config`, without sending it."""
+    return next(current_request_bodies([request], config))
+
+
+def current_request_bodies(requests: Iterable[ExtractionRequest], config: LLMConfig) -> Iterator[Any]:
+    """The body the extractor would send for each of `requests`, in order, without sending any:
+    the real client is driven up to the transport, which keeps the body and stops."""
     client = build_client(_offline(config), _CaptureTransport())
+    for request in requests:
+        yield _capture(client, request, config)
+
+
+def _capture(client: instructor.Instructor, request: ExtractionRequest, config: LLMConfig) -> Any:
     with call_scope(request.doc_path, str(request.prompt)):
         try:
             create_extraction(client, request, config, max_retries=0)
@@ -138,8 +151,8 @@ def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
 def warm_up(config: LLMConfig) -> None:
     """Do once, sending nothing, what a process's first live call does once: import openai's
     resources and instructor's OpenAI provider, build the response schema, walk the response
-    model, build openai's completion models (~1 s in all, once per process whatever the
-    evening's size). The load benchmark times it apart from the calls, whose cost it is not."""
+    model, build openai's completion models (once per process, whatever the evening's size).
+    The load benchmark times it apart from the calls, whose cost it is not."""
     relevance = get_args(FileExtraction.model_fields["relevance"].annotation)[-1]
     answer = FileExtraction(relevance=relevance, relevance_reason="-", held="-")
     messages = ({"role": "system", "content": "warm-up"}, {"role": "user", "content": "warm-up"})
@@ -237,9 +250,8 @@ def check_requests(requests: list[ExtractionRequest], config: LLMConfig) -> Requ
     stale: list[tuple[str, str]] = []
     missing: list[str] = []
     used: set[Path] = set()
-    for request in requests:
+    for request, current in zip(requests, current_request_bodies(requests, config), strict=True):
         name = request.doc_path + (f" part {request.chunk + 1}" if request.chunks > 1 else "")
-        current = current_request_body(request, config)
         hit = index.get(body_key(current))
         if hit is not None:
             answered.append(name)

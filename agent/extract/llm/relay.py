@@ -33,7 +33,7 @@ from agent.extract.llm.cassettes import CassetteIndex, answer_message, body_key
 from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.reference import current_request_body
-from agent.extract.llm.retry import RetryPolicy, RetryTransport
+from agent.extract.llm.retry import RetryTransport
 from agent.extract.llm.transport import RecordTransport, network_transport
 from schemas.extraction import FileExtraction
 
@@ -171,7 +171,7 @@ def relay_answers(
         live = offline.with_(backend="record", base_url=url)
         index = CassetteIndex(config.cassette_dir)
         budget = Budget(live)
-        chain = RetryTransport(network_transport(url), RetryPolicy.from_config(live), budget, model)
+        chain = RetryTransport(network_transport(url), live, budget, model=model)
         transport = RecordTransport(chain, index, kind="relayed", note=note, date=date)
         client = build_client(live, transport)
         for a in answers:

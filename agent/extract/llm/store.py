@@ -1,8 +1,7 @@
 """The response cache: validated answers kept on disk, keyed by their request.
 
-Apart from the transport chain (`agent.extract.llm.transport`) because the extractor reads it before any
-request needs the endpoint: an evening answered wholly from the cache never loads the HTTP
-stack, nor builds the chain.
+The transport chain (`agent.extract.llm.transport`) serves hits from it; the extractor opens it
+when it is built, so a cache folder that cannot be written is an error before any call.
 """
 
 from __future__ import annotations
@@ -23,16 +22,10 @@ _NAMESPACE = "exchange/v1/"  # bump when the stored shape changes
 
 
 class ResponseCache:
-    """Validated exchanges by request key, in a diskcache beside which the pipeline keeps other
-    things (`agent.factstore`)."""
+    """Validated exchanges by request key, in a diskcache."""
 
     def __init__(self, cache: diskcache.Cache) -> None:
         self._cache = cache
-
-    @property
-    def cache(self) -> diskcache.Cache:
-        """The cache itself: what the pipeline keeps beside the answers goes in it too."""
-        return self._cache
 
     def stored(self, key: str) -> Exchange | None:
         """The validated exchange kept for request key `key`, if any."""
@@ -40,9 +33,8 @@ class ResponseCache:
         return Exchange.from_dict(stored) if isinstance(stored, dict) else None
 
     def keep(self, key: str, exchange: Exchange) -> None:
-        """Without the request body, which is what `key` hashes: most of an exchange's bytes
-        (22 kB of 25 on a long evening's document), pickled and written on every answer. A
-        cassette recorded from the cache takes it from the request."""
+        """Without the request body, which is what `key` hashes and most of an exchange's bytes:
+        a cassette recorded from the cache takes it from the request."""
         self._cache.set(_NAMESPACE + key, {**exchange.to_dict(), "request_body": None})
 
     def close(self) -> None:

@@ -33,7 +33,8 @@ from agent.extract.llm.cassettes import (
     write_cassette,
 )
 from agent.extract.llm.config import LLMConfig
-from agent.extract.llm.retry import EXCHANGE_EXT, RetryPolicy, RetryTransport
+from agent.extract.llm.network import BoundedNetwork
+from agent.extract.llm.retry import EXCHANGE_EXT, RetryTransport
 from agent.extract.llm.store import ResponseCache
 
 logger = logging.getLogger("predigest")
@@ -186,18 +187,19 @@ class RecordTransport(httpx2.BaseTransport):
 
 
 def network_transport(base_url: str) -> httpx2.BaseTransport:
-    """The real network. A client given its own transport ignores HTTP(S)_PROXY, so the proxy
-    from the environment is applied here (never for a loopback server)."""
+    """The real network, each attempt bounded by its deadline (`agent.extract.llm.network`). A
+    client given its own transport ignores HTTP(S)_PROXY, so the proxy from the environment is
+    applied here (never for a loopback server)."""
     url = httpx2.URL(base_url)
     proxy = None
     if url.host not in ("127.0.0.1", "localhost", "::1") and not urllib.request.proxy_bypass(url.host):
         proxy = urllib.request.getproxies().get(url.scheme)
-    return httpx2.HTTPTransport(proxy=proxy)
+    return BoundedNetwork(proxy)
 
 
 class LazyNetwork(httpx2.BaseTransport):
     """The network transport, made on the first request: making one loads the system's CA
-    certificates (~40 ms), which a run answered wholly from the cache never needs."""
+    certificates, which a run answered wholly from the cache never needs."""
 
     def __init__(self, base_url: str) -> None:
         self._base_url = base_url
@@ -229,12 +231,7 @@ def build_transport(
     backend = config.effective_backend
     if backend == "replay":
         return KeyedTransport(ReplayTransport(index, allow_stale=config.allow_stale))
-    chain: httpx2.BaseTransport = RetryTransport(
-        network or LazyNetwork(config.base_url),
-        RetryPolicy.from_config(config),
-        budget,
-        config.model,
-    )
+    chain: httpx2.BaseTransport = RetryTransport(network or LazyNetwork(config.base_url), config, budget)
     if cache is not None:
         chain = CacheTransport(chain, cache)
     if backend == "record":

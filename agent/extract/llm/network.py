@@ -1,0 +1,171 @@
+"""The network at the bottom of the transport chain: httpcore's connection pool over sockets
+whose every connect, write and read waits at most until the deadline of the attempt it serves.
+
+A read timeout alone does not bound an attempt: it restarts on each byte, so a server that
+sends one byte a second keeps a call alive for ever. `RetryTransport` opens a `deadline` around
+each attempt (its `timeout_s`, cut to what is left of `max_total_s`); each socket operation
+under it waits no longer than the time left, so the bound holds while reading, not only between
+attempts. Timeouts and network errors are raised as httpx2's own, which the retry policy and
+the openai client already understand.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import ssl
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpcore2
+import httpx2
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("predigest_deadline", default=None)
+
+# httpcore's errors as httpx2's (most specific first): what the layers above catch and retry.
+_ERRORS: tuple[tuple[type[Exception], type[httpx2.HTTPError]], ...] = (
+    (httpcore2.ConnectTimeout, httpx2.ConnectTimeout),
+    (httpcore2.ReadTimeout, httpx2.ReadTimeout),
+    (httpcore2.WriteTimeout, httpx2.WriteTimeout),
+    (httpcore2.PoolTimeout, httpx2.PoolTimeout),
+    (httpcore2.TimeoutException, httpx2.TimeoutException),
+    (httpcore2.ConnectError, httpx2.ConnectError),
+    (httpcore2.ReadError, httpx2.ReadError),
+    (httpcore2.WriteError, httpx2.WriteError),
+    (httpcore2.NetworkError, httpx2.NetworkError),
+    (httpcore2.ProxyError, httpx2.ProxyError),
+    (httpcore2.UnsupportedProtocol, httpx2.UnsupportedProtocol),
+    (httpcore2.RemoteProtocolError, httpx2.RemoteProtocolError),
+    (httpcore2.LocalProtocolError, httpx2.LocalProtocolError),
+    (httpcore2.ProtocolError, httpx2.ProtocolError),
+)
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Every socket operation of this thread's requests ends within `seconds` from now."""
+    token = _deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _bounded(timeout: float | None, expired: type[httpcore2.TimeoutException]) -> float | None:
+    """`timeout` cut to the time left before the deadline; `expired` once none is left."""
+    end = _deadline.get()
+    if end is None:
+        return timeout
+    left = end - time.monotonic()
+    if left <= 0:
+        raise expired("the attempt's time is up (timeout_s / max_total_s)")
+    return left if timeout is None else min(timeout, left)
+
+
+class _BoundedStream(httpcore2.NetworkStream):
+    def __init__(self, inner: httpcore2.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _bounded(timeout, httpcore2.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _bounded(timeout, httpcore2.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore2.NetworkStream:
+        bounded = _bounded(timeout, httpcore2.ConnectTimeout)
+        return _BoundedStream(self._inner.start_tls(ssl_context, server_hostname, bounded))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _BoundedBackend(httpcore2.NetworkBackend):
+    def __init__(self) -> None:
+        self._inner = httpcore2.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.NetworkStream:
+        bounded = _bounded(timeout, httpcore2.ConnectTimeout)
+        return _BoundedStream(self._inner.connect_tcp(host, port, bounded, local_address, socket_options))
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore2.NetworkStream:
+        bounded = _bounded(timeout, httpcore2.ConnectTimeout)
+        return _BoundedStream(self._inner.connect_unix_socket(path, bounded, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+@contextmanager
+def _as_httpx() -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        kind = next((theirs for ours, theirs in _ERRORS if isinstance(exc, ours)), None)
+        if kind is None:
+            raise
+        raise kind(str(exc)) from exc
+
+
+class _Body(httpx2.SyncByteStream):
+    def __init__(self, inner: Iterable[bytes]) -> None:
+        self._inner = inner
+
+    def __iter__(self) -> Iterator[bytes]:
+        with _as_httpx():
+            yield from self._inner
+
+    def close(self) -> None:
+        close = getattr(self._inner, "close", None)
+        if close is not None:
+            close()
+
+
+class BoundedNetwork(httpx2.BaseTransport):
+    """HTTP(S) over the network, directly or through an HTTP proxy, each request's socket
+    operations bounded by the `deadline` it runs under."""
+
+    def __init__(self, proxy: str | None = None) -> None:
+        self._pool = httpcore2.ConnectionPool(
+            ssl_context=httpx2.create_ssl_context(),
+            proxy=httpcore2.Proxy(proxy) if proxy else None,
+            max_connections=100,
+            max_keepalive_connections=64,  # as many as `concurrency` allows in flight
+            keepalive_expiry=5.0,
+            network_backend=_BoundedBackend(),
+        )
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        assert isinstance(request.stream, httpx2.SyncByteStream)
+        url = request.url
+        core = httpcore2.Request(
+            method=request.method,
+            url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        with _as_httpx():
+            answer = self._pool.handle_request(core)
+        assert isinstance(answer.stream, Iterable)
+        return httpx2.Response(
+            status_code=answer.status, headers=answer.headers, stream=_Body(answer.stream), extensions=answer.extensions
+        )
+
+    def close(self) -> None:
+        self._pool.close()
