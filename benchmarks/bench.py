@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agent.core.text import locate
-from agent.extract.offline.extractor import _facts, context, extract_document
+from agent.extract.offline.extractor import context, extract_document
 from agent.pipeline import Settings, run
 from agent.plan.anchors import build_registry
 from agent.plan.ingest import scan, sources
@@ -134,8 +134,7 @@ def demo() -> None:
     living = next(d.text for d in docs if d.kind == "living")
 
     def offline_extraction() -> None:
-        # cold: a fresh context and no memoised facts; every document parsed and scored from its text
-        _facts.cache_clear()
+        # a fresh context: every document parsed and scored from its text
         ctx = context("inference", ws.topic("inference"), reg, living)
         for doc in sources(docs):
             extract_document(doc, ctx)

@@ -263,11 +263,10 @@ def growth(today: Path, grown: Path) -> dict[str, Any]:
 
 
 def _cold_registry(ws: Any) -> Any:
-    """The registry as a fresh process builds it: the memo of arXiv table cells emptied first."""
-    from agent.plan.anchors import _cell_key, build_registry
+    """The registry as a fresh process builds it."""
+    from agent.plan.anchors import build_registry
     from agent.plan.ingest import scan
 
-    _cell_key.cache_clear()
     return build_registry(scan(ws, TOPIC, DATE), TOPIC, DATE)
 
 

@@ -301,26 +301,3 @@ def test_the_seed_says_which_rows_continue_and_which_increments_supplement(seed:
     kinds = [i.relation_kind for i in seed.increments]
     assert kinds[:2] == ["supplement", "supplement"]  # "是对 9-20 锚定的关键补充", "是对 9-21 锚定的工程化补充"
     assert "new" in kinds
-
-
-_PIECES = ["#", ">", "*", " ", "\u3000", "\t", "一", "、", "三", "状态摘要", "a", "：", "x"]
-
-
-@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
-def test_the_fast_paths_of_decoration_equal_the_regex(text: str) -> None:
-    """Most lines skip the decoration regex and the header test; the shortcuts change no answer."""
-    from agent.core.labels import ZH
-    from agent.plan.parse import _DECOR, _block_names, _header_of, _Line, _undecorated
-
-    assert _undecorated(text) == _DECOR.sub("", text)
-    names = _block_names(ZH)
-    t = _DECOR.sub("", text.strip())
-    expected = next(
-        (
-            i
-            for i, name in enumerate(names)
-            if ("、" in name and t.startswith(name.partition("、")[0] + "、")) or t.rstrip("：:") == name
-        ),
-        None,
-    )
-    assert _header_of(_Line(1, text), names) == expected

@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Literal
 
 from agent.core.text import facts, locate, similarity
@@ -212,20 +211,14 @@ def _increment(
     )
 
 
-@lru_cache(maxsize=4096)
-def _facts(text: str) -> frozenset[str]:
-    """Memoised: every key point is compared with every quote of its claim."""
-    return frozenset(facts(text))
-
-
 def _point(path: str, point: KeyPoint, owner: ClaimTrace | None, spans: _Spans) -> PointTrace:
     """The quotes that carry the point's own figures, else every quote of its claim."""
     if owner is None:
         return PointTrace(path=path)
     found = [s for s in owner.spans if spans.items[int(s[1:])].kind != "none"]
-    mine = _facts(point.text)
+    mine = facts(point.text)
     if mine:
-        carrying = [s for s in found if mine & _facts(spans.items[int(s[1:])].quote)]
+        carrying = [s for s in found if mine & facts(spans.items[int(s[1:])].quote)]
         if carrying:
             return PointTrace(path=path, spans=carrying, by_figures=True)
     return PointTrace(path=path, spans=found or owner.spans)
@@ -330,7 +323,7 @@ def _mark_points(it: IncrementTrace, inc: Increment) -> None:
     for pt in it.points:
         text = texts[pt.path].text
         marks: list[TextMark] = []
-        for fact in sorted(adds & _facts(text)):
+        for fact in sorted(adds & facts(text)):
             if hit := fact_pattern(fact).search(text):
                 marks.append(TextMark(start=hit.start(), end=hit.end(), role="fact"))
         for c in it.conflicts:
@@ -364,30 +357,20 @@ def _figures(doc: str, values: list[str], unit: str, it: IncrementTrace, spans: 
 
 
 def _source_links(rows: Sequence[SourceRow], docs: Sequence[SourceDoc]) -> list[SourceLink]:
-    """The documents each row of 一 names: by file name, under the folder the row starts with.
-    Each document's folder and name are worked out once, not once per row (200 rows × 200
-    documents on a full evening)."""
-    under: dict[str, list[tuple[str, str, str]]] = {}  # folder -> the documents in it or below it, in order
-    for d in docs:
-        if d.text:
-            for folder in _folders(d.directory):
-                under.setdefault(folder, []).append((d.path, d.name, d.name.removesuffix(".md")))
+    """The documents each row of 一 names: by file name, in the folder the row starts with or below it."""
     links = []
     for i, row in enumerate(rows):
+        folder = row.directory.split(" ", 1)[0]
         files = (row.key_file, f"{row.key_file}.md")
         found = [
-            path
-            for path, name, stem in under.get(row.directory.split(" ", 1)[0], ())
-            if name in files or stem in row.key_file
+            d.path
+            for d in docs
+            if d.text
+            and (d.directory == folder or d.directory.startswith(f"{folder}/"))
+            and (d.name in files or d.name.removesuffix(".md") in row.key_file)
         ]
         links.append(SourceLink(row=i, docs=found))
     return links
-
-
-def _folders(directory: str) -> list[str]:
-    """The folders `directory` is in or below: itself and each prefix ending before a '/'
-    ('a/b' -> 'a/b', 'a'): a row naming any of them names the documents of `directory`."""
-    return [directory, *(directory[:k] for k, ch in enumerate(directory) if ch == "/")]
 
 
 def _claim_spans(claims: dict[str, DocResult], doc: str, title: str, spans: _Spans) -> list[str]:
