@@ -163,8 +163,7 @@ class Outcome:
 
     def payload(self) -> str:
         """The run record (schemas/run.py) as indented JSON: what `predigest view` rebuilds the
-        page from. Serialised by pydantic (the same bytes as `json.dumps(..., indent=2)` of its
-        dump, tested, in a third of the time: the standard encoder is pure Python when indenting)."""
+        page from, serialised by pydantic (the same bytes as `json.dumps(..., indent=2)` of its dump)."""
         ev = self.evening
         record = run_record(
             self.composed,

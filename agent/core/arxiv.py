@@ -205,38 +205,44 @@ def _problem(arxiv_id: ArxivId, not_after: date | None) -> str:
         return f"{shown}: there is no v0; arXiv versions start at v1"
     if not 1 <= mm <= 12:
         return f"{shown}: month {mm:02d} is not a month (the digits after the year, YYMM, must be 01–12)"
-    number = arxiv_id.number
-    if int(number) == 0:
-        return f"{shown}: paper number {number} is never issued; numbering starts at 1"
-    if arxiv_id.old_style:
-        year = (1900 if yy >= 91 else 2000) + yy
-        if not _OLD_SCHEME_START <= (year, mm) <= _OLD_SCHEME_END:
-            return (
-                f"{shown}: old-style IDs run from 1991-08 to 2007-03, and this one says "
-                f"{year}-{mm:02d}; from 2007-04 on IDs look like 0704.0001"
-            )
-    else:
-        year = 2000 + yy
-        if (year, mm) < _NEW_SCHEME_START:
-            return (
-                f"{shown}: IDs like YYMM.NNNN began in 2007-04 (0704.0001); a paper from "
-                f"{year}-{mm:02d} has an old-style ID such as hep-th/9901001"
-            )
-        five_digit_era = (year, mm) >= _FIVE_DIGITS_FROM
-        if five_digit_era and len(number) == 4:
-            return (
-                f"{shown}: IDs from 2015-01 on have a 5-digit number (YYMM.NNNNN) but this one "
-                "has 4 — is a digit missing?"
-            )
-        if not five_digit_era and len(number) == 5:
-            return (
-                f"{shown}: IDs before 2015-01 have a 4-digit number (YYMM.NNNN) but this one "
-                "has 5 — is there an extra digit?"
-            )
+    if int(arxiv_id.number) == 0:
+        return f"{shown}: paper number {arxiv_id.number} is never issued; numbering starts at 1"
+    year = (1900 if yy >= 91 else 2000) + yy if arxiv_id.old_style else 2000 + yy
+    era = _old_era_problem if arxiv_id.old_style else _new_era_problem
+    if reason := era(shown, year, mm, arxiv_id.number):
+        return reason
     if not_after is not None and (year, mm) > (not_after.year, not_after.month):
         return (
             f"{shown} is from {year}-{mm:02d}, after the briefing date {not_after.isoformat()}; "
             "a paper cannot be cited before it exists"
+        )
+    return ""
+
+
+def _old_era_problem(shown: str, year: int, mm: int, number: str) -> str:
+    if not _OLD_SCHEME_START <= (year, mm) <= _OLD_SCHEME_END:
+        return (
+            f"{shown}: old-style IDs run from 1991-08 to 2007-03, and this one says "
+            f"{year}-{mm:02d}; from 2007-04 on IDs look like 0704.0001"
+        )
+    return ""
+
+
+def _new_era_problem(shown: str, year: int, mm: int, number: str) -> str:
+    if (year, mm) < _NEW_SCHEME_START:
+        return (
+            f"{shown}: IDs like YYMM.NNNN began in 2007-04 (0704.0001); a paper from "
+            f"{year}-{mm:02d} has an old-style ID such as hep-th/9901001"
+        )
+    five_digit_era = (year, mm) >= _FIVE_DIGITS_FROM
+    if five_digit_era and len(number) == 4:
+        return (
+            f"{shown}: IDs from 2015-01 on have a 5-digit number (YYMM.NNNNN) but this one has 4 — is a digit missing?"
+        )
+    if not five_digit_era and len(number) == 5:
+        return (
+            f"{shown}: IDs before 2015-01 have a 4-digit number (YYMM.NNNN) but this one has 5 — "
+            "is there an extra digit?"
         )
     return ""
 

@@ -50,7 +50,6 @@ class Labels:
     priority_cols: tuple[str, ...] = ("优先级", "内容", "动作")
     level_high: str = "🔴 最高"
     level_mid: str = "🟡 中"
-    level_low: str = "🟢 低"
     star: str = "⭐"
     list_sep: str = "；"
     subject_sep: str = "："  # between a to-verify item's subject and its questions
@@ -82,7 +81,6 @@ class Labels:
     conflict_problem: str = "{a} 称 {va} {unit}，{b} 称 {vb} {unit}"
     conflict_title: str = "{subject} 数字不一致"
     conflict_suggestion: str = "读两份原文，确认以哪个数字为准再写入活文档"
-    none_marker: str = "无"
     extractor_offline: str = "extractor offline（未调用模型：按文档自身结构与主题画像抽取）"
     footer_offline: str = "本报告由 predigest 自动生成 · {date} · {extractor} · {sources} 份来源 · {calls} 次调用"
     footer: str = (

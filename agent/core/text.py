@@ -303,8 +303,8 @@ def _rest_in_order(
 
 
 def bigram_counts(s: str) -> tuple[Counter[str], int]:
-    """The bigram counts `similarity` compares, and their total: an index over many titles sums
-    these itself instead of comparing titles pair by pair."""
+    """The bigram counts `similarity` compares, and their total (the anchors' subject index sums
+    them itself)."""
     t = fold(s).lower()
     grams = Counter([t] if t else []) if len(t) < 2 else Counter(t[i : i + 2] for i in range(len(t) - 1))
     return grams, sum(grams.values())

@@ -74,8 +74,7 @@ class AnchorRegistry:
     @cached_property
     def _position(self) -> dict[tuple[str, str], int]:
         """(kind, key) -> index in `anchors`: lookups by ID or URL without a scan (keys are unique
-        after `_merge`; else the first wins). Computed once per registry; a frozen dataclass
-        still has a __dict__ for the cache."""
+        after `_merge`; else the first wins)."""
         position: dict[tuple[str, str], int] = {}
         for i, a in enumerate(self.anchors):
             position.setdefault((a.kind, a.key), i)
@@ -95,11 +94,11 @@ class AnchorRegistry:
         """The anchored subject most like `title` (named as the prompt lists it or bare), if any
         is alike enough.
 
-        Only subjects sharing enough bigrams with `title` can reach `threshold`, so only those
-        are scored, and without comparing titles: each one's shared bigram count, summed from
-        the postings, is exactly the numerator of `similarity` (same integers, so the same
-        float). Ties go to the earliest anchor, as a full scan's `max` does. Months of history
-        mean thousands of subjects, and every claim of the evening asks."""
+        Every claim of the evening asks, against every subject of the history, so the subjects
+        are indexed by bigram: each one's shared bigram count, summed from the postings, is
+        exactly the numerator of `similarity` (same integers, so the same float), and only those
+        sharing enough to reach `threshold` are scored. Ties go to the earliest anchor, as a
+        scan's `max` does (tests/test_anchor_lookup.py holds the two equal)."""
         title = bare_name(title)
         grams, total = bigram_counts(title)
         if not (threshold > 0 and grams):
@@ -107,7 +106,7 @@ class AnchorRegistry:
             best = max(((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=_score)
             return best[1] if best[0] >= threshold else None
         postings, totals = self._subject_grams
-        # min(n, m) is the number of k <= n with m >= k; all postings counted in one pass in C
+        # a subject holding a bigram m times is posted under (bigram, 1..m): min(n, m) postings match
         shared = Counter(
             chain.from_iterable(postings.get((gram, k), ()) for gram, n in grams.items() for k in range(1, n + 1))
         )
@@ -120,7 +119,7 @@ class AnchorRegistry:
     def _subject_grams(self) -> tuple[dict[tuple[str, int], list[int]], dict[int, int]]:
         """(bigram, k) -> the subject anchors whose bare name has that bigram k times or more, and
         each such anchor's bigram total: `subject` counts a title's shared bigrams by counting
-        postings (in C, `Counter.update`) instead of comparing titles."""
+        postings instead of comparing titles."""
         index: dict[tuple[str, int], list[int]] = {}
         totals: dict[int, int] = {}
         for i, a in enumerate(self.anchors):
@@ -152,7 +151,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
     anchors: list[Anchor] = []
     adjacent: list[Anchor] = []
     sections: tuple[str, ...] = ()
-    latest: tuple[dt.date, Briefing, str] | None = None
+    latest: tuple[Briefing, str] | None = None  # the newest baseline: its open items carry over
     warnings: list[str] = []
     for doc in docs:
         if not doc.read:
@@ -171,23 +170,22 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
             adjacent += [a for a in found if a.kind == "subject"]
         elif doc.kind == "baseline":
             b = _parse_briefing(doc)
-            found = _from_briefing(b, doc.path)
-            anchors += found
-            if latest is None or b.date > latest[0]:
-                latest = (b.date, b, doc.path)
-    open_items: tuple[OpenItem, ...] = ()
-    if latest is not None:
-        _, b, path = latest
-        open_items = tuple(OpenItem(item=v, origin=v.carried_from or _md(b.date), source=path) for v in b.to_verify)
+            anchors += _from_briefing(b, doc.path)
+            if latest is None or b.date > latest[0].date:
+                latest = (b, doc.path)
     return AnchorRegistry(
         topic=topic,
         date=date,
         anchors=tuple(_merge(anchors)),
-        open_items=open_items,
+        open_items=_open_items(*latest) if latest else (),
         sections=sections,
         adjacent=tuple(adjacent),
         warnings=tuple(warnings),
     )
+
+
+def _open_items(b: Briefing, path: str) -> tuple[OpenItem, ...]:
+    return tuple(OpenItem(item=v, origin=v.carried_from or _md(b.date), source=path) for v in b.to_verify)
 
 
 def _parse_briefing(doc: SourceDoc) -> Briefing:
@@ -333,7 +331,7 @@ def normalise_url(url: str) -> str:
 
 
 def _tokens(subject: str) -> tuple[str, ...]:
-    """The subject's word-ish tokens, lowercased, for ranking by overlap (cheap, not a match)."""
+    """The subject's word-ish tokens, lowercased, for ranking by overlap (a ranking, not a match)."""
     toks = re.findall(r"[A-Za-z][\w.+-]*|\d[\d.]*|[\u4e00-\u9fff]{2,}", subject)
     return tuple(t.lower() for t in toks if len(t) > 1)
 

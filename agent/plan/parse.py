@@ -488,30 +488,11 @@ def _nest(tokens: list[_Tok]) -> list[KeyPoint]:
 
 def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
     head = re.compile(rf"^{re.escape(L.verify_item)}\s*([{CIRCLED}]|\d+)\s*{COLON}\s*(.*)$")
-    tail = re.compile(
-        rf"[（(]\s*(?:([^\s（()），,]+?){L.risk_suffix})?\s*(?:[，,]?\s*{L.carried}\s*([^）)]+?))?\s*[）)]\s*$"
-    )
-    items: list[dict[str, str | int]] = []
-    lines_of: list[_Line] = []
+    items: list[tuple[_Line, dict[str, str | int]]] = []
     for ln in lines:
         t = _undecorated(ln.text)
         if m := head.match(t):
-            num = L.uncircle(m.group(1)) or int(m.group(1))
-            title, risk, carried = m.group(2).strip(), "", ""
-            if (r := tail.search(title)) and (r.group(1) or r.group(2)):
-                title, risk, carried = title[: r.start()].strip(), r.group(1) or "", (r.group(2) or "").strip()
-            lines_of.append(ln)
-            items.append(
-                {
-                    "number": num,
-                    "title": title,
-                    "risk": risk,
-                    "carried_from": carried,
-                    "problem": "",
-                    "suggestion": "",
-                    "_last": "",
-                }
-            )
+            items.append((ln, _verify_head(m, L)))
             continue
         if not items:
             if _is_none_marker(t):
@@ -519,7 +500,7 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
             expected = f"expected '{L.verify_item} ①：…'"
             raise ParseError(expected, block=L.to_verify, line_no=ln.no, line=ln.raw, path=path)
         body = _strip_bullet(t)
-        cur = items[-1]
+        cur = items[-1][1]
         if m := re.match(rf"^{L.problem}\s*{COLON}\s*(.*)$", body):
             cur["problem"], cur["_last"] = m.group(1).strip(), "problem"
         elif m := re.match(rf"^{L.suggestion}\s*{COLON}\s*(.*)$", body):
@@ -529,8 +510,29 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
             cur[key] = f"{cur[key]} {body}".strip()
     return [
         _checked(lambda it=it: VerifyItem(**{k: v for k, v in it.items() if k != "_last"}), ln, L.to_verify, path)
-        for it, ln in zip(items, lines_of, strict=True)
+        for ln, it in items
     ]
+
+
+def _verify_head(m: re.Match[str], L: Labels) -> dict[str, str | int]:
+    """A to-verify item as its head line opens it: number, title, and the risk and the evening it
+    was carried from, when its closing parenthesis names them ('（中风险，延续自 9-20）')."""
+    tail = re.compile(
+        rf"[（(]\s*(?:([^\s（()），,]+?){L.risk_suffix})?\s*(?:[，,]?\s*{L.carried}\s*([^）)]+?))?\s*[）)]\s*$"
+    )
+    title, risk, carried = m.group(2).strip(), "", ""
+    if (r := tail.search(title)) and (r.group(1) or r.group(2)):
+        title, risk, carried = title[: r.start()].strip(), r.group(1) or "", (r.group(2) or "").strip()
+    number = L.uncircle(m.group(1)) or int(m.group(1))
+    return {
+        "number": number,
+        "title": title,
+        "risk": risk,
+        "carried_from": carried,
+        "problem": "",
+        "suggestion": "",
+        "_last": "",
+    }
 
 
 # --- 五、六 ------------------------------------------------------------------------------------
