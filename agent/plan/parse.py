@@ -35,7 +35,7 @@ from schemas.briefing import (
 
 COLON = "[：:]"
 _M = TypeVar("_M", bound=BaseModel)
-_DECOR = re.compile(r"^[#>\s]*(?:\*\*)?\s*|\s*(?:\*\*)?\s*$")
+_DECOR = re.compile(r"^[#>\s]*(?:\*\*)?\s*")  # heading and quote marks, then bold, before a line's text
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,9 @@ def _block_names(labels: Labels) -> list[str]:
 
 
 def _undecorated(text: str) -> str:
-    """`text` without Markdown decoration at its ends."""
-    return _DECOR.sub("", text)
+    """`text` without Markdown decoration at its ends: `#`, `>` and bold before it, bold after it."""
+    text = _DECOR.sub("", text, count=1).rstrip()
+    return text[:-2].rstrip() if text.endswith("**") else text
 
 
 def _headers(lines: list[_Line], names: list[str]) -> Iterator[tuple[int, int]]:
