@@ -82,3 +82,22 @@ def registry_of(subjects: list[str]) -> AnchorRegistry:
 def test_subject_lookup_is_the_full_scan_on_drawn_titles(subjects: list[str], title: str, threshold: float) -> None:
     reg = registry_of(subjects)
     assert reg.subject(title, threshold) == subject_by_scan(reg, title, threshold)
+
+
+@pytest.mark.parametrize(
+    ("text", "listed"),
+    [
+        ("见 https://github.com/x/y，和 arxiv.org/abs/2605.11093", ["2605.11093", "github.com/x/y"]),
+        ("http://www.github.com/x/y/ 的说明", ["github.com/x/y"]),  # scheme, www and a trailing slash do not matter
+        ("github.com/x/yz 与 2605.11094", []),  # another repository, another paper
+        ("vLLM 推理引擎的调度", ["vLLM 推理引擎"]),  # a subject: every token of it in the text
+    ],
+)
+def test_relevant_anchors_by_id_url_and_subject(text: str, listed: list[str]) -> None:
+    anchors = (
+        Anchor("arxiv", "2605.11093", "p", DATE, "p"),
+        Anchor("subject", "vLLM 推理引擎", "s", DATE, "p"),
+        Anchor("url", "github.com/x/y", "u", DATE, "p"),
+    )
+    reg = AnchorRegistry("inference", DATE, anchors, (), ())
+    assert [a.key for a in reg.relevant_to(text)] == listed

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agent.core.arxiv import find_ids
 from agent.core.errors import ParseError
-from agent.plan.parse import parse
+from agent.plan.parse import nearest_day, parse
 from agent.write.render import render
 from schemas.briefing import (
     ArxivRow,
@@ -301,3 +301,19 @@ def test_the_seed_says_which_rows_continue_and_which_increments_supplement(seed:
     kinds = [i.relation_kind for i in seed.increments]
     assert kinds[:2] == ["supplement", "supplement"]  # "是对 9-20 锚定的关键补充", "是对 9-21 锚定的工程化补充"
     assert "new" in kinds
+
+
+@pytest.mark.parametrize(
+    ("ref", "month_day", "expected"),
+    [
+        (dt.date(2026, 9, 22), (9, 18), dt.date(2026, 9, 18)),
+        (dt.date(2027, 1, 2), (12, 30), dt.date(2026, 12, 30)),  # read just after new year: last year's
+        (dt.date(2026, 9, 20), (9, 21), dt.date(2026, 9, 21)),  # a living document written after that evening
+        (dt.date(2026, 12, 30), (1, 2), dt.date(2027, 1, 2)),
+        (dt.date(2024, 3, 1), (2, 29), dt.date(2024, 2, 29)),
+        (dt.date(2026, 3, 1), (2, 29), None),  # no Feb 29 in 2025, 2026 or 2027
+        (dt.date(2026, 9, 22), (13, 1), None),
+    ],
+)
+def test_nearest_day(ref: dt.date, month_day: tuple[int, int], expected: dt.date | None) -> None:
+    assert nearest_day(ref, *month_day) == expected
