@@ -228,7 +228,6 @@ def median_ms(fn: Callable[[], object], repeat: int, *, warm_up: bool = False) -
 
 def growth(today: Path, grown: Path) -> dict[str, Any]:
     """Anchors load and rules on the same evening, with one evening of history and with 100."""
-    from agent.core.text import _bigrams
     from agent.plan.anchors import LISTED_ANCHORS, build_registry
     from agent.plan.ingest import scan, sources
     from agent.plan.workspace import load_workspace
@@ -248,7 +247,6 @@ def growth(today: Path, grown: Path) -> dict[str, Any]:
 
         rules_ms = []
         for _ in range(3):
-            _bigrams.cache_clear()  # cold, as a fresh process would run them
             t = time.perf_counter()
             fresh = replace(reg)  # and its lookup indexes built again, as in a new run
             compose(results, fresh, baselines, topic=TOPIC, date=DATE, window="w", limits=limits, footer="f")
@@ -265,11 +263,10 @@ def growth(today: Path, grown: Path) -> dict[str, Any]:
 
 
 def _cold_registry(ws: Any) -> Any:
-    """The registry as a fresh process builds it: the memo of arXiv table cells emptied first."""
-    from agent.plan.anchors import _cell_key, build_registry
+    """The registry as a fresh process builds it."""
+    from agent.plan.anchors import build_registry
     from agent.plan.ingest import scan
 
-    _cell_key.cache_clear()
     return build_registry(scan(ws, TOPIC, DATE), TOPIC, DATE)
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from agent.core.arxiv import find_ids
 from agent.core.errors import ParseError
-from agent.plan.parse import parse
+from agent.plan.parse import nearest_day, parse
 from agent.write.render import render
 from schemas.briefing import (
     ArxivRow,
@@ -303,24 +303,17 @@ def test_the_seed_says_which_rows_continue_and_which_increments_supplement(seed:
     assert "new" in kinds
 
 
-_PIECES = ["#", ">", "*", " ", "\u3000", "\t", "一", "、", "三", "状态摘要", "a", "：", "x"]
-
-
-@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
-def test_the_fast_paths_of_decoration_equal_the_regex(text: str) -> None:
-    """Most lines skip the decoration regex and the header test; the shortcuts change no answer."""
-    from agent.core.labels import ZH
-    from agent.plan.parse import _DECOR, _block_names, _header_of, _Line, _undecorated
-
-    assert _undecorated(text) == _DECOR.sub("", text)
-    names = _block_names(ZH)
-    t = _DECOR.sub("", text.strip())
-    expected = next(
-        (
-            i
-            for i, name in enumerate(names)
-            if ("、" in name and t.startswith(name.partition("、")[0] + "、")) or t.rstrip("：:") == name
-        ),
-        None,
-    )
-    assert _header_of(_Line(1, text), names) == expected
+@pytest.mark.parametrize(
+    ("ref", "month_day", "expected"),
+    [
+        (dt.date(2026, 9, 22), (9, 18), dt.date(2026, 9, 18)),
+        (dt.date(2027, 1, 2), (12, 30), dt.date(2026, 12, 30)),  # read just after new year: last year's
+        (dt.date(2026, 9, 20), (9, 21), dt.date(2026, 9, 21)),  # a living document written after that evening
+        (dt.date(2026, 12, 30), (1, 2), dt.date(2027, 1, 2)),
+        (dt.date(2024, 3, 1), (2, 29), dt.date(2024, 2, 29)),
+        (dt.date(2026, 3, 1), (2, 29), None),  # no Feb 29 in 2025, 2026 or 2027
+        (dt.date(2026, 9, 22), (13, 1), None),
+    ],
+)
+def test_nearest_day(ref: dt.date, month_day: tuple[int, int], expected: dt.date | None) -> None:
+    assert nearest_day(ref, *month_day) == expected

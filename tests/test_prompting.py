@@ -96,3 +96,18 @@ def test_an_oversized_section_is_cut_at_paragraphs_then_lines(doc: str) -> None:
     parts = split_sections(doc, budget=1000)
     assert len(parts) > 1 and all(estimate_tokens(p) <= 1000 for p in parts)
     assert "".join(parts) == doc  # nothing lost, nothing repeated
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("推理ab", 3),  # a CJK character is a token; four other characters are one, rounded up
+        ("abcd", 1),
+        ("abcde", 2),
+        ("", 1),  # never zero: every part of a request costs something
+        ("ｖ\u3400\u9fff", 3),  # fullwidth forms and the ends of the CJK range count as CJK
+        ("\u33ff" * 4, 1),  # just below the range: counted as other characters
+    ],
+)
+def test_token_estimate(text: str, tokens: int) -> None:
+    assert estimate_tokens(text) == tokens

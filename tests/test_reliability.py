@@ -15,6 +15,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -591,14 +592,14 @@ def test_a_file_that_cannot_be_read_is_listed_and_the_evening_goes_on(
 ) -> None:
     """Permission denied (simulated: the tests may run as root, who can read anything)."""
     locked = world / REPORT
-    real = Path.read_bytes
+    real = Path.read_text
 
-    def read_bytes(self: Path) -> bytes:  # how the workspace's files are read (agent.plan.ingest._read)
+    def read_text(self: Path, *args: Any, **kwargs: Any) -> str:  # how agent.plan.ingest._read reads a file
         if self == locked:
             raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+        return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(Path, "read_text", read_text)
     r = predigest("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{tmp_path}/o/")
     assert r.returncode == 0, r.stderr
     assert "1 file(s) of the inbox were not read" in r.stderr

@@ -16,7 +16,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import date
-from functools import lru_cache
 from typing import Literal
 
 # Archives that issued old-style IDs (archive/YYMMNNN) until 2007-03. `q-fin` and `stat` only
@@ -40,26 +39,13 @@ _OLD_SCHEME_END = (2007, 3)  # the last month of archive/YYMMNNN
 _ARCHIVE_ALT = "|".join(sorted((re.escape(a) for a in OLD_ARCHIVES), key=len, reverse=True))
 # Finding accepts only known archives (anything-slash-seven-digits is too common in paths);
 # normalising accepts any archive-shaped word so that `validate` can name the unknown archive.
-_ARCHIVE_FIRST = "".join(sorted({a[0] for a in OLD_ARCHIVES}))
-# New- and old-style IDs are found by two patterns: their first characters differ (a digit, a
-# letter), and neither can begin inside the other, so together they find what one would. The
-# new-style one begins with the digit it consumes, which `re` skips ahead to (a pattern that
-# begins with a lookbehind or lookahead runs its matcher at every position of a document);
-# its lookbehinds step back over that digit.
-_FIND_NEW_RE = re.compile(
-    r"\d(?<![0-9A-Za-z]\d)(?<![0-9]\.\d)\d{3}\.\d{4,5}(?:v\d+)?(?![0-9A-Za-z])(?!\.\d)", re.IGNORECASE
-)
-# The old-style one looks at every word, so it runs only on a text with a "/" and seven digits,
-# which every old-style ID has and few documents do. The lookahead on the first character
-# spares trying every archive name at each position.
-_FIND_OLD_RE = re.compile(
-    rf"(?=[{_ARCHIVE_FIRST}])(?<![0-9A-Za-z])(?<![0-9]\.)"
-    rf"(?:{_ARCHIVE_ALT})(?:\.[A-Za-z][A-Za-z-]{{1,9}})?/\d{{7}}"
+_FIND_RE = re.compile(
+    rf"(?<![0-9A-Za-z])(?<![0-9]\.)"
+    rf"(?:(?:{_ARCHIVE_ALT})(?:\.[A-Za-z][A-Za-z-]{{1,9}})?/\d{{7}}|\d{{4}}\.\d{{4,5}})"
     r"(?:v\d+)?"
     r"(?![0-9A-Za-z])(?!\.\d)",
     re.IGNORECASE,
 )
-_OLD_TAIL_RE = re.compile(r"/\d{7}")
 _SHAPE_RE = re.compile(
     r"(?:(?P<arch>[a-z]+(?:-[a-z]+)?)(?:\.(?P<subj>[a-z][a-z-]{1,9}))?/(?P<onum>\d{7})"
     r"|(?P<yymm>\d{4})\.(?P<num>\d{4,5}))"
@@ -133,40 +119,10 @@ class Verdict:
     reason: str
 
 
-class _OneToOne(dict[int, str]):
-    """A `str.translate` table computed on demand: each code point maps to its NFKC form when that
-    is one character, else to itself. Filled one distinct character at a time, so a Chinese
-    document costs a dict lookup per character in C instead of a normalize call in Python."""
-
-    def __missing__(self, code: int) -> str:
-        c = chr(code)
-        n = unicodedata.normalize("NFKC", c)
-        self[code] = folded = n if len(n) == 1 else c
-        return folded
-
-
-_ONE_TO_ONE = _OneToOne()
-
-
-# Characters NFKC leaves as they are (each one checked in the tests): ASCII, CJK ideographs and
-# the commonest CJK punctuation, most of a document. `_fold_1to1` skips them.
-_FOLDS_TO_ITSELF_RE = re.compile(r"[\x00-\x7f\u3001\u3002\u300a\u300b\u3010\u3011\u4e00-\u9fff]+")
-
-
 def _fold_1to1(text: str) -> str:
-    """NFKC each character where that yields one character (fullwidth ２６０９．１９６５７ → 2609.19657).
-
-    Character by character so offsets into the result are offsets into `text`. One whole-text
-    replace per distinct character that changes: what a character folds to is NFKC already
-    (tested), so the order of the replaces does not matter.
-    """
-    if text.isascii():
-        return text
-    for c in set(_FOLDS_TO_ITSELF_RE.sub("", text)):
-        folded = _ONE_TO_ONE[ord(c)]
-        if folded != c:
-            text = text.replace(c, folded)
-    return text
+    """NFKC each character where that yields one character (fullwidth ２６０９．１９６５７ → 2609.19657),
+    so that offsets into the result are offsets into `text`."""
+    return "".join(n if len(n := unicodedata.normalize("NFKC", c)) == 1 else c for c in text)
 
 
 def _plausible_bare(arxiv_id: ArxivId) -> bool:
@@ -177,11 +133,8 @@ def _plausible_bare(arxiv_id: ArxivId) -> bool:
     return "0704" <= yymm <= "1412" and 1 <= int(yymm[2:]) <= 12
 
 
-@lru_cache(maxsize=1024)
 def id_keys(text: str) -> frozenset[str]:
-    """The versionless keys of every arXiv ID in `text`. Memoised: each document of an evening
-    is searched three times (the anchors listed in its prompt, grounding, and the arXiv rows
-    re-confirmed tonight), and finding is a pass of its own over the whole text."""
+    """The versionless keys of every arXiv ID in `text`."""
     return frozenset(m.id.key for m in find_ids(text))
 
 
@@ -195,10 +148,7 @@ def find_ids(text: str) -> list[ArxivMatch]:
     """
     folded = _fold_1to1(text)
     found: list[ArxivMatch] = []
-    matches = list(_FIND_NEW_RE.finditer(folded))
-    if _OLD_TAIL_RE.search(folded):
-        matches = sorted([*matches, *_FIND_OLD_RE.finditer(folded)], key=lambda m: m.start())
-    for m in matches:
+    for m in _FIND_RE.finditer(folded):
         arxiv_id = normalise(m.group())
         via = _via(folded[max(0, m.start() - _CONTEXT) : m.start()])
         if via == "bare" and not _plausible_bare(arxiv_id):
@@ -207,16 +157,8 @@ def find_ids(text: str) -> list[ArxivMatch]:
     return found
 
 
-# Letters IGNORECASE matches to one of "arxiv" that `str.lower` does not turn into it (checked
-# over every code point in the tests).
-_UNLOWERED = ("\u0130", "\u0131")
-
-
 def _via(before: str) -> Literal["prefix", "url", "bare"]:
-    """How the text just before an ID introduces it. Both patterns end in "arxiv" something, so
-    a stretch without "arxiv" (most bare IDs) is not searched twice."""
-    if "arxiv" not in before.lower() and not any(ch in before for ch in _UNLOWERED):
-        return "bare"
+    """How the text just before an ID introduces it."""
     if _URL_BEFORE_RE.search(before):
         return "url"
     if _PREFIX_BEFORE_RE.search(before):
@@ -224,14 +166,11 @@ def _via(before: str) -> Literal["prefix", "url", "bare"]:
     return "bare"
 
 
-@lru_cache(maxsize=4096)
 def normalise(raw: str) -> ArxivId:
     """Parse one ID, with or without `arXiv:` or an arxiv.org URL around it.
 
     Checks shape only; whether the ID can exist is `validate`'s job. Raises ValueError for text
-    that is not an ID at all; use `validate` on untrusted input, which never raises. Memoised
-    (an `ArxivId` is frozen): an evening names the same few hundred IDs thousands of times, in
-    its documents, their answers and the anchors.
+    that is not an ID at all; use `validate` on untrusted input, which never raises.
     """
     s = _LEADING_RE.sub("", unicodedata.normalize("NFKC", raw).strip())
     s = s.removesuffix(".pdf").removesuffix(".PDF")
@@ -266,38 +205,44 @@ def _problem(arxiv_id: ArxivId, not_after: date | None) -> str:
         return f"{shown}: there is no v0; arXiv versions start at v1"
     if not 1 <= mm <= 12:
         return f"{shown}: month {mm:02d} is not a month (the digits after the year, YYMM, must be 01–12)"
-    number = arxiv_id.number
-    if int(number) == 0:
-        return f"{shown}: paper number {number} is never issued; numbering starts at 1"
-    if arxiv_id.old_style:
-        year = (1900 if yy >= 91 else 2000) + yy
-        if not _OLD_SCHEME_START <= (year, mm) <= _OLD_SCHEME_END:
-            return (
-                f"{shown}: old-style IDs run from 1991-08 to 2007-03, and this one says "
-                f"{year}-{mm:02d}; from 2007-04 on IDs look like 0704.0001"
-            )
-    else:
-        year = 2000 + yy
-        if (year, mm) < _NEW_SCHEME_START:
-            return (
-                f"{shown}: IDs like YYMM.NNNN began in 2007-04 (0704.0001); a paper from "
-                f"{year}-{mm:02d} has an old-style ID such as hep-th/9901001"
-            )
-        five_digit_era = (year, mm) >= _FIVE_DIGITS_FROM
-        if five_digit_era and len(number) == 4:
-            return (
-                f"{shown}: IDs from 2015-01 on have a 5-digit number (YYMM.NNNNN) but this one "
-                "has 4 — is a digit missing?"
-            )
-        if not five_digit_era and len(number) == 5:
-            return (
-                f"{shown}: IDs before 2015-01 have a 4-digit number (YYMM.NNNN) but this one "
-                "has 5 — is there an extra digit?"
-            )
+    if int(arxiv_id.number) == 0:
+        return f"{shown}: paper number {arxiv_id.number} is never issued; numbering starts at 1"
+    year = (1900 if yy >= 91 else 2000) + yy if arxiv_id.old_style else 2000 + yy
+    era = _old_era_problem if arxiv_id.old_style else _new_era_problem
+    if reason := era(shown, year, mm, arxiv_id.number):
+        return reason
     if not_after is not None and (year, mm) > (not_after.year, not_after.month):
         return (
             f"{shown} is from {year}-{mm:02d}, after the briefing date {not_after.isoformat()}; "
             "a paper cannot be cited before it exists"
+        )
+    return ""
+
+
+def _old_era_problem(shown: str, year: int, mm: int, number: str) -> str:
+    if not _OLD_SCHEME_START <= (year, mm) <= _OLD_SCHEME_END:
+        return (
+            f"{shown}: old-style IDs run from 1991-08 to 2007-03, and this one says "
+            f"{year}-{mm:02d}; from 2007-04 on IDs look like 0704.0001"
+        )
+    return ""
+
+
+def _new_era_problem(shown: str, year: int, mm: int, number: str) -> str:
+    if (year, mm) < _NEW_SCHEME_START:
+        return (
+            f"{shown}: IDs like YYMM.NNNN began in 2007-04 (0704.0001); a paper from "
+            f"{year}-{mm:02d} has an old-style ID such as hep-th/9901001"
+        )
+    five_digit_era = (year, mm) >= _FIVE_DIGITS_FROM
+    if five_digit_era and len(number) == 4:
+        return (
+            f"{shown}: IDs from 2015-01 on have a 5-digit number (YYMM.NNNNN) but this one has 4 — is a digit missing?"
+        )
+    if not five_digit_era and len(number) == 5:
+        return (
+            f"{shown}: IDs before 2015-01 have a 4-digit number (YYMM.NNNN) but this one has 5 — "
+            "is there an extra digit?"
         )
     return ""
 

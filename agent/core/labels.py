@@ -50,7 +50,6 @@ class Labels:
     priority_cols: tuple[str, ...] = ("优先级", "内容", "动作")
     level_high: str = "🔴 最高"
     level_mid: str = "🟡 中"
-    level_low: str = "🟢 低"
     star: str = "⭐"
     list_sep: str = "；"
     subject_sep: str = "："  # between a to-verify item's subject and its questions

@@ -1,11 +1,8 @@
 """The inspection commands' tables (`inbox`, `anchors`), laid out as plain text.
 
-Why not rich's Table: it measures every cell through its render pipeline, and the 64-row
-anchors listing spent about 60 ms laying out and 40 ms importing rich — a fifth of a command
-whose whole process should stay under half a second (issue #10). The cells here are plain text
-in known columns. All they need is East Asian width and folding to the terminal's width, so
-that every cell stays whole and readable at any width: a path or a Chinese label is folded,
-never cut.
+The cells are plain text in known columns, so they need no rich Table: only East Asian width
+and folding to the terminal's width, so that every cell stays whole and readable at any width
+(a path or a Chinese label is folded, never cut).
 
 Printed to a pipe, a row stays on one line (nothing to fold to), so `grep` and `cut` see whole
 rows; `COLUMNS` sets a width anyway, as it does for rich.
@@ -27,8 +24,6 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # a newline or tab inside a cell woul
 
 def width(s: str) -> int:
     """Terminal cells: East Asian wide and fullwidth characters take two, combining marks none."""
-    if s.isascii():
-        return len(s)
     return sum(_char_width(c) for c in s)
 
 

@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from functools import lru_cache
 from typing import Literal
 
 # Applied after NFKC. "" drops the character, " " makes it a separator.
@@ -64,126 +63,14 @@ class _Folded:
     ends: tuple[int, ...]
 
 
-class _CharFold(dict[str, str]):
-    """c -> what `_fold_map` emits for c standing alone (NFKC, `_MATCH_MAP`, whitespace as one
-    space), filled on demand: a document has a few hundred distinct characters."""
-
-    def __missing__(self, c: str) -> str:
-        chunk = c if c.isascii() else unicodedata.normalize("NFKC", c)
-        self[c] = out = "".join(" " if m.isspace() else m for m in (_MATCH_MAP.get(x, x) for x in chunk) if m)
-        return out
-
-
-_CHAR_FOLD = _CharFold()
-_SPACES_RE = re.compile(" +")
-
-
 def _fold_map(s: str, *, squeeze: bool = True) -> _Folded:
     """`fold` with provenance: where in `s` each folded character came from.
 
-    `squeeze=False` keeps one space wherever there was whitespace, for `facts`, which needs
-    token boundaries ("--a\\n--b" is two flags).
-
-    The same result as `_fold_map_by_char` (the reference, tested against this), computed in
-    runs: characters that fold to themselves are copied as slices, so only line markers, the
-    few characters that change and whitespace runs cost Python steps. A text with combining
-    marks (rare: they fold together with their base) takes the reference path.
+    One character (with its combining marks, which normalise together with it) at a time, so
+    that every folded character knows its span of the original. `squeeze=False` keeps one
+    space wherever there was whitespace, for `facts`, which needs token boundaries ("--a\\n--b"
+    is two flags).
     """
-    changed = _changed(s)
-    if changed is None:
-        return _fold_map_by_char(s, squeeze=squeeze)
-    fold_of, changed_re = changed
-    texts: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    pos = 0
-    for a, b in [*((m.start(), m.end()) for m in _LINE_MARKER_RE.finditer(s)), (len(s), len(s))]:
-        i = pos
-        for m in changed_re.finditer(s, pos, a) if changed_re and a > pos else ():
-            j = m.start()
-            texts.append(s[i:j])
-            starts.extend(range(i, j))
-            ends.extend(range(i + 1, j + 1))
-            f = fold_of[s[j]]
-            texts.append(f)
-            starts.extend([j] * len(f))
-            ends.extend([j + 1] * len(f))
-            i = j + 1
-        texts.append(s[i:a])
-        starts.extend(range(i, a))
-        ends.extend(range(i + 1, a + 1))
-        pos = max(pos, b)
-    text = "".join(texts)
-    out: list[str] = []
-    out_starts: list[int] = []
-    out_ends: list[int] = []
-    prev = 0
-    for m in _SPACES_RE.finditer(text):
-        a, b = m.span()
-        out.append(text[prev:a])
-        out_starts += starts[prev:a]
-        out_ends += ends[prev:a]
-        if _keep_space(text, a, b, squeeze):
-            out.append(" ")
-            out_starts.append(starts[a])
-            out_ends.append(ends[a])
-        prev = b
-    out.append(text[prev:])
-    out_starts += starts[prev:]
-    out_ends += ends[prev:]
-    return _Folded("".join(out), tuple(out_starts), tuple(out_ends))
-
-
-def _fold_text(s: str, *, squeeze: bool = True) -> str:
-    """`_fold_map(s).text` without the offsets, for `fold` and `facts`, which need none.
-
-    Whole-text replaces, one per character that changes: what a character folds to never
-    folds again (tested), so their order does not matter.
-    """
-    fold_of = _folds(s)
-    if fold_of is None:
-        return _fold_map_by_char(s, squeeze=squeeze).text
-    t = _LINE_MARKER_RE.sub("", s)
-    for c, f in fold_of.items():
-        t = t.replace(c, f)
-    if not squeeze:  # every run of spaces stays, as one, but at either end
-        return _SPACE_RUNS_RE.sub(" ", t).strip(" ")
-    return _SPACES_RE.sub(lambda m: " " if _keep_space(t, m.start(), m.end(), squeeze) else "", t)
-
-
-# Characters that fold to themselves and combine with nothing (each one checked in the tests):
-# printable ASCII but * ` |, CJK ideographs and the commonest CJK punctuation, most of a Chinese
-# document. `_folds` drops them before collecting the distinct characters of a text.
-_FOLDS_TO_ITSELF_RE = re.compile(r"[ -)+-_a-{}~\u3001\u3002\u300a\u300b\u3010\u3011\u4e00-\u9fff]+")
-_SPACE_RUNS_RE = re.compile("  +")
-
-
-def _folds(s: str) -> dict[str, str] | None:
-    """What each character of `s` that changes folds to; None when `s` has combining marks,
-    which fold together with their base (the reference path)."""
-    distinct = set(_FOLDS_TO_ITSELF_RE.sub("", s))
-    if any(unicodedata.combining(c) for c in distinct):
-        return None
-    return {c: f for c in distinct if (f := _CHAR_FOLD[c]) != c}
-
-
-def _changed(s: str) -> tuple[dict[str, str], re.Pattern[str] | None] | None:
-    """`_folds`, and a pattern for the characters that change."""
-    fold_of = _folds(s)
-    if fold_of is None:
-        return None
-    changed = "".join(sorted(re.escape(c) for c in fold_of))  # sorted: one pattern, cached by `re`
-    return fold_of, (re.compile(f"[{changed}]") if changed else None)
-
-
-def _keep_space(text: str, a: int, b: int, squeeze: bool) -> bool:
-    """A run of spaces survives (as one) only between two non-CJK word characters: Chinese
-    needs no spaces, and writers put them around English terms and punctuation at will."""
-    return a > 0 and b < len(text) and (not squeeze or (_is_word(text[a - 1]) and _is_word(text[b])))
-
-
-def _fold_map_by_char(s: str, *, squeeze: bool = True) -> _Folded:
-    """The reference `_fold_map`: one character (with its combining marks) at a time."""
     dropped = bytearray(len(s))
     for m in _LINE_MARKER_RE.finditer(s):
         dropped[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
@@ -199,20 +86,21 @@ def _fold_map_by_char(s: str, *, squeeze: bool = True) -> _Folded:
             continue
         j = i + 1
         while j < n and unicodedata.combining(s[j]):
-            j += 1  # a base character and its combining marks normalise together
-        chunk = s[i:j]
-        if not chunk.isascii():
-            chunk = unicodedata.normalize("NFKC", chunk)
-        for c in chunk:
+            j += 1
+        for c in unicodedata.normalize("NFKC", s[i:j]):
             c = _MATCH_MAP.get(c, c)
             if c:
                 chars.append(" " if c.isspace() else c)
                 starts.append(i)
                 ends.append(j)
         i = j
+    return _squeezed(chars, starts, ends, squeeze)
 
-    # A run of spaces survives (as one) only between two non-CJK word characters: Chinese
-    # needs no spaces, and writers put them around English terms and punctuation at will.
+
+def _squeezed(chars: list[str], starts: list[int], ends: list[int], squeeze: bool) -> _Folded:
+    """A run of spaces survives (as one) only between two non-CJK word characters: Chinese
+    needs no spaces, and writers put them around English terms and punctuation at will.
+    Without `squeeze`, every run inside the text survives as one space."""
     out: list[str] = []
     out_starts: list[int] = []
     out_ends: list[int] = []
@@ -234,12 +122,6 @@ def _fold_map_by_char(s: str, *, squeeze: bool = True) -> _Folded:
     return _Folded("".join(out), tuple(out_starts), tuple(out_ends))
 
 
-@lru_cache(maxsize=16)
-def _fold_document(text: str) -> _Folded:
-    """Cached because one document is searched for many quotes; quotes are not cached."""
-    return _fold_map(text)
-
-
 def fold(s: str) -> str:
     """`s` as compared for matching only — never shown to a reader.
 
@@ -248,7 +130,7 @@ def fold(s: str) -> str:
     pipes removed; whitespace runs collapsed to one space, and dropped entirely next to CJK
     characters or punctuation, where spacing is a matter of taste; stripped.
     """
-    return _fold_text(s)
+    return _fold_map(s).text
 
 
 @dataclass(frozen=True)
@@ -276,7 +158,6 @@ _RARE = 48  # a bigram seen more often than this in the source says little about
 _MIN_VOTERS = 4
 
 
-@lru_cache(maxsize=32)
 def _bigram_index(folded: str) -> dict[str, list[int]]:
     index: dict[str, list[int]] = {}
     for i in range(len(folded) - 1):
@@ -350,7 +231,7 @@ def locate(quote: str, text: str, *, threshold: float = 0.9, min_fuzzy_len: int 
     q = fold(quote)
     if not q:
         return Alignment("none", -1, -1, 0.0)
-    doc = _fold_document(text)
+    doc = _fold_map(text)
     k = doc.text.find(q)
     if k >= 0:
         return Alignment("folded", doc.starts[k], doc.ends[k + len(q) - 1], 1.0)
@@ -374,7 +255,6 @@ ELIDED_PART = 4  # folded characters a part needs to say where it is; shorter pa
 ELIDED_GAP = 240  # folded characters allowed between two parts: "close together", one passage
 
 
-@lru_cache(maxsize=16)
 def _spaceless(folded: str) -> tuple[str, tuple[int, ...]]:
     """`folded` without spaces, and for each of its characters the index in `folded`."""
     keep = [i for i, c in enumerate(folded) if c != " "]
@@ -422,20 +302,12 @@ def _rest_in_order(
     return pos, score
 
 
-@lru_cache(maxsize=8192)
-def _bigrams(s: str) -> tuple[Counter[str], int]:
-    """Bigram counts and their total, memoised: matching compares every claim with every anchor
-    subject, and folding the same anchor text again each time dominated the rule layer's time.
-    Callers only read the Counter (`&` builds a new one)."""
+def bigram_counts(s: str) -> tuple[Counter[str], int]:
+    """The bigram counts `similarity` compares, and their total (the anchors' subject index sums
+    them itself)."""
     t = fold(s).lower()
     grams = Counter([t] if t else []) if len(t) < 2 else Counter(t[i : i + 2] for i in range(len(t) - 1))
     return grams, sum(grams.values())
-
-
-def bigram_counts(s: str) -> tuple[Counter[str], int]:
-    """The bigram counts `similarity` compares, and their total (read them, never change them):
-    an index over many titles sums these itself instead of comparing titles pair by pair."""
-    return _bigrams(s)
 
 
 def least_shared(threshold: float, total: int) -> int:
@@ -453,7 +325,7 @@ def similarity(a: str, b: str) -> float:
     Bigrams rather than words so that a Chinese title and its mixed-language paraphrase can
     still score high.
     """
-    (ga, na), (gb, nb) = _bigrams(a), _bigrams(b)
+    (ga, na), (gb, nb) = bigram_counts(a), bigram_counts(b)
     total = na + nb
     if not total:
         return 1.0
@@ -470,30 +342,21 @@ _ENUMERATOR_RE = re.compile("[\u2460-\u24ff\u2776-\u2793\u3251-\u325f\u32b1-\u32
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _UNIT = r"%|‰|×|[xX](?![A-Za-z0-9])|bits?(?![A-Za-z])|[KkMBGT](?![A-Za-z])"
 _END = r"(?![0-9]|\.\d)"
-# Every pattern below begins with the character it consumes first and checks what precedes it
-# with a lookbehind placed after that character: `re` skips ahead to a candidate character only
-# when a pattern starts with a literal or a character class, and a leading lookbehind made it
-# run its whole matcher at every position of every document. (The lookbehinds are wider by
-# what was consumed, to step back over it: `(?<![\w-]--)` after "--" is "not after [\w-]".)
-_FLAG_RE = re.compile(r"--(?<![\w-]--)[A-Za-z][A-Za-z0-9_-]*(?:=[A-Za-z0-9_.:/@+%-]+)?")
+_FLAG_RE = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9_-]*(?:=[A-Za-z0-9_.:/@+%-]+)?")
 # A deliberate, smaller twin of agent.core.arxiv's finder: the two modules sit in independent layers.
-_ARXIV_NEW_RE = re.compile(r"(\d(?<![0-9A-Za-z]\d)(?<![0-9]\.\d)\d{3}\.\d{4,5})(?:v\d+)?(?![0-9A-Za-z])" + _END)
+_ARXIV_NEW_RE = re.compile(r"(?<![0-9A-Za-z])(?<![0-9]\.)(\d{4}\.\d{4,5})(?:v\d+)?(?![0-9A-Za-z])" + _END)
 _ARXIV_OLD_RE = re.compile(
-    r"([a-z](?<![0-9A-Za-z][a-z])[a-z]*(?:-[a-z]+)?)(?:\.[A-Za-z][A-Za-z-]{1,9})?/(\d{7})(?:v\d+)?(?![0-9])"
+    r"(?<![0-9A-Za-z])([a-z]+(?:-[a-z]+)?)(?:\.[A-Za-z][A-Za-z-]{1,9})?/(\d{7})(?:v\d+)?(?![0-9])"
 )
-_REF_RE = re.compile(r"#(?<![&0-9]#)(\d+)(?![0-9])")
-_DATE_RE = re.compile(r"((?:19|20)(?<![0-9]\d\d)\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})日?" + _END)
-_MONTH_RE = re.compile(r"((?:19|20)(?<![0-9]\d\d)\d\d)[-/年](\d{1,2})月?" + _END)
-# "[01]?\d|2[0-3]" before a colon, first digit first: what follows it (":" or a digit) decides
-# between one and two digits, so trying two first (the greedy "?") finds the same match.
-_TIME_RE = re.compile(r"(\d(?<![0-9]\d)(?<!\d:\d)(?:(?<=[01])\d|(?<=2)[0-3])?):([0-5]\d)(?![0-9]|:\d)")
-_JOINED_NAME_RE = re.compile(r"([A-Z](?<![0-9A-Za-z][A-Z])[A-Za-z]+) ([A-Z]\d{1,2}(?:\.\d+)?)(?![0-9A-Za-z.-])")
-# A name without a digit states nothing and is left in place, and so is every name inside its run
-# of [A-Za-z0-9.-]: the lookahead rejects those without calling back into Python.
-_NAME_RE = re.compile(r"[A-Za-z](?<![0-9A-Za-z_\x00][A-Za-z])(?=[A-Za-z0-9.-]*[0-9])[A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*")
+_REF_RE = re.compile(r"(?<![&0-9])#(\d+)(?![0-9])")
+_DATE_RE = re.compile(r"(?<![0-9])((?:19|20)\d\d)[-/.年](\d{1,2})[-/.月](\d{1,2})日?" + _END)
+_MONTH_RE = re.compile(r"(?<![0-9])((?:19|20)\d\d)[-/年](\d{1,2})月?" + _END)
+_TIME_RE = re.compile(r"(?<![0-9])(?<!\d:)([01]?\d|2[0-3]):([0-5]\d)(?![0-9]|:\d)")
+_JOINED_NAME_RE = re.compile(r"(?<![0-9A-Za-z])([A-Z][A-Za-z]+) ([A-Z]\d{1,2}(?:\.\d+)?)(?![0-9A-Za-z.-])")
+_NAME_RE = re.compile(r"(?<![0-9A-Za-z_\x00])[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*")
 _V_VERSION_RE = re.compile(r"[vV](\d+(?:\.\d+)+)")
-_VERSION_RE = re.compile(r"\d(?<![0-9A-Za-z.\x00]\d)\d*\.\d+\.\d+(?:\.\d+)?(?![0-9A-Za-z])" + _END)
-_CHAIN_RE = re.compile(r"\d(?<![0-9A-Za-z.\x00-]\d)\d*(?:-\d+){2,}(?![0-9A-Za-z])")
+_VERSION_RE = re.compile(r"(?<![0-9A-Za-z.\x00])\d+\.\d+\.\d+(?:\.\d+)?(?![0-9A-Za-z])" + _END)
+_CHAIN_RE = re.compile(r"(?<![0-9A-Za-z.\x00-])\d+(?:-\d+){2,}(?![0-9A-Za-z])")
 _RANGE_RE = re.compile(
     rf"(?<![0-9A-Za-z.\x00])(?:(?P<cmp>>=|<=|[<>≤≥~≈]|约)\s?)?"
     rf"(?P<a>{_NUM})(?P<ua>{_UNIT})?\s?(?:-|~|至|到)\s?(?P<b>{_NUM})\s?(?P<ub>{_UNIT})?" + _END
@@ -502,13 +365,6 @@ _NUMBER_RE = re.compile(
     rf"(?<![0-9A-Za-z.\x00])(?:(?P<cmp>>=|<=|[<>≤≥~≈]|约)\s?)?(?P<sign>[-+]?)(?P<cur>[$¥€£]?)"
     rf"(?P<n>{_NUM})(?:\s?(?P<u>%|‰|×)|(?P<u2>{_UNIT}))?" + _END
 )
-# Ranges and numbers begin with optional parts, so they keep their leading lookbehind and are
-# tried only where one can begin: a character that can come first, not after [0-9A-Za-z.\x00]
-# (and for a range, followed by what every range has: a separator and a digit, units aside).
-_RANGE_STARTS_RE = re.compile(
-    r"[<>≤≥~≈约\d](?<![0-9A-Za-z.\x00][\s\S])(?==?\s?[\d,.]*(?:%|‰|×|[xX]|bits?|[KkMBGT])?\s?[-~至到]\s?\d)"
-)
-_NUMBER_STARTS_RE = re.compile(r"[<>≤≥~≈约+\-$¥€£\d](?<![0-9A-Za-z.\x00][\s\S])")
 _UNIT_CANON = {"x": "×", "X": "×", "k": "K", "bits": "bit"}
 _CMP_CANON = {">=": "≥", "<=": "≤", "~": "", "≈": "", "约": ""}
 
@@ -536,70 +392,17 @@ def _number(n: str, unit: str | None) -> str:
 Render = Callable[[re.Match[str]], "str | list[str] | None"]
 
 
-@dataclass(frozen=True)
-class _Pass:
-    """One kind of fact: its pattern and how a match reads as facts, and what spares the work.
-
-    `needs` is found in every match and begins with a literal (or one of a few), which `re`
-    finds fast: a text without it skips the pass (most documents have no time, version or
-    old-style arXiv ID).
-    `starts` finds, one character each, where a match of a pattern that begins with optional
-    parts can begin; the pattern is tried only there.
-    """
-
-    pattern: re.Pattern[str]
-    render: Render
-    needs: re.Pattern[str] | None = None
-    starts: re.Pattern[str] | None = None
-
-
-def _take(work: str, step: _Pass, found: set[str]) -> str:
-    """Add what `step` finds to `found`; blank it out of `work` so later patterns skip it."""
-    if step.needs is not None and not step.needs.search(work):
-        return work
-    if step.starts is not None:
-        return _take_at(work, step.starts, step, found)
-
-    render, add, update = step.render, found.add, found.update  # called once per match
+def _take(work: str, pattern: re.Pattern[str], render: Render, found: set[str]) -> str:
+    """Add what `pattern` finds to `found`; blank it out of `work` so later patterns skip it."""
 
     def replace(m: re.Match[str]) -> str:
         fact = render(m)
         if fact is None:
             return m.group()
-        if isinstance(fact, str):
-            add(fact)
-        else:
-            update(fact)
+        found.update([fact] if isinstance(fact, str) else fact)
         return _BLANK * (m.end() - m.start())
 
-    return step.pattern.sub(replace, work)
-
-
-def _take_at(work: str, starts: re.Pattern[str], step: _Pass, found: set[str]) -> str:
-    """`_take` trying the pattern only where `starts` says a match can begin.
-
-    The same scan as `pattern.sub`: left to right, a match resumes the scan at its end. `match`
-    at a position still lets the lookbehind see the characters before it.
-    """
-    parts: list[str] = []
-    done = 0  # work[:done] is in `parts`
-    resume = 0
-    for start in starts.finditer(work):
-        at = start.start()
-        if at < resume:
-            continue
-        m = step.pattern.match(work, at)
-        if m is None:
-            continue
-        resume = m.end()
-        fact = step.render(m)
-        if fact is None:
-            continue
-        found.update([fact] if isinstance(fact, str) else fact)
-        parts += (work[done:at], _BLANK * (resume - at))
-        done = resume
-    parts.append(work[done:])
-    return "".join(parts)
+    return pattern.sub(replace, work)
 
 
 def facts(s: str) -> set[str]:
@@ -615,10 +418,10 @@ def facts(s: str) -> set[str]:
     - arXiv IDs by versionless key: "2605.11093", "hep-th/9901001"
     - names with digits, lowercased: "qwen3-14b", "deepseek-v4" (also from "DeepSeek V4"), "h100"
     """
-    work = _fold_text(_ENUMERATOR_RE.sub(" ", s), squeeze=False)
+    work = _fold_map(_ENUMERATOR_RE.sub(" ", s), squeeze=False).text
     found: set[str] = set()
-    for step in _PASSES:
-        work = _take(work, step, found)
+    for pattern, render in _PASSES:
+        work = _take(work, pattern, render, found)
     return found
 
 
@@ -656,18 +459,18 @@ def _render_number(m: re.Match[str]) -> str:
 
 
 # Most specific first: "Qwen3-14B" is a name, not a range.
-_PASSES: tuple[_Pass, ...] = (
-    _Pass(_FLAG_RE, lambda m: m.group()),
-    _Pass(_ARXIV_NEW_RE, lambda m: m[1], needs=re.compile(r"\.\d{4}")),
-    _Pass(_ARXIV_OLD_RE, lambda m: f"{m[1].lower()}/{m[2]}", needs=re.compile(r"/\d{7}")),
-    _Pass(_REF_RE, lambda m: f"#{m[1]}"),
-    _Pass(_DATE_RE, _render_date),
-    _Pass(_MONTH_RE, _render_month),
-    _Pass(_TIME_RE, lambda m: f"{int(m[1]):02d}:{m[2]}", needs=re.compile(r":[0-5]\d")),
-    _Pass(_JOINED_NAME_RE, lambda m: f"{m[1]}-{m[2]}".lower(), needs=re.compile(r" [A-Z]\d")),
-    _Pass(_NAME_RE, _render_name),
-    _Pass(_VERSION_RE, lambda m: m.group(), needs=re.compile(r"\.\d+\.\d")),
-    _Pass(_CHAIN_RE, lambda m: m.group(), needs=re.compile(r"-\d+-\d")),
-    _Pass(_RANGE_RE, _render_range, needs=re.compile(r"[-~至到]\s?\d"), starts=_RANGE_STARTS_RE),
-    _Pass(_NUMBER_RE, _render_number, starts=_NUMBER_STARTS_RE),
+_PASSES: tuple[tuple[re.Pattern[str], Render], ...] = (
+    (_FLAG_RE, lambda m: m.group()),
+    (_ARXIV_NEW_RE, lambda m: m[1]),
+    (_ARXIV_OLD_RE, lambda m: f"{m[1].lower()}/{m[2]}"),
+    (_REF_RE, lambda m: f"#{m[1]}"),
+    (_DATE_RE, _render_date),
+    (_MONTH_RE, _render_month),
+    (_TIME_RE, lambda m: f"{int(m[1]):02d}:{m[2]}"),
+    (_JOINED_NAME_RE, lambda m: f"{m[1]}-{m[2]}".lower()),
+    (_NAME_RE, _render_name),
+    (_VERSION_RE, lambda m: m.group()),
+    (_CHAIN_RE, lambda m: m.group()),
+    (_RANGE_RE, _render_range),
+    (_NUMBER_RE, _render_number),
 )

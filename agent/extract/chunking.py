@@ -14,46 +14,28 @@ from collections.abc import Sequence
 from schemas.extraction import FileExtraction
 
 REL_RANK = {"高": 3, "中": 2, "邻接": 1, "参考": 0}
-_CJK = re.compile("[\u3400-\u9fff\uff00-\uffef]+")  # runs: one replacement per run, not per character
 
 
 def estimate_tokens(text: str) -> int:
     """Rough and deliberately pessimistic: a CJK character is a token, four other characters are one.
     The one estimator of the project (call budgets, usage of reference answers, benchmarks)."""
-    return _estimate(len(text), _cjk(text))
-
-
-def _cjk(text: str) -> int:
-    return len(text) - len(_CJK.sub("", text))  # counted in C: this runs on every document, often
-
-
-def _estimate(length: int, cjk: int) -> int:
-    """`estimate_tokens` of a text of `length` characters, `cjk` of them CJK: both add up over
-    pieces, so a growing part is estimated without counting it again."""
-    return max(1, cjk + (length - cjk + 3) // 4)
-
-
-def _fits(text: str, budget: int) -> bool:
-    """No character is more than one token, so a text no longer than `budget` fits without being
-    counted."""
-    return len(text) <= budget or estimate_tokens(text) <= budget
+    cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
+    return max(1, cjk + (len(text) - cjk + 3) // 4)
 
 
 def split_sections(text: str, budget: int) -> list[str]:
     """Parts of at most `budget` estimated tokens, cut at the coarsest boundary that fits:
     headings first (a claim stays with its evidence), then blank lines, then lines; joined
-    back together the parts are the document. Each piece is counted once (the plain way,
-    estimating each growing part again, was a third of planning a long evening)."""
-    if _fits(text, budget):
+    back together the parts are the document."""
+    if estimate_tokens(text) <= budget:
         return [text]
     chunks: list[str] = []
-    cur, length, cjk = "", 0, 0
-    for piece, k in _pieces(text, budget, _CUTS):
-        n = len(piece)
-        if cur and _estimate(length + n, cjk + k) > budget:
+    cur = ""
+    for piece in _pieces(text, budget, _CUTS):
+        if cur and estimate_tokens(cur + piece) > budget:
             chunks.append(cur)
-            cur, length, cjk = "", 0, 0
-        cur, length, cjk = cur + piece, length + n, cjk + k
+            cur = ""
+        cur += piece
     if cur:
         chunks.append(cur)
     return chunks
@@ -62,19 +44,14 @@ def split_sections(text: str, budget: int) -> list[str]:
 _CUTS = (r"(?m)^(?=#{1,3} )", r"(?<=\n\n)", r"(?<=\n)")
 
 
-def _pieces(text: str, budget: int, cuts: tuple[str, ...]) -> list[tuple[str, int]]:
-    """`text` (known not to fit) cut at the first boundary kind, and any piece still too large
-    at the next ones; each piece with its CJK count, which decided whether it fits and which
-    `split_sections` adds up."""
+def _pieces(text: str, budget: int, cuts: tuple[str, ...]) -> list[str]:
+    """`text` cut at the first boundary kind, and any piece still too large at the next ones."""
+    if estimate_tokens(text) <= budget:
+        return [text]
     if not cuts:  # one line longer than a call: cut it by characters, as a last resort
         step = max(1, budget // 2)
-        return [(p, _cjk(p)) for p in (text[i : i + step] for i in range(0, len(text), step))]
-    pieces: list[tuple[str, int]] = []
-    for p in re.split(cuts[0], text):
-        if p:
-            k = _cjk(p)
-            pieces.extend([(p, k)] if _estimate(len(p), k) <= budget else _pieces(p, budget, cuts[1:]))
-    return pieces
+        return [text[i : i + step] for i in range(0, len(text), step)]
+    return [q for p in re.split(cuts[0], text) if p for q in _pieces(p, budget, cuts[1:])]
 
 
 def merge_chunks(parts: Sequence[FileExtraction]) -> FileExtraction:

@@ -9,12 +9,11 @@ topics, which are kept apart as adjacent references — never as anchors.
 from __future__ import annotations
 
 import datetime as dt
-import heapq
 import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from itertools import chain
 from typing import Literal
 
@@ -22,8 +21,8 @@ from agent.core.arxiv import find_ids, id_keys
 from agent.core.errors import ParseError, WorkspaceError
 from agent.core.labels import ZH
 from agent.core.text import bigram_counts, least_shared, similarity
-from agent.plan.parse import Skim, nearest_day, parse, skim
-from schemas.briefing import VerifyItem
+from agent.plan.parse import nearest_day, parse
+from schemas.briefing import Briefing, VerifyItem
 from schemas.documents import SourceDoc
 
 AnchorKind = Literal["arxiv", "subject", "url"]
@@ -75,8 +74,7 @@ class AnchorRegistry:
     @cached_property
     def _position(self) -> dict[tuple[str, str], int]:
         """(kind, key) -> index in `anchors`: lookups by ID or URL without a scan (keys are unique
-        after `_merge`; else the first wins). Computed once per registry; a frozen dataclass
-        still has a __dict__ for the cache."""
+        after `_merge`; else the first wins)."""
         position: dict[tuple[str, str], int] = {}
         for i, a in enumerate(self.anchors):
             position.setdefault((a.kind, a.key), i)
@@ -96,11 +94,11 @@ class AnchorRegistry:
         """The anchored subject most like `title` (named as the prompt lists it or bare), if any
         is alike enough.
 
-        Only subjects sharing enough bigrams with `title` can reach `threshold`, so only those
-        are scored, and without comparing titles: each one's shared bigram count, summed from
-        the postings, is exactly the numerator of `similarity` (same integers, so the same
-        float). Ties go to the earliest anchor, as a full scan's `max` does. Months of history
-        mean thousands of subjects, and every claim of the evening asks."""
+        Every claim of the evening asks, against every subject of the history, so the subjects
+        are indexed by bigram: each one's shared bigram count, summed from the postings, is
+        exactly the numerator of `similarity` (same integers, so the same float), and only those
+        sharing enough to reach `threshold` are scored. Ties go to the earliest anchor, as a
+        scan's `max` does (tests/test_anchor_lookup.py holds the two equal)."""
         title = bare_name(title)
         grams, total = bigram_counts(title)
         if not (threshold > 0 and grams):
@@ -108,7 +106,7 @@ class AnchorRegistry:
             best = max(((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=_score)
             return best[1] if best[0] >= threshold else None
         postings, totals = self._subject_grams
-        # min(n, m) is the number of k <= n with m >= k; all postings counted in one pass in C
+        # a subject holding a bigram m times is posted under (bigram, 1..m): min(n, m) postings match
         shared = Counter(
             chain.from_iterable(postings.get((gram, k), ()) for gram, n in grams.items() for k in range(1, n + 1))
         )
@@ -121,7 +119,7 @@ class AnchorRegistry:
     def _subject_grams(self) -> tuple[dict[tuple[str, int], list[int]], dict[int, int]]:
         """(bigram, k) -> the subject anchors whose bare name has that bigram k times or more, and
         each such anchor's bigram total: `subject` counts a title's shared bigrams by counting
-        postings (in C, `Counter.update`) instead of comparing titles."""
+        postings instead of comparing titles."""
         index: dict[tuple[str, int], list[int]] = {}
         totals: dict[int, int] = {}
         for i, a in enumerate(self.anchors):
@@ -132,97 +130,20 @@ class AnchorRegistry:
                         index.setdefault((g, k), []).append(i)
         return index, totals
 
-    @cached_property
-    def _token_index(self) -> _TokenIndex:
-        """The subject anchors, each one's ranking-token count, and for each distinct token the
-        subjects holding it (a subject once per time it holds it): tokenised once per registry."""
-        subjects: list[Anchor] = []
-        lengths: list[int] = []
-        holders: dict[str, list[int]] = {}
-        for a in self.anchors:
-            if a.kind != "subject" or not (toks := _tokens(a.key)):
-                continue
-            for t in toks:
-                holders.setdefault(t, []).append(len(subjects))
-            subjects.append(a)
-            lengths.append(len(toks))
-        return _TokenIndex(subjects, lengths, holders, _Finder(list(holders)))
-
     def relevant_to(self, text: str, limit: int = LISTED_ANCHORS) -> list[Anchor]:
         """The anchors worth showing the model for one document: its arXiv IDs and URLs first,
-        then the subjects that share the most with it. At most `limit`, however long the
-        history: what a prompt lists is bounded by relevance, not by how much is anchored."""
+        then the subjects most of whose tokens the text contains. At most `limit`, however long
+        the history: what a prompt lists is bounded by relevance, not by how much is anchored."""
         keys = id_keys(text)
-        urls = {normalise_url(u) for u in find_urls(text)}
+        urls = {normalise_url(u) for u in _URL.findall(text)}
         found = [self._position.get(("arxiv", k)) for k in keys] + [self._position.get(("url", u)) for u in urls]
-        out = _unique([self.anchors[i] for i in sorted(i for i in found if i is not None)])
-        # A subject scores the share of its tokens the text contains (as substrings). The tokens
-        # are found in one pass over the text, and their subjects counted from the index.
-        index = self._token_index
-        held = Counter(chain.from_iterable(index.holders[t] for t in index.finder.present(text.lower())))
-        # best first, ties in anchor order, as a stable sort by score gives them; only the few
-        # that are listed are taken off the heap
-        heap = [(-n / index.lengths[j], j) for j, n in held.items() if n / index.lengths[j] > 0.5]
-        heapq.heapify(heap)
-        seen = {(a.kind, a.key) for a in out}
-        while heap and len(out) < limit:
-            a = index.subjects[heapq.heappop(heap)[1]]
-            if (a.kind, a.key) not in seen:
-                seen.add((a.kind, a.key))
-                out.append(a)
-        return out[:limit]
-
-
-@dataclass(frozen=True)
-class _TokenIndex:
-    subjects: list[Anchor]
-    lengths: list[int]  # ranking tokens of each subject, repeats counted
-    holders: dict[str, list[int]]  # token -> subjects holding it, once per time held
-    finder: _Finder
-
-
-class _Finder:
-    """Which of many words occur in a text as substrings, in one pass of one regex.
-
-    The words form a trie written as a regex, inside a lookahead so that every position is
-    tried: at each position it matches the longest word starting there (a trie has one branch
-    per next character, and each optional tail is greedy). Every shorter word starting there is
-    a prefix of that one, so the words present are those longest words and their prefixes
-    among the words. Testing each word with `in` scanned the text once per word: hundreds of
-    words by the hundredth evening, for each of the evening's documents."""
-
-    def __init__(self, words: list[str], *, test_each_up_to: int = 150) -> None:
-        # With few words, `in` per word is faster than one pass that tries the trie at every
-        # position (35 words, 200 documents: 12 ms against 100 ms; 632 words: 720 ms against 175).
-        self._few = list(dict.fromkeys(words)) if len(set(words)) <= test_each_up_to else None
-        trie: dict[str, dict] = {}
-        for w in words:
-            node = trie
-            for ch in w:
-                node = node.setdefault(ch, {})
-            node[""] = {}
-        body = _trie_pattern(trie)
-        self._regex = re.compile(f"(?=({body}))") if body else None
-        known = set(words)
-        self._prefixes = {w: [w[:n] for n in range(1, len(w) + 1) if w[:n] in known] for w in known}
-
-    def present(self, text: str) -> set[str]:
-        if self._few is not None:
-            return {w for w in self._few if w in text}
-        if self._regex is None:
-            return set()
-        longest = set(self._regex.findall(text))
-        return {p for w in longest for p in self._prefixes[w]}
-
-
-def _trie_pattern(node: dict[str, dict]) -> str:
-    """The regex of a trie below `node`: one alternative per next character; where a word ends,
-    the rest is optional (greedy: the longer word is tried first)."""
-    alts = [re.escape(ch) + _trie_pattern(child) for ch, child in node.items() if ch]
-    if not alts:
-        return ""
-    body = alts[0] if len(alts) == 1 else f"(?:{'|'.join(alts)})"
-    return f"(?:{body})?" if "" in node else body
+        hits = [self.anchors[i] for i in sorted(i for i in found if i is not None)]
+        low = text.lower()
+        subjects = [(a, _tokens(a.key)) for a in self.anchors if a.kind == "subject"]
+        present = {t for t in {t for _, toks in subjects for t in toks} if t in low}  # each distinct token once
+        scored = [(sum(t in present for t in toks) / len(toks), a) for a, toks in subjects if toks]
+        hits += [a for score, a in sorted(scored, key=lambda p: -p[0]) if score > 0.5]
+        return _unique(hits)[:limit]
 
 
 def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> AnchorRegistry:
@@ -230,7 +151,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
     anchors: list[Anchor] = []
     adjacent: list[Anchor] = []
     sections: tuple[str, ...] = ()
-    latest: tuple[dt.date, Skim, str] | None = None
+    latest: tuple[Briefing, str] | None = None  # the newest baseline: its open items carry over
     warnings: list[str] = []
     for doc in docs:
         if not doc.read:
@@ -242,35 +163,34 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
             # another agent's briefing: read as far as it goes; if it does not parse at all, it is
             # still a document of the evening (extracted like a report), only without its anchors
             try:
-                found = _from_briefing(Skim.of(parse(doc.text, path=doc.path, lenient=True)), doc.path)
+                found = _from_briefing(parse(doc.text, path=doc.path, lenient=True), doc.path)
             except ParseError as e:
                 warnings.append(f"{doc.path} is not a briefing this parser can read ({e.message}); read as plain text")
                 continue
             adjacent += [a for a in found if a.kind == "subject"]
         elif doc.kind == "baseline":
             b = _parse_briefing(doc)
-            found = _from_briefing(b, doc.path)
-            anchors += found
-            if latest is None or b.date > latest[0]:
-                latest = (b.date, b, doc.path)
-    open_items: tuple[OpenItem, ...] = ()
-    if latest is not None:
-        _, b, path = latest
-        open_items = tuple(OpenItem(item=v, origin=v.carried_from or _md(b.date), source=path) for v in b.to_verify)
+            anchors += _from_briefing(b, doc.path)
+            if latest is None or b.date > latest[0].date:
+                latest = (b, doc.path)
     return AnchorRegistry(
         topic=topic,
         date=date,
         anchors=tuple(_merge(anchors)),
-        open_items=open_items,
+        open_items=_open_items(*latest) if latest else (),
         sections=sections,
         adjacent=tuple(adjacent),
         warnings=tuple(warnings),
     )
 
 
-def _parse_briefing(doc: SourceDoc) -> Skim:
+def _open_items(b: Briefing, path: str) -> tuple[OpenItem, ...]:
+    return tuple(OpenItem(item=v, origin=v.carried_from or _md(b.date), source=path) for v in b.to_verify)
+
+
+def _parse_briefing(doc: SourceDoc) -> Briefing:
     try:
-        return skim(doc.text, path=doc.path)
+        return parse(doc.text, path=doc.path)
     except ParseError as e:
         raise WorkspaceError(
             f"cannot read the briefing {doc.path}: {e}",
@@ -278,14 +198,14 @@ def _parse_briefing(doc: SourceDoc) -> Skim:
         ) from e
 
 
-def _from_briefing(b: Skim, path: str) -> list[Anchor]:
+def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
     """Anchors of one briefing. Its arXiv table comes first so that, at equal dates, a paper's
     label is the table's title rather than the increment's 'arXiv:ID title' line."""
     out = _from_arxiv_table(b, path)
     for inc in b.increments:
-        body = " ".join([inc.title, inc.arxiv_line, *inc.points, inc.relation])
+        body = " ".join([inc.title, inc.arxiv_line, *(p.text for p in inc.all_points()), inc.relation])
         out.append(Anchor("subject", inc.title, inc.title, b.date, path, text=body))
-        for ref in inc.source_refs:
+        for ref in (s.ref for s in inc.sources):
             if _URL.fullmatch(ref) or ref.startswith(("github.com", "http")):
                 out.append(Anchor("url", normalise_url(ref), inc.title, b.date, path, text=body))
         for m in find_ids(inc.arxiv_line):
@@ -298,13 +218,13 @@ def _from_briefing(b: Skim, path: str) -> list[Anchor]:
                     path,
                     text=body,
                     display_id=m.id.display,
-                    credibility=inc.credibility,
+                    credibility=inc.credibility.level,
                 )
             )
     return out
 
 
-def _from_arxiv_table(b: Skim, path: str) -> list[Anchor]:
+def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
     out: list[Anchor] = []
     for row in b.arxiv_rows:
         key = _cell_key(row.arxiv_id)
@@ -326,16 +246,8 @@ def _from_arxiv_table(b: Skim, path: str) -> list[Anchor]:
     return out
 
 
-_PLAIN_CELL = re.compile(r"[0-9]{4}\.[0-9]{5}(?:v[0-9]+)?")  # '2605.11093', '2605.11093v2': its own key
-
-
-@lru_cache(maxsize=4096)
 def _cell_key(cell: str) -> str | None:
-    """The key of the first arXiv ID written in a cell of 四. Memoised: every evening's briefing
-    lists the IDs it continues again, so a long history holds the same cells many times over.
-    Most cells are a five-digit ID alone, whose key is its first ten characters (no finding)."""
-    if _PLAIN_CELL.fullmatch(cell):
-        return cell[:10]
+    """The key of the first arXiv ID written in a cell of 四."""
     ids = find_ids(cell)
     return ids[0].id.key if ids else None
 
@@ -354,7 +266,7 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
             continue
         for a in find_ids(t):
             out.append(Anchor("arxiv", a.id.key, t[:80], first, doc.path, text=t, display_id=a.id.display))
-        for u in find_urls(t):
+        for u in _URL.findall(t):
             out.append(Anchor("url", normalise_url(u), t[:80], first, doc.path, text=t))
         if t.startswith(("-", "*")):
             subject = _BULLET_OR_BOLD.sub("", t).split("：", 1)[0].strip()
@@ -403,7 +315,6 @@ _ITEM_TAG = re.compile(rf"^\s*(?:{re.escape(_HEAD)}/)?{re.escape(_TAIL)}\s*[\u24
 _DATE_TAIL = re.compile(r"\s*(?:[·•]\s*\d{1,2}-\d{1,2}|[（(][^（()）]*\d{1,2}-\d{1,2}[^（()）]*[）)])\s*$")
 
 
-@lru_cache(maxsize=4096)
 def bare_name(name: str) -> str:
     """An anchor or open item as named, without the marks the prompt or a briefing adds around it:
     '[subject] X · 9-20', 'X（since 9-22）', 'X（9-21 起，低风险）', '待核实 ①：X' all mean X. A model
@@ -414,21 +325,13 @@ def bare_name(name: str) -> str:
     return out.strip() or name.strip()
 
 
-def find_urls(text: str) -> list[str]:
-    """`_URL.findall(text)`, word by word: a match holds no whitespace and `_URL` looks neither
-    behind nor ahead, so the words with a '/' give the same matches, and the regex skips the
-    rest of a 20 kB document (most of the time `relevant_to` took)."""
-    return [u for word in text.split() if "/" in word for u in _URL.findall(word)]
-
-
 def normalise_url(url: str) -> str:
     u = _SCHEME_WWW.sub("", url.strip().lower())
     return u.rstrip("/.")
 
 
-@lru_cache(maxsize=16384)
 def _tokens(subject: str) -> tuple[str, ...]:
-    """The subject's word-ish tokens, lowercased, for ranking by overlap (cheap, not a match)."""
+    """The subject's word-ish tokens, lowercased, for ranking by overlap (a ranking, not a match)."""
     toks = re.findall(r"[A-Za-z][\w.+-]*|\d[\d.]*|[\u4e00-\u9fff]{2,}", subject)
     return tuple(t.lower() for t in toks if len(t) > 1)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from agent.core.errors import WorkspaceError
@@ -54,7 +54,7 @@ def scan(ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True) ->
     w = ws.config.workspace
     docs: list[SourceDoc] = []
     homes = _real_homes(ws)
-    seen = _Seen()
+    seen: dict[Path, str] = {}  # the files taken so far, by their real path
     for path in _files(ws.inbox(), depth=2):
         docs.append(_checked(ws, path, homes, seen, "report", window) or _inbox_doc(ws, path, topic, window))
     for path in _files(ws.root / w.paper_cards_dir, depth=None):
@@ -145,7 +145,7 @@ def _real_homes(ws: Workspace) -> list[Path]:
 
 
 def _checked(
-    ws: Workspace, path: Path, homes: list[Path], seen: _Seen, kind: DocKind, window: Window
+    ws: Workspace, path: Path, homes: list[Path], seen: dict[Path, str], kind: DocKind, window: Window
 ) -> SourceDoc | None:
     """A `SourceDoc` that says why this entry is not read, or None when it is a plain Markdown file."""
     why = _problem(path, homes, seen, _rel(ws, path))
@@ -170,24 +170,7 @@ def _checked(
     )
 
 
-@dataclass
-class _Seen:
-    """The files taken so far, by their real path, and the real path of each folder they are in."""
-
-    files: dict[Path, str] = field(default_factory=dict)
-    folders: dict[Path, Path] = field(default_factory=dict)
-
-    def real(self, path: Path) -> Path:
-        """`path.resolve()` of a path that is not a symlink itself: its folder's real path, found
-        once per folder (resolving walks every component of the path, for each of hundreds of
-        files), and its name."""
-        folder = self.folders.get(path.parent)
-        if folder is None:
-            folder = self.folders[path.parent] = path.parent.resolve()
-        return folder / path.name
-
-
-def _problem(path: Path, homes: list[Path], seen: _Seen, rel: str) -> str | None:
+def _problem(path: Path, homes: list[Path], seen: dict[Path, str], rel: str) -> str | None:
     link = path.is_symlink()
     if link:
         try:
@@ -202,10 +185,10 @@ def _problem(path: Path, homes: list[Path], seen: _Seen, rel: str) -> str | None
         return f"{UNREADABLE} a folder, not a file"
     if path.suffix.lower() != ".md":
         return f"{UNREADABLE} not a Markdown file ({path.suffix or 'no suffix'})"
-    real = path.resolve() if link else seen.real(path)
-    if real in seen.files:
-        return f"duplicate: the same file as {seen.files[real]} (read once)"
-    seen.files[real] = rel
+    real = path.resolve()
+    if real in seen:
+        return f"duplicate: the same file as {seen[real]} (read once)"
+    seen[real] = rel
     return None
 
 
@@ -320,16 +303,9 @@ def _front_matter_date(path: Path) -> dt.date | None:
 
 
 def _read(path: Path) -> str:
-    """The file's text, without a UTF-8 byte-order mark (an editor's, not the author's).
-
-    What `path.read_text(encoding="utf-8")` gives, line ends made '\\n' as its universal newlines
-    make them, at two thirds of the cost: the bytes decoded in one call, and the line ends
-    replaced only in a file that has a '\\r' (tests/test_fast_paths.py holds the two equal)."""
+    """The file's text, without a UTF-8 byte-order mark (an editor's, not the author's)."""
     try:
-        text = path.read_bytes().decode("utf-8")
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        return text.removeprefix("\ufeff")
+        return path.read_text(encoding="utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         raise WorkspaceError(
             f"not UTF-8 text ({e.reason} at byte {e.start}): {path.name}",

@@ -10,7 +10,6 @@ first block it could not find and the line where it stopped.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -36,19 +35,19 @@ from schemas.briefing import (
 
 COLON = "[：:]"
 _M = TypeVar("_M", bound=BaseModel)
-_DECOR = re.compile(r"^[#>\s]*(?:\*\*)?\s*|\s*(?:\*\*)?\s*$")
+_DECOR = re.compile(r"^[#>\s]*(?:\*\*)?\s*")  # heading and quote marks, then bold, before a line's text
 
 
+@dataclass(frozen=True)
 class _Line:
-    """One line of the file; `text` is stripped once here, as every block reader reads it
-    (a plain class with slots: a hundred baselines are tens of thousands of lines)."""
+    """One line of the file; `text` is stripped once here, as every block reader reads it."""
 
-    __slots__ = ("no", "raw", "text")
+    no: int  # 1-based line number in the file
+    raw: str
 
-    def __init__(self, no: int, raw: str) -> None:
-        self.no = no  # 1-based line number in the file
-        self.raw = raw
-        self.text = raw.strip()
+    @property
+    def text(self) -> str:
+        return self.raw.strip()
 
 
 _T = TypeVar("_T")
@@ -147,26 +146,15 @@ def _block_names(labels: Labels) -> list[str]:
 
 
 def _undecorated(text: str) -> str:
-    """`text` without Markdown decoration at its ends; most lines have none, and skip the regex."""
-    if text and not (text[0] in "#>*" or text[0].isspace() or text[-1] == "*" or text[-1].isspace()):
-        return text
-    return _DECOR.sub("", text)
-
-
-@functools.lru_cache(maxsize=8)
-def _header_start(names: tuple[str, ...]) -> re.Pattern[str]:
-    """What every header line starts with: the characters `_DECOR` may strip from a line's start
-    (any whitespace among them), then a block's numeral ('一、') or its name ('状态摘要')."""
-    starts = (name.partition("、")[0] + "、" if "、" in name else name for name in names)
-    return re.compile(rf"[#>*\s]*(?:{'|'.join(map(re.escape, starts))})")
+    """`text` without Markdown decoration at its ends: `#`, `>` and bold before it, bold after it."""
+    text = _DECOR.sub("", text, count=1).rstrip()
+    return text[:-2].rstrip() if text.endswith("**") else text
 
 
 def _headers(lines: list[_Line], names: list[str]) -> Iterator[tuple[int, int]]:
-    """(block index, position) of each header line, in order. Most lines start otherwise, which
-    one regex tells without a call per line."""
-    start = _header_start(tuple(names))
+    """(block index, position) of each header line, in order."""
     for pos, ln in enumerate(lines):
-        if start.match(ln.raw) and (idx := _header_of(ln, names)) is not None:
+        if (idx := _header_of(ln, names)) is not None:
             yield idx, pos
 
 
@@ -277,8 +265,6 @@ def _cells(row: str) -> list[str]:
     body = row.strip().removeprefix("|")
     if body.endswith("|") and not body.endswith("\\|"):
         body = body[:-1]
-    if "\\|" not in body:  # no escaped pipe (most rows): every pipe splits
-        return [p.strip() for p in body.split("|")]
     return [p.strip().replace("\\|", "|") for p in re.split(r"(?<!\\)\|", body)]
 
 
@@ -293,33 +279,18 @@ def _source_row(cells: list[str]) -> SourceRow:
 
 
 def _arxiv_row(cells: list[str], date: dt.date, L: Labels) -> ArxivRow:
-    i, t, c, r, anchored = _arxiv_cells(cells, date, L)
-    return ArxivRow(arxiv_id=i, title=t, credibility=c, relation=r, anchored_on=anchored)
-
-
-def _arxiv_cells(cells: list[str], date: dt.date, L: Labels) -> tuple[str, str, str, str, dt.date | None]:
     """A row of 四: ID, title, credibility, relation; a continued one ('9-21锚定') gets the day
     it was first anchored."""
     i, t, c, r = _pad(cells, 4)
-    m = _anchored_on(L.anchored_suffix).search(r)
-    return i, t, c, r, nearest_day(date, int(m[1]), int(m[2])) if m else None
-
-
-@functools.lru_cache(maxsize=8)
-def _anchored_on(suffix: str) -> re.Pattern[str]:
-    return re.compile(rf"(\d{{1,2}})-(\d{{1,2}})\s*{re.escape(suffix)}")
+    m = re.search(rf"(\d{{1,2}})-(\d{{1,2}})\s*{re.escape(L.anchored_suffix)}", r)
+    anchored = nearest_day(date, int(m[1]), int(m[2])) if m else None
+    return ArxivRow(arxiv_id=i, title=t, credibility=c, relation=r, anchored_on=anchored)
 
 
 def nearest_day(ref: dt.date, month: int, day: int) -> dt.date | None:
     """'9-18' read on the evening `ref`: the nearest such day, so '12-30' read on 1-2 is last
     year's, and '9-21' read on 9-20 (a living document written after that evening) is tomorrow.
     None when no year has that day."""
-    try:
-        same = dt.date(ref.year, month, day)
-    except ValueError:
-        same = None
-    if same is not None and abs((same - ref).days) <= 182:
-        return same  # the other years' are 183 days away or more: the nearest, and no tie
     days: list[dt.date] = []
     for year in (ref.year - 1, ref.year, ref.year + 1):
         try:
@@ -386,13 +357,13 @@ class _Draft:
         )
 
 
-@functools.lru_cache(maxsize=8)
-def _field_labels(L: Labels) -> re.Pattern[str]:
-    """'<label>：<value>' for every field label, one alternative (and one group) per field in
-    `_FIELDS` order: the alternative that matches is the first label whose own regex would, as
-    alternatives are tried in order. One match per line instead of one per label."""
-    alts = [rf"{re.escape(getattr(L, f))}\s*{COLON}\s*(.*)$" for f in _FIELDS]
-    return re.compile(f"^(?:{'|'.join(alts)})")
+def _field(t: str, L: Labels) -> tuple[str, str] | None:
+    """The field a '<label>：<value>' line opens (the first of `_FIELDS` whose label it starts
+    with), and its value."""
+    for f in _FIELDS:
+        if m := re.match(rf"^{re.escape(getattr(L, f))}\s*{COLON}\s*(.*)$", t):
+            return f, m.group(1)
+    return None
 
 
 def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
@@ -402,7 +373,6 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
 def _drafts(lines: list[_Line], path: str, L: Labels) -> list[_Draft]:
     """The increments of 二 as read line by line, before any model is built from them."""
     head = re.compile(rf"^{L.increment}\s*(\d+)\s*{COLON}\s*(.*?)\s*[（(]\s*([⭐★]+)\s*[）)]\s*$")
-    label_re = _field_labels(L)
     drafts: list[_Draft] = []
     current = ""  # the field the last label opened; continuation lines belong to it
     for ln in lines:
@@ -420,8 +390,8 @@ def _drafts(lines: list[_Line], path: str, L: Labels) -> list[_Draft]:
                 path=path,
             )
         draft = drafts[-1]
-        if m := label_re.match(t):
-            current, value = _FIELDS[m.lastindex - 1], m.group(m.lastindex)  # type: ignore[operator]
+        if opened := _field(t, L):
+            current, value = opened
             if current == "key_points":
                 draft.points.extend(_flattened(value))
             else:
@@ -457,17 +427,12 @@ _SOURCE_SEP = re.compile(r"\s*[；;]\s*")
 
 
 def _source_ref(text: str) -> SourceRef:
-    ref, section = _ref_and_section(text)
-    return SourceRef(ref=ref, section=section)
-
-
-def _ref_and_section(text: str) -> tuple[str, str]:
     """'inbox/jay/x.md §条目 1' → ('inbox/jay/x.md', '§条目 1'); a link stays whole."""
     ref, sep, section = text.strip().partition(" §")
-    return ref.strip(), f"§{section.strip()}" if sep else ""
+    return SourceRef(ref=ref.strip(), section=f"§{section.strip()}" if sep else "")
 
 
-class _Tok(NamedTuple):  # a tuple: thousands per history, built faster than a dataclass
+class _Tok(NamedTuple):
     indent: int  # -1: unknown (came from a flattened line)
     numbered: bool
     text: str
@@ -524,30 +489,11 @@ def _nest(tokens: list[_Tok]) -> list[KeyPoint]:
 
 def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
     head = re.compile(rf"^{re.escape(L.verify_item)}\s*([{CIRCLED}]|\d+)\s*{COLON}\s*(.*)$")
-    tail = re.compile(
-        rf"[（(]\s*(?:([^\s（()），,]+?){L.risk_suffix})?\s*(?:[，,]?\s*{L.carried}\s*([^）)]+?))?\s*[）)]\s*$"
-    )
-    items: list[dict[str, str | int]] = []
-    lines_of: list[_Line] = []
+    items: list[tuple[_Line, dict[str, str | int]]] = []
     for ln in lines:
         t = _undecorated(ln.text)
         if m := head.match(t):
-            num = L.uncircle(m.group(1)) or int(m.group(1))
-            title, risk, carried = m.group(2).strip(), "", ""
-            if (r := tail.search(title)) and (r.group(1) or r.group(2)):
-                title, risk, carried = title[: r.start()].strip(), r.group(1) or "", (r.group(2) or "").strip()
-            lines_of.append(ln)
-            items.append(
-                {
-                    "number": num,
-                    "title": title,
-                    "risk": risk,
-                    "carried_from": carried,
-                    "problem": "",
-                    "suggestion": "",
-                    "_last": "",
-                }
-            )
+            items.append((ln, _verify_head(m, L)))
             continue
         if not items:
             if _is_none_marker(t):
@@ -555,7 +501,7 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
             expected = f"expected '{L.verify_item} ①：…'"
             raise ParseError(expected, block=L.to_verify, line_no=ln.no, line=ln.raw, path=path)
         body = _strip_bullet(t)
-        cur = items[-1]
+        cur = items[-1][1]
         if m := re.match(rf"^{L.problem}\s*{COLON}\s*(.*)$", body):
             cur["problem"], cur["_last"] = m.group(1).strip(), "problem"
         elif m := re.match(rf"^{L.suggestion}\s*{COLON}\s*(.*)$", body):
@@ -565,8 +511,29 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
             cur[key] = f"{cur[key]} {body}".strip()
     return [
         _checked(lambda it=it: VerifyItem(**{k: v for k, v in it.items() if k != "_last"}), ln, L.to_verify, path)
-        for it, ln in zip(items, lines_of, strict=True)
+        for ln, it in items
     ]
+
+
+def _verify_head(m: re.Match[str], L: Labels) -> dict[str, str | int]:
+    """A to-verify item as its head line opens it: number, title, and the risk and the evening it
+    was carried from, when its closing parenthesis names them ('（中风险，延续自 9-20）')."""
+    tail = re.compile(
+        rf"[（(]\s*(?:([^\s（()），,]+?){L.risk_suffix})?\s*(?:[，,]?\s*{L.carried}\s*([^）)]+?))?\s*[）)]\s*$"
+    )
+    title, risk, carried = m.group(2).strip(), "", ""
+    if (r := tail.search(title)) and (r.group(1) or r.group(2)):
+        title, risk, carried = title[: r.start()].strip(), r.group(1) or "", (r.group(2) or "").strip()
+    number = L.uncircle(m.group(1)) or int(m.group(1))
+    return {
+        "number": number,
+        "title": title,
+        "risk": risk,
+        "carried_from": carried,
+        "problem": "",
+        "suggestion": "",
+        "_last": "",
+    }
 
 
 # --- 五、六 ------------------------------------------------------------------------------------
@@ -605,90 +572,3 @@ def _strip_bullet(t: str) -> str:
 
 
 _BULLET = re.compile(r"^[-*•]\s+")
-
-
-# --- the skim: a baseline as the anchors read it --------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SkimmedIncrement:
-    title: str
-    arxiv_line: str
-    points: tuple[str, ...]  # every key point's text, depth first (`Increment.all_points`)
-    relation: str
-    source_refs: tuple[str, ...]
-    credibility: str  # the level, without its reason
-
-
-@dataclass(frozen=True)
-class SkimmedRow:
-    arxiv_id: str
-    title: str
-    credibility: str
-    relation: str
-    anchored_on: dt.date | None
-
-
-@dataclass(frozen=True)
-class Skim:
-    """What the anchors read of a briefing: its date, increments, arXiv rows and to-verify items."""
-
-    date: dt.date
-    increments: tuple[SkimmedIncrement, ...]
-    arxiv_rows: tuple[SkimmedRow, ...]
-    to_verify: tuple[VerifyItem, ...]
-
-    @classmethod
-    def of(cls, b: Briefing) -> Skim:
-        return cls(
-            date=b.date,
-            increments=tuple(
-                SkimmedIncrement(
-                    title=i.title,
-                    arxiv_line=i.arxiv_line,
-                    points=tuple(p.text for p in i.all_points()),
-                    relation=i.relation,
-                    source_refs=tuple(s.ref for s in i.sources),
-                    credibility=i.credibility.level,
-                )
-                for i in b.increments
-            ),
-            arxiv_rows=tuple(
-                SkimmedRow(r.arxiv_id, r.title, r.credibility, r.relation, r.anchored_on) for r in b.arxiv_rows
-            ),
-            to_verify=tuple(b.to_verify),
-        )
-
-
-def skim(text: str, path: str = "", labels: Labels = ZH) -> Skim:
-    """`Skim.of(parse(text, path, labels))`, errors included, at under half the cost.
-
-    A hundred evenings of history are a hundred baselines to read before every run, and the
-    anchors need three of their seven blocks: the others are only split off (their readers
-    cannot fail on a briefing whose blocks were found), and no model is built for an increment
-    or an arXiv row, only read from its lines as `parse` reads them. tests/test_parse_skim.py
-    holds the two equal."""
-    _, date, blocks = _blocks(text, path, labels, lenient=False)
-    _, _, inc, ver, arx, _, _ = blocks
-    drafts = _drafts(inc, path, labels)
-    # what `Increment` can refuse (its stars are 1-5 by the head's pattern and `min`): `parse` says it
-    if any(d.number < 1 for d in drafts):
-        _increments(inc, path, labels)
-    increments = tuple(_skimmed(d) for d in drafts)
-    to_verify = tuple(_verify(ver, path, labels))
-    rows = tuple(SkimmedRow(*_arxiv_cells(c, date, labels)) for c in _table_rows(arx))
-    return Skim(date=date, increments=increments, arxiv_rows=rows, to_verify=to_verify)
-
-
-def _skimmed(d: _Draft) -> SkimmedIncrement:
-    """What `_Draft.build` makes of these fields, without the models: a key point's text is its
-    token's, and the tree `_nest` builds from the tokens walks them back in their order."""
-    f = d.fields
-    return SkimmedIncrement(
-        title=d.title,
-        arxiv_line=f.get("arxiv", ""),
-        points=tuple(t.text for t in d.points),
-        relation=f.get("relation", ""),
-        source_refs=tuple(_ref_and_section(s)[0] for s in _source_pieces(f.get("source", ""))),
-        credibility=_split_paren(f.get("credibility", ""))[0],
-    )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import lru_cache
 
 from agent.core.labels import ZH
 from agent.core.text import locate
@@ -45,44 +44,10 @@ def passage_at(text: str, start: int, end: int) -> str:
     return text[lo + 2 if lo >= 0 else 0 : hi if hi >= 0 else len(text)].strip()
 
 
-# Words every match of one `_ORDERS` pattern contains (one of each set), in its order: a text
-# holding none of the patterns' words cannot match, and `str.__contains__` finds that out far
-# faster than the regex, which tried its ten patterns at every character of every document.
-_CUES: tuple[tuple[frozenset[str], ...], ...] = tuple(
-    tuple(frozenset(words.split()) for words in sets)
-    for sets in (
-        ("忽略 无视 忘记 忘掉",),
-        ("列为 列入 标为 评为 作为", "增量"),
-        ("星",),
-        ("你",),
-        ("ignore",),
-        ("disregard",),
-        ("you",),
-        ("assistant language",),
-        ("rate mark list", "top star new increment"),
-        ("instruction",),
-    )
-)
-# Letters IGNORECASE matches to a-z that `str.lower` does not turn into a-z: with one of them in
-# the text, the cues cannot tell, and the regex decides.
-_UNFOLDED = ("İ", "ı", "ſ", "\u212a")
-
-
-@lru_cache(maxsize=1024)
 def suspect(passage: str) -> str | None:
-    """The words that give an order, or None for a passage that only reports. Memoised: the
-    screen asks it of each whole document, which a live run does while waiting for answers."""
-    if not _may_order(passage):
-        return None
+    """The words that give an order, or None for a passage that only reports."""
     m = _ORDERS.search(passage)
     return m.group(0) if m else None
-
-
-def _may_order(text: str) -> bool:
-    if any(ch in text for ch in _UNFOLDED):
-        return True
-    low = text.lower()  # a no-op for Chinese, which has no case
-    return any(all(any(w in low for w in words) for words in sets) for sets in _CUES)
 
 
 def screen(results: Sequence[DocResult]) -> tuple[list[DocResult], list[Finding]]:
@@ -91,7 +56,7 @@ def screen(results: Sequence[DocResult]) -> tuple[list[DocResult], list[Finding]
     findings: list[Finding] = []
     for r in results:
         ex = r.extraction
-        if ex is None or suspect(r.doc.text) is None:  # one search per document; quotes located only if needed
+        if ex is None:
             out.append(r)
             continue
         kept, flagged = [], []

@@ -100,13 +100,8 @@ def write_page(record: RunRecord, path: Path) -> Path:
 
 
 def render_page(record: RunRecord) -> str:
-    b = record.briefing
     spans = {s.id: s for s in record.spans}
     doc_ids = {d.path: f"doc-{i}" for i, d in enumerate(record.documents)}
-    docs = [
-        DocView(doc_ids[d.path], d.path, d.kind, _doc_segs(d.text, [s for s in record.spans if s.doc == d.path]))
-        for d in record.documents
-    ]
 
     def trace(path: str, ids: list[str] | None = None) -> Trace | None:
         """A link to `path` at `ids` (or the document's top), None if the document is not embedded."""
@@ -120,10 +115,13 @@ def render_page(record: RunRecord) -> str:
     points = {n: {p.path: p for p in t.points} for n, t in incs.items()}
     return render(
         "briefing.html.j2",
-        b=b,
+        b=record.briefing,
         L=ZH,
         rec=record,
-        docs=docs,
+        docs=[
+            DocView(doc_ids[d.path], d.path, d.kind, _doc_segs(d.text, [s for s in record.spans if s.doc == d.path]))
+            for d in record.documents
+        ],
         trace=trace,
         text=_inline,
         point_text=lambda p, pt: _inline(p.text, pt.marks if pt else []),

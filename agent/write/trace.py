@@ -311,30 +311,20 @@ def _figures(doc: str, values: list[str], unit: str, it: IncrementTrace, spans: 
 
 
 def _source_links(rows: Sequence[SourceRow], docs: Sequence[SourceDoc]) -> list[SourceLink]:
-    """The documents each row of 一 names: by file name, under the folder the row starts with.
-    Each document's folder and name are worked out once, not once per row (200 rows × 200
-    documents on a full evening)."""
-    under: dict[str, list[tuple[str, str, str]]] = {}  # folder -> the documents in it or below it, in order
-    for d in docs:
-        if d.text:
-            for folder in _folders(d.directory):
-                under.setdefault(folder, []).append((d.path, d.name, d.name.removesuffix(".md")))
+    """The documents each row of 一 names: by file name, in the folder the row starts with or below it."""
     links = []
     for i, row in enumerate(rows):
+        folder = row.directory.split(" ", 1)[0]
         files = (row.key_file, f"{row.key_file}.md")
         found = [
-            path
-            for path, name, stem in under.get(row.directory.split(" ", 1)[0], ())
-            if name in files or stem in row.key_file
+            d.path
+            for d in docs
+            if d.text
+            and (d.directory == folder or d.directory.startswith(f"{folder}/"))
+            and (d.name in files or d.name.removesuffix(".md") in row.key_file)
         ]
         links.append(SourceLink(row=i, docs=found))
     return links
-
-
-def _folders(directory: str) -> list[str]:
-    """The folders `directory` is in or below: itself and each prefix ending before a '/'
-    ('a/b' -> 'a/b', 'a'): a row naming any of them names the documents of `directory`."""
-    return [directory, *(directory[:k] for k, ch in enumerate(directory) if ch == "/")]
 
 
 def _removed_spans(claims: dict[str, DocResult], ref: ClaimRef | None, spans: _Spans) -> list[str]:

@@ -20,7 +20,6 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from agent.core.arxiv import find_ids, key_of, validate
 from agent.core.labels import ZH_ANSWERS as SAY
@@ -58,12 +57,6 @@ _LEVEL_WORDS = {"medium-high": "中高", "high": "高", "medium": "中", "low": 
 _CAP = {"高": 5, "中": 3, "邻接": 2, "参考": 1}
 _REL_ORDER: tuple[Relevance, ...] = ("高", "中", "邻接", "参考")
 _MAX_POINTS, _MAX_CHILDREN, _MAX_DEPTH, _MAX_TEXT = 8, 8, 3, 160
-
-
-@lru_cache(maxsize=8192)
-def _facts(text: str) -> frozenset[str]:
-    """`facts`, memoised: a key point is checked, weighed and compared with its anchor."""
-    return frozenset(facts(text))
 
 
 # --- the topic as weighted terms ----------------------------------------------------------------
@@ -241,7 +234,7 @@ def _walk(p: Point) -> list[Point]:
 
 def _claim(item: Item, outline: Outline, doc: SourceDoc, ctx: Context, fit: Fit) -> Claim | None:
     text = doc.text[item.start : item.end]
-    doc_facts = _facts(text)  # whole lines of the document, so each of these facts is one of the document's
+    doc_facts = facts(text)  # whole lines of the document, so each of these facts is one of the document's
     title = _scrub(_title(item, outline, doc), ctx)
     ids = _arxiv(item, outline, doc, ctx)
     urls = _urls(item, text)
@@ -252,7 +245,7 @@ def _claim(item: Item, outline: Outline, doc: SourceDoc, ctx: Context, fit: Fit)
     if not evidence:
         return None
     level, why = _credibility(item, outline, doc, ids, urls, text)
-    substantive = len(set().union(*(_facts(x.text) for p in points for x in p.walk()))) >= 3 or bool(ids)
+    substantive = len(set().union(*(facts(x.text) for p in points for x in p.walk()))) >= 3 or bool(ids)
     stars = _stars(item, fit, substantive, any(it.rating is not None for it in outline.items))
     anchor, relation, note = _relation(ctx, ids, urls, title, points)
     section = _section(ctx, f"{title} {item.index_text} " + " ".join(p.text for p in item.points))
@@ -329,11 +322,11 @@ def _urls(item: Item, text: str) -> list[str]:
     return out[:3]
 
 
-def _key_point(p: Point, ctx: Context, doc_facts: frozenset[str], depth: int) -> KeyPoint | None:
+def _key_point(p: Point, ctx: Context, doc_facts: set[str], depth: int) -> KeyPoint | None:
     """A bullet as a key point: trimmed at a clause, its invalid arXiv IDs removed, and kept only
     if every figure it states is in the document (what the grounding rule will check)."""
     text = _scrub(_trim(p.text), ctx)
-    if not text or not _facts(text) <= doc_facts:
+    if not text or not facts(text) <= doc_facts:
         return None
     children: list[KeyPoint] = []
     if depth < _MAX_DEPTH:
@@ -414,8 +407,8 @@ def _relation(
     anchor = anchor or reg.subject(title, threshold=0.6) or _contained_subject(reg, title)
     if anchor is None:
         return "", "new", SAY.no_anchor.format(topic=ctx.topic)
-    mine = set().union(*(_facts(x.text) for p in points for x in p.walk()), *(_facts(a.arxiv_id) for a in ids))
-    new = sorted(mine - _facts(anchor.text))
+    mine = set().union(*(facts(x.text) for p in points for x in p.walk()), *(facts(a.arxiv_id) for a in ids))
+    new = sorted(mine - facts(anchor.text))
     named = f"arXiv {anchor.display_id or anchor.key}" if anchor.kind == "arxiv" else anchor.key
     where = SAY.anchored_where.format(when=anchor.when, label=anchor.label[:30])
     if new:
