@@ -659,6 +659,12 @@ EvalMaxCostOpt = Annotated[float | None, typer.Option(help=_llm_help("max_cost_u
 AllowStaleOpt = Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))]
 EvalForceOpt = Annotated[bool, typer.Option(help="Let `record` write over reference cassettes.")]
 AcceptDropsOpt = Annotated[bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")]
+VerboseOpt = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Every row in full, not only those that failed or moved.")
+]
+MarkdownOpt = Annotated[
+    bool, typer.Option("--markdown", help="Print the overview as a Markdown table (as the README quotes it).")
+]
 CompareOpt = Annotated[
     tuple[str, str] | None,
     typer.Option(help="Compare two logged evals (ids, id prefixes, last, last~1) instead of running."),
@@ -687,6 +693,8 @@ def eval_cmd(
     force: EvalForceOpt = False,
     accept_drops: AcceptDropsOpt = False,
     compare: CompareOpt = None,
+    verbose: VerboseOpt = False,
+    markdown: MarkdownOpt = False,
 ) -> None:
     """Replay every gold case, score it against its gold briefing, and compare with the baseline.
 
@@ -715,7 +723,13 @@ def eval_cmd(
         "replace_reference": force or None,
     }
     runs = _variants(prompt or [], backend, model, flags, cassettes, allow_stale)
-    options = {"only": case, "update_baseline": update_baseline, "accept_drops": accept_drops}
+    options = {
+        "only": case,
+        "update_baseline": update_baseline,
+        "accept_drops": accept_drops,
+        "verbose": verbose,
+        "markdown": markdown,
+    }
     _eval_variants(runs, cases, baseline, html, as_json, logs, options)
 
 
@@ -751,7 +765,7 @@ def _eval_variants(
     options: dict[str, Any],
 ) -> None:
     """Each variant's eval, reported; two variants are compared. Exits 1 when one fails."""
-    from eval import compare_logged, print_report, run_eval, to_json
+    from eval import compare_logged, overview_markdown, print_report, run_eval, to_json
 
     case, update_baseline, accept_drops = options["only"], options["update_baseline"], options["accept_drops"]
     reports = []
@@ -773,15 +787,13 @@ def _eval_variants(
         reports.append(report)
         if as_json and len(runs) == 1:
             _print_json(to_json(report))
+        elif options["markdown"]:
+            out.print(overview_markdown(report), markup=False, highlight=False, soft_wrap=True, end="")
         elif not as_json:
-            print_report(report, out)
-            if report.run_id:
-                out.print(f"logged as {report.run_id}", markup=False)
+            print_report(report, out, verbose=options["verbose"])
     if len(reports) == 2 and all(r.run_id for r in reports):
         c = compare_logged(reports[0].run_id, reports[1].run_id, logs)
         _show_comparison(c, as_json, html)
-    elif html is not None and not as_json:
-        out.print(f"wrote {html}", markup=False)
     if not all(r.ok for r in reports):
         raise typer.Exit(1)
 

@@ -10,7 +10,8 @@ Modules, one concept each:
 - explain.py  why each missed gold item was lost: the stage of the pipeline, from the run's findings
 - record.py   an eval as a run-log entry (agent.runlog)
 - compare.py  two logged evals: deltas and every flipped item with its reason
-- report.py   the terminal table, the JSON for machines, the side-by-side HTML page
+- overview.py the first table of `predigest eval`: a row per case and answer set, failing rows first
+- report.py   the terminal report, the JSON for machines, the side-by-side HTML page
 - relay.py    a folder of a real model's saved answers -> relayed cassettes (`predigest cassettes relay`)
 
 `run_eval` is the `predigest eval` command as a function; the CLI only prints what it returns.
@@ -26,6 +27,7 @@ from typing import Any
 from agent.core.settings import llm_overrides
 from agent.runlog import load_run, log_quietly
 from eval.compare import Comparison, compare_runs, comparison_json, print_comparison, write_comparison_html
+from eval.overview import markdown as overview_markdown
 from eval.record import eval_record
 from eval.report import print_report, to_json, write_html
 from eval.runner import EvalReport, OnPlan, OnResult, Variant, evaluate
@@ -66,6 +68,7 @@ def run_eval(
             report = dataclasses.replace(report, run_id=record.id)
     if html_path is not None:
         write_html(report, html_path)
+        report = dataclasses.replace(report, notes=(*report.notes, f"wrote {html_path}"))
     return report
 
 
@@ -107,6 +110,7 @@ __all__ = [
     "compare_logged",
     "comparison_json",
     "evaluate",
+    "overview_markdown",
     "print_comparison",
     "print_report",
     "run_eval",

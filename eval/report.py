@@ -12,13 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from agent.core import listing
 from agent.core.labels import ZH
+from agent.core.listing import width
 from agent.core.text import facts
 from agent.runlog import claim_fate
 from agent.write.templating import render
+from eval import overview
 from eval.explain import fates
 from eval.metrics import METRICS, Matching, key_facts, stated_facts
 from eval.runner import CaseResult, CaseRun, EvalReport, MetricResult
@@ -35,77 +37,78 @@ def _num(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
-def _delta(m: MetricResult) -> Text:
-    d = m.delta
-    if d is None:
-        return Text("—")
-    style = "red" if d < 0 else ("green" if d > 0 else "")
-    return Text(f"{d:+.3f}", style=style)
+def _delta(m: MetricResult) -> str:
+    return "—" if m.delta is None else f"{m.delta:+.3f}"
 
 
-def _moved(m: MetricResult) -> str:
-    parts = []
-    for label, items in (("now missed", m.newly_missed), ("now extra", m.newly_extra), ("fixed", m.fixed)):
-        if items:
-            more = f" (+{len(items) - _SHOW} more)" if len(items) > _SHOW else ""
-            parts.append(f"{label}{more}:\n" + "\n".join(f"· {i[:80]}" for i in items[:_SHOW]))
-    return "\n".join(parts)
+def _clip(s: str, cells: int) -> str:
+    """`s` cut to `cells` terminal cells with an ellipsis: an item is named, not quoted whole."""
+    if width(s) <= cells:
+        return s
+    out, used = "", 0
+    for c in s:
+        if used + width(c) > cells - 1:
+            break
+        out, used = out + c, used + width(c)
+    return out + "…"
 
 
-def case_table(r: CaseResult) -> Table:
-    """One case: metric, score, baseline, delta, status, and the items that moved."""
-    c = r.run.case
-    status = ("ok", "green") if r.ok else ("FAILED", "red")
-    t = Table(
-        title=Text.assemble(f"{c.name} · {c.topic} · {c.date} · {r.run.stamp} · {r.run.seconds:.1f}s · ", status),
-        title_justify="left",
-    )
-    for col, kw in (
-        ("metric", {"no_wrap": True, "min_width": 19}),
-        ("score", {"justify": "right"}),
-        ("baseline", {"justify": "right"}),
-        ("Δ", {"justify": "right"}),
-        ("status", {}),
-        ("what moved", {"overflow": "fold"}),
-    ):
-        t.add_column(col, **kw)  # type: ignore[arg-type]
+def _moved_lines(r: CaseResult, room: int) -> list[str]:
+    """What moved, one item per line; metrics that share an item list (increment P/R/F1,
+    to-verify R/P) name each item once."""
+    seen: set[tuple[str, str]] = set()
+    lines: list[str] = []
     for m in r.metrics:
-        style = "red" if m.failed else ""
-        t.add_row(
-            Text(m.metric, style=style),
-            Text(_num(m.value), style=style),
-            _num(m.baseline),
-            _delta(m),
-            Text(m.status, style=style or ("green" if m.status == "ok" else "yellow")),
-            Text(_moved(m) or _violations(r, m)),
-        )
-    return t
+        lists = [("now missed", m.newly_missed), ("now extra", m.newly_extra), ("fixed", m.fixed)]
+        if m.status == "noncompliant":
+            lists.append(("broken", tuple(r.run.scores[m.metric].missed)))
+        for label, items in lists:
+            fresh = [i for i in items if (label, i) not in seen]
+            seen.update((label, i) for i in fresh)
+            head = f"  {label:<10} {m.metric}  "
+            lines += [head + _clip(i, max(20, room - width(head))) for i in fresh[:_SHOW]]
+            if len(fresh) > _SHOW:
+                lines.append(f"  {'':<10} {m.metric}  … and {len(fresh) - _SHOW} more (--json or --html lists them)")
+    return lines
 
 
-def _violations(r: CaseResult, m: MetricResult) -> str:
-    """For a non-compliant run, the broken rules themselves (there is no baseline to diff)."""
-    if m.status != "noncompliant":
-        return ""
-    return "\n".join(r.run.scores[m.metric].missed[:_SHOW])
+def detail_lines(r: CaseResult, room: int | None) -> list[str]:
+    """One row in full: what it was asked with, every metric against its baseline, what moved."""
+    c = r.run.case
+    head = f"{c.name} · {c.topic} · {c.date} · {r.run.stamp} · {r.run.seconds:.1f}s · {overview.status(r)}"
+    table = [[m.metric, _num(m.value), _num(m.baseline), _delta(m), m.status] for m in r.metrics]
+    lines = listing.render(head, ["metric", "score", "baseline", "Δ", "status"], table, room).splitlines()
+    lines += _moved_lines(r, room or 120)
+    lines += [f"  error {_clip(e, (room or 120) - 8)}" for e in r.run.errors[:_SHOW]]
+    if len(r.run.errors) > _SHOW:
+        lines.append(f"  … and {len(r.run.errors) - _SHOW} more error(s); --json or --html lists them all")
+    return lines
 
 
-def print_report(report: EvalReport, console: Console) -> None:
-    """Styled with `Text`, never markup: case names, stamps and errors print as written, on any
-    console (the CLI's has markup off)."""
-    for r in report.results:
-        console.print(case_table(r))
-        for e in r.run.errors[:_SHOW]:
-            console.print(Text.assemble("  ", ("error", "red"), f" {e}"), highlight=False)
-        if len(r.run.errors) > _SHOW:
-            console.print(f"  … and {len(r.run.errors) - _SHOW} more error(s); --json or --html lists them all")
+def print_report(report: EvalReport, console: Console, *, verbose: bool = False) -> None:
+    """The overview (failing rows first), then in full each row that failed or moved (every row
+    with `verbose`), the notes, and a last line that counts the rows. Plain text styled with
+    `Text`, never markup, and never wrapped by rich: a pipe gets whole lines."""
+    room = console.width if console.is_terminal else None
+
+    def say(line: str, style: str = "") -> None:
+        console.print(Text(line, style=style), soft_wrap=True, highlight=False)
+
+    order = overview.ordered(report)
+    title = f"{len(order)} rows against {report.baseline_path}, failing rows first"
+    table = listing.render(title, overview.HEADERS, [row.as_list() for row in overview.rows(report)], room)
+    for line, r in zip(table.splitlines(), [None, None, None, *order], strict=False):
+        say(line, "red" if r is not None and not r.ok else "")
+    for r in order:
+        if verbose or overview.status(r) in ("FAILED", "moved"):
+            say("")
+            for i, line in enumerate(detail_lines(r, room)):
+                say(line, "red" if i == 0 and not r.ok else "")
     for note in report.notes:
-        console.print(note, markup=False, highlight=False)
-    failed = [r.name for r in report.results if not r.ok]
-    summary = f"{len(report.results)} case(s), baseline {report.baseline_path}"
-    if failed:
-        console.print(Text.assemble(("FAILED", "red"), f" {summary}: {', '.join(failed)}"), highlight=False)
-    else:
-        console.print(Text.assemble(("ok", "green"), f" {summary}"), highlight=False)
+        say(note)
+    if report.run_id:
+        say(f"logged as {report.run_id}")
+    say(overview.summary(report), "green" if report.ok else "red")
 
 
 # --- JSON -----------------------------------------------------------------------------------------

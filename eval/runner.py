@@ -55,6 +55,8 @@ class Variant:
         cassettes = case.cassettes
         if cassettes is not None and self.cassette_root is not None:
             cassettes = self.cassette_root / cassettes.name
+        if cassettes is not None and backend == "record":
+            cassettes = recording_folder(cassettes)
         if backend == "replay":
             llm["cache_dir"] = None  # a miss must show as a miss, not hide behind a cached answer
         if model := self.model or case.model:
@@ -70,6 +72,35 @@ class Variant:
             allow_stale=self.allow_stale or None,
             llm=llm,
         )
+
+
+RECORDED_BESIDE = "-recorded"  # the suffix of the set a recording writes beside relayed or reference answers
+
+
+def set_kinds(folder: Path | None, names: set[str] | None = None) -> set[str]:
+    """The provenance kinds ('recorded', 'relayed', 'reference') of a cassette set's files, or of
+    the files named in `names` only."""
+    if folder is None or not folder.is_dir():
+        return set()
+    kinds: set[str] = set()
+    for path in folder.rglob("*.json"):
+        if names is not None and path.name not in names:
+            continue
+        try:
+            kinds.add(str(json.loads(path.read_text(encoding="utf-8"))["provenance"]["kind"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a cassette: `cassettes check` reports it, the label does not need it
+    return kinds
+
+
+def recording_folder(folder: Path) -> Path:
+    """Where `record` writes a set's answers: into the set when it holds recordings only; beside
+    it, as `<set>-recorded`, when it holds relayed or reference answers, so a recording never
+    replaces the answers a row is named for (the new set's name is in every report)."""
+    return folder if set_kinds(folder) <= {"recorded"} else folder.with_name(folder.name + RECORDED_BESIDE)
+
+
+_ANSWERS = {"reference": "reference answers", "relayed": "real model (relayed)", "recorded": "recorded answers"}
 
 
 @dataclass(frozen=True)
@@ -100,8 +131,38 @@ class CaseRun:
         prompt = "offline" if self.backend == "offline" else str(ev.template.stamp)
         model = "" if self.backend == "offline" else ev.llm.model
         stale = "stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else ""
-        cassettes = "" if self.backend == "offline" else self.case.cassette_set
+        cassettes = "" if self.backend == "offline" else self.cassette_set
         return " · ".join(x for x in (prompt, model, self.backend, cassettes, stale) if x)
+
+    @property
+    def cassette_folder(self) -> Path | None:
+        """The set the row was answered from (or recorded into), which `record` may have moved
+        beside the case's own (`recording_folder`)."""
+        if self.backend == "offline":
+            return None
+        return self.outcome.evening.llm.cassette_dir if self.outcome is not None else self.case.cassettes
+
+    @property
+    def cassette_set(self) -> str:
+        folder = self.cassette_folder
+        return folder.name if folder is not None else ""
+
+    @property
+    def answers(self) -> str:
+        """Whose answers the row scores: 'reference answers', 'real model (relayed)', 'offline
+        extractor', 'record gpt-4o-mini → world-recorded', with a stale mark."""
+        if self.backend == "offline":
+            return "offline extractor"
+        model = self.outcome.evening.llm.model if self.outcome is not None else ""
+        if self.backend in ("live", "record"):
+            label = f"{self.backend} {model}".strip()
+        else:
+            used = {n for r in self.results for n in r.record.cassette.split(", ") if n}
+            kinds = sorted(set_kinds(self.cassette_folder, used))
+            label = " + ".join(_ANSWERS.get(k, k) for k in kinds) or "no answers"
+        if self.cassette_folder is not None and self.cassette_set != self.case.cassette_set:
+            label += f" → {self.cassette_set}"
+        return label + (" · stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else "")
 
     @property
     def stale(self) -> tuple[str, ...]:
@@ -283,7 +344,7 @@ def run_stamp(r: CaseRun) -> dict[str, str]:
     return {
         "prompt": "" if offline or ev is None else str(ev.template.stamp),
         "model": "" if offline or ev is None else ev.llm.model,
-        "cassettes": "" if offline else r.case.cassette_set,
+        "cassettes": "" if offline else r.cassette_set,
         "backend": r.backend,
     }
 
