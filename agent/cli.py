@@ -852,10 +852,11 @@ def logs_list(
     ctx: typer.Context,
     as_json: JsonOpt = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many runs, newest first.")] = 20,
+    kind: Annotated[str | None, typer.Option("--kind", help="Only runs of this kind: eval or run.")] = None,
 ) -> None:
     """List the logged runs, newest first (the log is logs.db in the user data folder).
 
-    Example: predigest logs; predigest logs show last --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
+    Example: predigest logs --kind eval; predigest logs show last
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -863,8 +864,10 @@ def logs_list(
 
     from agent.runlog import list_runs, logs_path
 
+    if kind not in (None, "eval", "run"):
+        raise PredigestError(f"--kind {kind!r} is not a kind of run", hint="pass --kind eval or --kind run")
     path = logs_path()
-    runs = list_runs(path, limit) if path else []
+    runs = list_runs(path, limit, kind) if path else []
     if as_json:
         _print_json([asdict(r) for r in runs])
         return

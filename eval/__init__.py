@@ -99,8 +99,8 @@ def variants(
 
 
 def compare_logged(a: str, b: str, logs: Path | None) -> Comparison:
-    """Two logged evals, by id, id prefix, `last` or `last~N`."""
-    return compare_runs(load_run(logs, a), load_run(logs, b))
+    """Two logged evals, by id, id prefix, `last` or `last~N` (counted among evals only)."""
+    return compare_runs(load_run(logs, a, kind="eval"), load_run(logs, b, kind="eval"))
 
 
 __all__ = [

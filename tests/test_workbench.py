@@ -333,3 +333,28 @@ def test_prompt_twice_runs_both_and_compares(workbench: dict[str, Any]) -> None:
         data["b"],
         data["a"],
     ]
+
+
+def test_last_means_the_last_eval_where_an_eval_is_expected(tmp_path: Path) -> None:
+    """eval, run, eval: `--compare last~1 last` compares the two evals, whatever ran between them,
+    and `logs --kind` lists one kind."""
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp_path / "logs.db")}
+    first = predigest("eval", "--case", CASE, env=env)
+    run = ("run", "examples/world", "-t", "inference", "-d", "2026-09-22", "--out", str(tmp_path / "b.md"))
+    assert predigest(*run, "--backend", "replay", env=env).returncode == 0
+    second = predigest("eval", "--case", CASE, env=env)
+    assert first.returncode == second.returncode == 0, first.stdout + second.stdout
+    evals = json.loads(predigest("logs", "--kind", "eval", "--json", env=env).stdout)
+    runs = json.loads(predigest("logs", "--kind", "run", "--json", env=env).stdout)
+    assert [r["kind"] for r in evals] == ["eval", "eval"] and [r["kind"] for r in runs] == ["run"]
+    assert predigest(*run, "--backend", "replay", "--force", env=env).returncode == 0  # the newest is a run
+    compared = predigest("eval", "--compare", "last~1", "last", "--json", env=env)
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    data = json.loads(compared.stdout)
+    assert (data["a"], data["b"]) == (evals[1]["id"], evals[0]["id"])
+    shown = predigest("logs", "show", "last", env=env)  # where any run will do, `last` is the last of any kind
+    assert shown.stdout.startswith("run ") and " · run · " in shown.stdout.splitlines()[0]
+    too_far = predigest("eval", "--compare", "last~2", "last", env=env)
+    assert too_far.returncode == 2 and too_far.stderr.startswith("error: no logged eval run 'last~2'")
+    bad = predigest("logs", "--kind", "evals", env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --kind 'evals' is not a kind of run")
