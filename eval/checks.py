@@ -1,8 +1,9 @@
-"""`predigest cassettes check`: does every case's cassette set still answer its requests?
+"""`predigest cassettes check`: does every cassette set of every case still answer its requests?
 
-Per case: the requests answered by an exact cassette, those answered only under an older
-prompt (replayable with `--allow-stale`, reported `stale`), and those no cassette answers; per
-cassette set: the files no case requests (left over from an old prompt or a deleted case).
+Per row (a case and one of its sets, the relayed ones included): the requests answered by an
+exact cassette, those answered only under an older prompt (replayable with `--allow-stale`,
+reported `stale`), and those no cassette answers; per cassette set: the files no case requests
+(left over from an old prompt or a deleted case).
 Nothing is sent anywhere: the request bodies are built as the extractor would build them.
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from agent.extract.llm import check_requests
 from agent.pipeline import plan
-from eval.cases import load_cases
+from eval.cases import load_rows
 from eval.runner import Variant
 
 
@@ -40,7 +41,7 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
     variant = variant or Variant()
     checks: list[CaseCheck] = []
     used: dict[Path, set[Path]] = {}
-    for case in load_cases(cases_dir, only):
+    for case in load_rows(cases_dir, only):  # every set of every case, each its own row
         if case.cassettes is None:
             continue
         ev = plan(variant.settings(case, "replay"), for_writing=False)

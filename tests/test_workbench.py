@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ from typing import Any
 import pytest
 
 from agent.runlog import MIGRATIONS, connect
+from eval.cases import load_cases
 from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, completion, world_answers, world_responder
-from tests.paths import ROOT, predigest
+from tests.paths import ROOT, WORLD, predigest
 
 CASE = "2026-09-22-inference"
 TERSE = ROOT / "tests" / "prompts" / "extract-terse.md"
@@ -358,3 +360,39 @@ def test_last_means_the_last_eval_where_an_eval_is_expected(tmp_path: Path) -> N
     assert too_far.returncode == 2 and too_far.stderr.startswith("error: no logged eval run 'last~2'")
     bad = predigest("logs", "--kind", "evals", env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("error: --kind 'evals' is not a kind of run")
+
+
+def test_cassettes_check_checks_every_set_of_every_case() -> None:
+    r = predigest("cassettes", "check", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    checked = {c["case"]: Path(c["cassettes"]).name for c in json.loads(r.stdout)["cases"]}
+    assert checked[CASE] == "world" and checked[f"{CASE}@world-relayed"] == "world-relayed"
+    sets = sum(len(case.rows()) for case in load_cases(ROOT / "eval" / "cases"))
+    assert len(checked) == sets == 7
+
+
+def test_record_never_writes_over_relayed_answers(tmp_path: Path) -> None:
+    """The demo case's relayed set, recorded with `--backend record`: the relayed files stay as
+    they were, the recording goes beside them, and the overview names the set it went to."""
+    relayed = tmp_path / "sets" / "world-relayed"
+    shutil.copytree(ROOT / "cassettes" / "world-relayed", relayed)
+    before = {p.name: p.read_bytes() for p in relayed.glob("*.json")}
+    folder = tmp_path / "cases" / CASE
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "eval" / "cases" / CASE / "gold.md", folder / "gold.md")
+    (folder / "case.toml").write_text(
+        f'workspace = "{WORLD}"\ntopic = "inference"\ndate = 2026-09-22\ncassettes = ["{relayed}"]\n',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PREDIGEST_LOGS_DB": "off"}
+    with FakeOpenAI(default=world_responder(world_answers())) as server:
+        env.update(OPENAI_API_KEY=FAKE_KEY, OPENAI_BASE_URL=server.base_url)
+        args = ("eval", "--cases", str(tmp_path / "cases"), "--baseline", str(tmp_path / "baseline.json"))
+        r = predigest(*args, "--backend", "record", "--update-baseline", "--no-cache", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert {p.name: p.read_bytes() for p in relayed.glob("*.json")} == before
+    beside = relayed.with_name("world-relayed-recorded")
+    kinds = {json.loads(p.read_text(encoding="utf-8"))["provenance"]["kind"] for p in beside.glob("*.json")}
+    assert len(list(beside.glob("*.json"))) == 14 and kinds == {"recorded"}
+    row = next(ln for ln in r.stdout.splitlines() if ln.startswith("ok ") and f" {CASE} " in ln and "offline" not in ln)
+    assert "record gpt-4o-mini → world-relayed-recorded" in row, r.stdout
