@@ -308,7 +308,8 @@ def new_record(
     except PackageNotFoundError:
         ours = ""
     now = _now()
-    first = next((e for e in evenings if e.backend != "offline"), evenings[0] if evenings else None)
+    # the run's stamp is its first row that was asked with a prompt (not offline, not failed before asking)
+    first = next((e for e in evenings if e.prompt), evenings[0] if evenings else None)
     return RunLog(
         id=new_id(now),
         time=now.isoformat(timespec="seconds"),

@@ -130,6 +130,26 @@ def test_compare_names_every_flipped_item_and_the_stage_that_lost_it(workbench: 
     assert hook["stage"] == "demoted by select" and "3★ < 4★" in hook["detail"]
     # the lost increments' doubts go with them
     assert flips[("to_verify_recall", "vLLM FP8 KV-Cache 具体压缩比和 latency 改善")]["stage"] == "not raised"
+    # every flipped item carries its stage and reason; a score that did not move lists none
+    assert all(f["stage"] and "no recorded reason" not in f["detail"] for c in data["cases"] for f in c["flips"])
+    for c in data["cases"]:
+        still = {m for m, d in c["metrics"].items() if d["delta"] == 0}
+        assert not [f for f in c["flips"] if f["metric"] in still], c["case"]
+    # the key facts of an unmatched increment are one line, and they are facts
+    facts = [f for f in case["flips"] if f["metric"] == "key_fact_recall"]
+    assert [f["item"].split(":", 1)[0] for f in facts] == [
+        "2 key facts of unmatched 增量 3",
+        "6 key facts of unmatched 增量 4",
+        "15 key facts of unmatched 增量 5",
+    ]
+    assert facts[0]["stage"] == "not extracted" and facts[2]["stage"] == "demoted by select"
+    counted = [x.split(" · ", 1)[1].removesuffix("（增量未匹配）") for f in facts for x in f["items"]]
+    assert len(counted) == 23 and not {"20", "9", "2026", "--SGLang"} & set(counted)
+    # the header names what differs: the prompt, and the cassette set the second run was recorded into
+    differs = " ".join(data["differs"])
+    assert "prompt extract@2#" in differs and "→ extract-terse@1#" in differs
+    assert f"under {workbench['tmp'] / 'cassettes'}" in differs and "(each case's own)" in differs
+    assert "model" not in [d.split()[0] for d in data["differs"]]  # the same model on both sides
     # the offline row does not depend on the prompt: nothing of it flipped
     offline = next(c for c in data["cases"] if c["case"].endswith("offline"))
     assert offline["flips"] == []
