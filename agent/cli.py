@@ -764,12 +764,16 @@ def _eval_variants(
     logs: Path | None,
     options: dict[str, Any],
 ) -> None:
-    """Each variant's eval, reported; two variants are compared. Exits 1 when one fails."""
+    """Each variant's eval, reported; two variants are compared. Exits 1 when one fails, or when
+    a variant's rows could not be answered (said first, and those rows are not run)."""
     from eval import compare_logged, overview_markdown, print_report, run_eval, to_json
 
     case, update_baseline, accept_drops = options["only"], options["update_baseline"], options["accept_drops"]
+    lacking = _eval_needs(runs, cases, case, (err if as_json else out).console)
     reports = []
-    for variant in runs:
+    for variant, needs in zip(runs, lacking, strict=True):
+        if needs is not None and len(needs.rows) == needs.of_rows:
+            continue  # nothing of it can be answered: said at the top
         with _eval_progress() as (on_plan, on_result):
             report = run_eval(
                 cases,
@@ -783,6 +787,7 @@ def _eval_variants(
                 on_plan=on_plan,
                 on_result=on_result,
                 accept_drops=accept_drops,
+                skip=needs.rows if needs else (),
             )
         reports.append(report)
         if as_json and len(runs) == 1:
@@ -790,12 +795,28 @@ def _eval_variants(
         elif options["markdown"]:
             out.print(overview_markdown(report), markup=False, highlight=False, soft_wrap=True, end="")
         elif not as_json:
-            print_report(report, out, verbose=options["verbose"])
+            print_report(report, out.console, verbose=options["verbose"])
     if len(reports) == 2 and all(r.run_id for r in reports):
         c = compare_logged(reports[0].run_id, reports[1].run_id, logs)
         _show_comparison(c, as_json, html)
-    if not all(r.ok for r in reports):
+    if not all(r.ok for r in reports) or any(lacking):
         raise typer.Exit(1)
+
+
+def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Console) -> list[Any]:
+    """With two prompts, what each lacks before anything runs: a second prompt's requests have
+    no cassettes until a model answers them, and that is said first, not as a failure per row.
+    One prompt runs as asked (its misses are its rows' errors)."""
+    from eval.checks import needs
+
+    if len(runs) < 2:
+        return [None] * len(runs)
+    lacking = [needs(cases, v, case) for v in runs]
+    for name, variant, n in zip("AB", runs, lacking, strict=False):
+        if n is not None:
+            prompt = variant.prompt_file.name if variant.prompt_file else "the default prompt"
+            console.print(n.say(f"prompt {name} ({prompt})"), markup=False, highlight=False, soft_wrap=True)
+    return lacking
 
 
 def _show_comparison(c: object, as_json: bool, html: Path | None) -> None:
@@ -804,7 +825,7 @@ def _show_comparison(c: object, as_json: bool, html: Path | None) -> None:
     if as_json:
         _print_json(comparison_json(c))  # type: ignore[arg-type]
     else:
-        print_comparison(c, out)  # type: ignore[arg-type]
+        print_comparison(c, out.console)  # type: ignore[arg-type]
     if html is not None:
         write_comparison_html(c, html)  # type: ignore[arg-type]
         if not as_json:

@@ -47,6 +47,7 @@ def run_eval(
     on_plan: OnPlan | None = None,
     on_result: OnResult | None = None,
     accept_drops: bool = False,
+    skip: Sequence[str] = (),
 ) -> EvalReport:
     """Run every case (or `only` one), compare with the baseline, write the baseline and the
     HTML page when asked, and append the run to the log `logs` (None: not logged).
@@ -61,6 +62,7 @@ def run_eval(
         on_plan=on_plan,
         on_result=on_result,
         accept_drops=accept_drops,
+        skip=skip,
     )
     if logs is not None:
         record = eval_record(report, variant, command)

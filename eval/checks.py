@@ -54,3 +54,47 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
         for folder, files in used.items()
     }
     return CassetteReport(checks, unused)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a replayed variant lacks: the rows whose requests no cassette answers (or only one
+    recorded under another prompt, when stale answers are not allowed)."""
+
+    rows: tuple[str, ...]
+    missing: int  # requests no cassette answers
+    stale: int  # requests answered only under another prompt (replayable with --allow-stale)
+    of_rows: int
+
+    def say(self, who: str) -> str:
+        """One line for the top of the report: what is missing, and the two ways to get it."""
+        what = f"{len(self.rows)} of {self.of_rows} rows cannot be answered from the cassettes"
+        counts = ", ".join(
+            x
+            for x in (
+                f"{self.missing} request(s) unanswered" * bool(self.missing),
+                f"{self.stale} answered only under another prompt" * bool(self.stale),
+            )
+            if x
+        )
+        ways = "set OPENAI_API_KEY and pass --backend record to ask a model"
+        if self.stale and not self.missing:
+            ways += ", or pass --allow-stale to replay the answers given to the other prompt"
+        return f"{who}: {what} ({counts}); not run: {ways}"
+
+
+def needs(cases_dir: Path, variant: Variant, only: str | None = None) -> Needs | None:
+    """The rows a replayed variant cannot answer, or None when it can answer them all (or asks
+    an endpoint: a live or recording variant answers everything it is asked)."""
+    if variant.backend != "replay":
+        return None
+    report = check_cassettes(cases_dir, variant, only)
+    lacking = [c for c in report.cases if c.missing or (c.stale and not variant.allow_stale)]
+    if not lacking:
+        return None
+    return Needs(
+        tuple(c.case for c in lacking),
+        sum(len(c.missing) for c in lacking),
+        0 if variant.allow_stale else sum(len(c.stale) for c in lacking),
+        len(report.cases),
+    )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -450,9 +450,11 @@ def evaluate(
     on_plan: OnPlan | None = None,
     on_result: OnResult | None = None,
     accept_drops: bool = False,
+    skip: Collection[str] = (),
 ) -> EvalReport:
     """Run the cases, compare each with its committed scores, and rewrite the baseline if asked:
-    a rewrite that lowers any committed score is refused unless `accept_drops`."""
+    a rewrite that lowers any committed score is refused unless `accept_drops`. The rows named
+    in `skip` (and a skipped row's offline floor) are not run: nothing could answer them."""
     variant = variant or Variant(backend=backend)
     rows = load_rows(cases_dir, only)
     if not update_baseline and not baseline_path.is_file():
@@ -471,6 +473,8 @@ def evaluate(
     progress = {"on_plan": on_plan, "on_result": on_result}
     runs: list[CaseRun] = []
     for row in rows:
+        if row.name in skip:
+            continue
         runs.append(run_case(row, variant, **progress))
         if "@" not in row.name:  # the offline floor does not depend on a cassette set: once per case
             runs.append(run_case(offline_row(row), variant, backend="offline", **progress))

@@ -416,3 +416,31 @@ def test_record_never_writes_over_relayed_answers(tmp_path: Path) -> None:
     assert len(list(beside.glob("*.json"))) == 14 and kinds == {"recorded"}
     row = next(ln for ln in r.stdout.splitlines() if ln.startswith("ok ") and f" {CASE} " in ln and "offline" not in ln)
     assert "record gpt-4o-mini → world-relayed-recorded" in row, r.stdout
+
+
+def test_a_second_prompt_without_answers_says_what_it_needs_and_is_not_run(tmp_path: Path) -> None:
+    """`--prompt A --prompt B` with no key: B's requests have no cassettes. The first line says
+    so and names the two ways out; A runs, B does not (no row of B fails one by one)."""
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp_path / "logs.db")}
+    committed = ROOT / "prompts" / "extract.md"
+    r = predigest("eval", "--case", CASE, "--prompt", str(committed), "--prompt", str(TERSE), env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith(f"prompt B ({TERSE.name}): 2 of 2 rows cannot be answered from the cassettes"), first
+    assert "OPENAI_API_KEY" in first and "--backend record" in first
+    assert "prompt A" not in r.stdout  # the committed prompt's cassettes answer it
+    assert r.stdout.splitlines()[-1] == "ok 3 rows"  # A's report, and nothing of B after it
+    assert "no cassette for" not in r.stdout + r.stderr
+    assert [x["prompt"].split("#")[0] for x in json.loads(predigest("logs", "--json", env=env).stdout)] == ["extract@2"]
+
+
+def test_a_second_prompt_with_stale_answers_only_is_told_about_allow_stale(workbench: dict[str, Any]) -> None:
+    """The terse recordings under `--cassettes`: the committed prompt has only stale answers there."""
+    env, recorded = workbench["env"], str(workbench["tmp"] / "cassettes")
+    committed = ROOT / "prompts" / "extract.md"
+    r = predigest(
+        "eval", "--case", CASE, "--cassettes", recorded, "--prompt", str(TERSE), "--prompt", str(committed), env=env
+    )
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("prompt B (extract.md): ") and "answered only under another prompt" in first, r.stdout
+    assert "--allow-stale" in first and r.returncode == 1
