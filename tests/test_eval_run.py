@@ -65,7 +65,10 @@ def test_html_shows_output_and_gold_side_by_side(tmp_path: Path) -> None:
     r = predigest("eval", "--case", CASE, "--html", str(page))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[-1] == "ok 3 rows", r.stdout  # styled, not markup
-    text = page.read_text(encoding="utf-8")
+    # the first page holds the scores; each row's briefings are on its own page beside it
+    pages = [page, *sorted((tmp_path / "eval-rows").glob("*.html"))]
+    assert len(pages) == 4
+    text = "".join(p.read_text(encoding="utf-8") for p in pages)
     case = load_case(ROOT / "eval" / "cases" / CASE)
     # in-process: the rows' own titles (one per cassette set, then the offline floor)
     runs = [*(run_case(row) for row in case.rows()), run_case(offline_row(case), backend="offline")]
@@ -122,7 +125,7 @@ def test_html_escapes_what_the_briefings_say(tmp_path: Path) -> None:
     card = score(GOLD, output, RuleContext(date=case.date))
     run = CaseRun(case, GOLD, output, "<img src=x onerror=alert(1)>", card, ("<i>error</i>",))
     page = write_html(EvalReport((compare(run, None),), tmp_path / "b.json"), tmp_path / "p.html")
-    text = page.read_text(encoding="utf-8")
+    text = "".join(p.read_text(encoding="utf-8") for p in [page, *(tmp_path / "p-rows").glob("*.html")])
     assert "<script" not in text and "<img" not in text and "<i>" not in text and "<marquee>" not in text
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &lt;marquee&gt;" in text  # markupsafe's escapes
 

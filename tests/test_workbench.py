@@ -299,29 +299,38 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -
     )
     assert page.is_file(), r.stdout + r.stderr
     shown, requests = dump_dom(chromium, page, tmp / "profile")
-    dom = shown.stdout
-    assert "</html>" in dom, shown.stderr[-2000:]
-    assert [x for x in requests if not BROWSER_SERVICES.match(x)] == []
-    assert not [ln for ln in shown.stderr.splitlines() if "CONSOLE" in ln or "Content Security Policy" in ln]
-    # the header of each row: prompt and model, and the stale mark
+    rows = sorted((tmp / "report-rows").glob("*.html"))
+    rendered = [dump_dom(chromium, row, tmp / "profile") for row in rows]  # each row's own page
+    for done, sent in [(shown, requests), *rendered]:
+        assert "</html>" in done.stdout, done.stderr[-2000:]
+        assert [x for x in sent if x and not BROWSER_SERVICES.match(x)] == []
+        assert not [ln for ln in done.stderr.splitlines() if "CONSOLE" in ln or "Content Security Policy" in ln]
+    dom, row_doms = shown.stdout, [done.stdout for done, _ in rendered]
+    # the header of each row: prompt and model, and the stale mark; the failing rows first
     stamps = re.findall(r'<p class="stamp">asked with: (.*?)</p>', dom, re.S)
-    assert len(stamps) == 3 and "extract@2#" in stamps[0] and "gpt-4o-mini" in stamps[0]  # world, offline, relayed
-    assert "stale (extract-terse@1)" in stamps[0] and stamps[1].startswith("offline")
-    assert "world-relayed · stale (extract-terse@1)" in stamps[2]
-    # each missed gold increment with the stage that lost it
-    reasons = re.findall(r'<li class="missed-reason"><b>(.*?)</b> <span class="tag stage">(.*?)</span>', dom)
-    stages = {item: stage for item, stage in reasons if item.startswith("增量")}
-    assert stages == {
-        "增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层": "not extracted",
-        "增量 4：vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用": "ungrounded",
-        "增量 5：HookPoint — 推理可观测性 3.6% overhead": "demoted by select",
-    }
-    # a fact-level diff inside matched pairs, and 三 / 四 / 五 side by side for both rows
-    assert dom.count('class="meta facts-diff only-gold"') + dom.count('class="meta facts-diff only-out"') >= 1
-    assert [b for b in re.findall(r'data-block="(\w+)"', dom)] == ["verify", "arxiv", "five"] * 3
+    assert len(stamps) == 3 and "extract@2#" in stamps[0] and "gpt-4o-mini" in stamps[0]  # world, relayed, offline
+    assert "stale (extract-terse@1)" in stamps[0] and stamps[2].startswith("offline")
+    assert "world-relayed · stale (extract-terse@1)" in stamps[1]
+    # each missed gold increment with the stage that lost it, on the first page and on the row's
+    for text in (dom, row_doms[rows.index(tmp / "report-rows" / "row-2026-09-22-inference.html")]):
+        reasons = re.findall(
+            r'<li class="missed-reason" id="[^"]+"><b>(.*?)</b> <span class="tag stage">(.*?)</span>', text
+        )
+        stages = {item: stage for item, stage in reasons if item.startswith("增量")}
+        assert stages == {
+            "增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层": "not extracted",
+            "增量 4：vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用": "ungrounded",
+            "增量 5：HookPoint — 推理可观测性 3.6% overhead": "demoted by select",
+        }
+    full = "".join(row_doms)
+    # a fact-level diff inside matched pairs, and 三 / 四 / 五 side by side for every row
+    assert full.count('class="meta facts-diff only-gold"') + full.count('class="meta facts-diff only-out"') >= 1
+    assert [b for b in re.findall(r'data-block="(\w+)"', full)] == ["verify", "arxiv", "five"] * 3
     # per document: what the model returned, and each claim's fate (14 documents in each row)
-    assert dom.count('<details class="doc-answer">') == 14 * 3
-    fates = re.findall(r'<tr class="claim"><td>(.*?)</td>.*?<span class="tag stage">(.*?)</span>', dom, re.S)
+    assert full.count('<details class="doc-answer">') == 14 * 3
+    fates = re.findall(
+        r'<tr class="claim"><td data-label="claim">(.*?)</td>.*?<span class="tag stage">(.*?)</span>', full, re.S
+    )
     assert ("vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用", "ungrounded") in fates
     assert ("HookPoint — 推理可观测性 3.6% overhead", "demoted by select") in fates
 
