@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agent.extract import ExtractionResult
     from agent.pipeline import Evening, RunReport
     from agent.runlog import DocAnswer
+    from eval.checks import Needs
     from eval.runner import Variant
     from schemas.runlog import RunLog
 
@@ -803,7 +804,7 @@ def _eval_variants(
         raise typer.Exit(1)
 
 
-def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Console) -> list[Any]:
+def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Console) -> list[Needs | None]:
     """With two prompts, what each lacks before anything runs: a second prompt's requests have
     no cassettes until a model answers them, and that is said first, not as a failure per row.
     One prompt runs as asked (its misses are its rows' errors)."""

@@ -106,6 +106,7 @@ INPUT_PATTERNS = {
     ("agent/extract/offline/extractor.py", "blog|博客"): "how a source names a blog (its credibility)",
     ("agent/plan/parse.py", "暂无"): "how other agents mark an empty block",
     ("agent/core/errors.py", "状态摘要"): "errors.py sits below labels.py; the hint names the blocks",
+    ("eval/metrics.py", "年"): "a year said in words in a gold key point (2026 年), which is not a key fact",
 }
 
 
