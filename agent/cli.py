@@ -658,7 +658,6 @@ EvalConcurrencyOpt = Annotated[int | None, typer.Option(help=_llm_help("concurre
 EvalMaxCallsOpt = Annotated[int | None, typer.Option(help=_llm_help("max_calls"))]
 EvalMaxCostOpt = Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))]
 AllowStaleOpt = Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))]
-EvalForceOpt = Annotated[bool, typer.Option(help="Let `record` write over reference cassettes.")]
 AcceptDropsOpt = Annotated[bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")]
 VerboseOpt = Annotated[
     bool, typer.Option("--verbose", "-v", help="Every row in full, not only those that failed or moved.")
@@ -691,7 +690,6 @@ def eval_cmd(
     max_calls: EvalMaxCallsOpt = None,
     max_cost: EvalMaxCostOpt = None,
     allow_stale: AllowStaleOpt = False,
-    force: EvalForceOpt = False,
     accept_drops: AcceptDropsOpt = False,
     compare: CompareOpt = None,
     verbose: VerboseOpt = False,
@@ -700,8 +698,10 @@ def eval_cmd(
     """Replay every gold case, score it against its gold briefing, and compare with the baseline.
 
     Every eval is logged (`predigest logs`). With --backend record and OPENAI_API_KEY /
-    OPENAI_BASE_URL, the cases are asked of a live model, as `run` would ask them. Exits 1 when
-    a score drops below the baseline, rule compliance is below 1.0, or a case fails.
+    OPENAI_BASE_URL, the cases are asked of a live model, as `run` would ask them; a set that
+    holds relayed or reference answers is never recorded over (the answers go beside it, into
+    <set>-recorded). Prints an overview (failing rows first), then the rows that failed or moved.
+    Exits 1 when a score drops below the baseline, rule compliance is below 1.0, or a case fails.
 
     Example: predigest eval --backend record --prompt my-extract.md && predigest eval --compare last~1 last
     """
@@ -721,7 +721,6 @@ def eval_cmd(
         "concurrency": concurrency,
         "max_calls": max_calls,
         "max_cost_usd": max_cost,
-        "replace_reference": force or None,
     }
     runs = _variants(prompt or [], backend, model, flags, cassettes, allow_stale)
     options = {
@@ -900,7 +899,7 @@ def logs_list(
     for r in runs:  # one line per run, never folded: the id is what the next command needs
         stamp = " · ".join(x for x in (r.prompt.split("+", 1)[0], r.model, r.backend) if x)
         out.print(
-            f"{r.id}  {r.time[:19]}  {'ok    ' if r.ok else 'FAILED'}  {stamp}  git {r.git or '?'}"
+            f"{r.id}  {r.time[:19]}  {r.kind:<4}  {'ok    ' if r.ok else 'FAILED'}  {stamp}  git {r.git or '?'}"
             f"  predigest {' '.join(r.command)}",
             markup=False,
             highlight=False,

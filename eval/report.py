@@ -126,6 +126,8 @@ def to_json(report: EvalReport) -> dict[str, object]:
             {
                 "case": r.name,
                 "stamp": r.run.stamp,
+                "answers": r.run.answers,
+                "cassettes": r.run.cassette_set,
                 "ok": r.ok,
                 "topic": r.run.case.topic,
                 "date": r.run.case.date.isoformat(),

@@ -49,12 +49,17 @@ class Variant:
     cassette_root: Path | None = None
     allow_stale: bool = False
 
+    def target(self, case: Case) -> Path | None:
+        """The set the row replays from (or records into): the case's own, or the one of that
+        name under `cassette_root`."""
+        if case.cassettes is not None and self.cassette_root is not None:
+            return self.cassette_root / case.cassettes.name
+        return case.cassettes
+
     def settings(self, case: Case, backend: str | None = None) -> Settings:
         backend = backend or self.backend
         llm = {k: v for k, v in self.llm.items() if k not in ("backend", "cassette_dir")}
-        cassettes = case.cassettes
-        if cassettes is not None and self.cassette_root is not None:
-            cassettes = self.cassette_root / cassettes.name
+        cassettes = self.target(case)
         if cassettes is not None and backend == "record":
             cassettes = recording_folder(cassettes)
         if backend == "replay":
@@ -74,7 +79,7 @@ class Variant:
         )
 
 
-RECORDED_BESIDE = "-recorded"  # the suffix of the set a recording writes beside relayed or reference answers
+RECORDED_BESIDE = "recorded"  # the folder beside relayed or reference sets that recordings of them go into
 
 
 def set_kinds(folder: Path | None, names: set[str] | None = None) -> set[str]:
@@ -95,9 +100,10 @@ def set_kinds(folder: Path | None, names: set[str] | None = None) -> set[str]:
 
 def recording_folder(folder: Path) -> Path:
     """Where `record` writes a set's answers: into the set when it holds recordings only; beside
-    it, as `<set>-recorded`, when it holds relayed or reference answers, so a recording never
-    replaces the answers a row is named for (the new set's name is in every report)."""
-    return folder if set_kinds(folder) <= {"recorded"} else folder.with_name(folder.name + RECORDED_BESIDE)
+    it, into `recorded/<set>`, when it holds relayed or reference answers, so a recording never
+    replaces the answers a row is named for. The set keeps its name, so `--cassettes <that
+    recorded folder>` replays the recording; every report names the folder."""
+    return folder if set_kinds(folder) <= {"recorded"} else folder.parent / RECORDED_BESIDE / folder.name
 
 
 _ANSWERS = {"reference": "reference answers", "relayed": "real model (relayed)", "recorded": "recorded answers"}
@@ -160,8 +166,9 @@ class CaseRun:
             used = {n for r in self.results for n in r.record.cassette.split(", ") if n}
             kinds = sorted(set_kinds(self.cassette_folder, used))
             label = " + ".join(_ANSWERS.get(k, k) for k in kinds) or "no answers"
-        if self.cassette_folder is not None and self.cassette_set != self.case.cassette_set:
-            label += f" → {self.cassette_set}"
+        folder = self.cassette_folder
+        if folder is not None and self.case.cassettes is not None and folder.parent.name == RECORDED_BESIDE:
+            label += f" → {RECORDED_BESIDE}/{folder.name}"
         return label + (" · stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else "")
 
     @property
@@ -439,6 +446,19 @@ def _stamp_notes(runs: list[CaseRun], committed: dict[str, dict[str, str]]) -> l
     return notes
 
 
+def _beside_notes(rows: list[Case], variant: Variant) -> list[str]:
+    """A recording that went beside a relayed or reference set says where, and how to replay it."""
+    notes = []
+    for row in rows:
+        target = variant.target(row)
+        if variant.backend == "record" and target is not None and (folder := recording_folder(target)) != target:
+            notes.append(
+                f"{row.name}: {target} holds relayed or reference answers; recorded beside it into {folder}"
+                f" (replay it with --cassettes {folder.parent})"
+            )
+    return notes
+
+
 def evaluate(
     cases_dir: Path,
     baseline_path: Path,
@@ -478,7 +498,7 @@ def evaluate(
         runs.append(run_case(row, variant, **progress))
         if "@" not in row.name:  # the offline floor does not depend on a cassette set: once per case
             runs.append(run_case(offline_row(row), variant, backend="offline", **progress))
-    notes = _stamp_notes(runs, committed_stamps)
+    notes = _stamp_notes(runs, committed_stamps) + _beside_notes(rows, variant)
     if update_baseline and not accept_drops and (lower := drops(runs, baseline)):
         raise PredigestError(
             f"--update-baseline would lower {len(lower)} committed score(s): {'; '.join(lower)}",

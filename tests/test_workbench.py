@@ -420,11 +420,18 @@ def test_record_never_writes_over_relayed_answers(tmp_path: Path) -> None:
         r = predigest(*args, "--backend", "record", "--update-baseline", "--no-cache", env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert {p.name: p.read_bytes() for p in relayed.glob("*.json")} == before
-    beside = relayed.with_name("world-relayed-recorded")
+    beside = relayed.parent / "recorded" / "world-relayed"
     kinds = {json.loads(p.read_text(encoding="utf-8"))["provenance"]["kind"] for p in beside.glob("*.json")}
     assert len(list(beside.glob("*.json"))) == 14 and kinds == {"recorded"}
     row = next(ln for ln in r.stdout.splitlines() if ln.startswith("ok ") and f" {CASE} " in ln and "offline" not in ln)
-    assert "record gpt-4o-mini → world-relayed-recorded" in row, r.stdout
+    assert "record gpt-4o-mini → recorded/world-relayed" in row, r.stdout
+    assert f"recorded beside it into {beside} (replay it with --cassettes {beside.parent})" in r.stdout
+    # and it replays from there, as recorded answers
+    replayed = predigest(*args, "--cassettes", str(beside.parent), env={**os.environ, "PREDIGEST_LOGS_DB": "off"})
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert any(ln.startswith(f"ok      {CASE}  recorded answers") for ln in replayed.stdout.splitlines()), (
+        replayed.stdout
+    )
 
 
 def test_a_second_prompt_without_answers_says_what_it_needs_and_is_not_run(tmp_path: Path) -> None:
