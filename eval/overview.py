@@ -13,18 +13,19 @@ from dataclasses import dataclass
 
 from eval.runner import EPSILON, CaseResult, EvalReport, MetricResult
 
-# (metric, header): the headline scores, in the order a reader scans them
-COLUMNS: list[tuple[str, str]] = [
-    ("increment_f1", "increment F1"),
-    ("new_arxiv_f1", "new arXiv F1"),
-    ("key_fact_recall", "key facts"),
-    ("relevance_agreement", "relevance"),
-    ("to_verify_recall", "to-verify R"),
-    ("to_verify_precision", "to-verify P"),
-    ("priority_agreement", "priorities"),
-    ("rule_compliance", "rules"),
+# (metric, header, terminal header): the headline scores, in the order a reader scans them
+COLUMNS: list[tuple[str, str, str]] = [
+    ("increment_f1", "increment F1", "inc F1"),
+    ("new_arxiv_f1", "new arXiv F1", "arXiv F1"),
+    ("key_fact_recall", "key facts", "facts"),
+    ("relevance_agreement", "relevance", "relev"),
+    ("to_verify_recall", "to-verify R", "verify R"),
+    ("to_verify_precision", "to-verify P", "verify P"),
+    ("priority_agreement", "priorities", "prio"),
+    ("rule_compliance", "rules", "rules"),
 ]
-HEADERS = ["status", "case", "answers", *(header for _, header in COLUMNS)]
+HEADERS = ["status", "case", "answers", *(header for _, header, _ in COLUMNS)]
+SHORT_HEADERS = ["status", "case", "answers", *(short for _, _, short in COLUMNS)]  # a terminal is narrow
 
 
 def moved(m: MetricResult) -> bool:
@@ -75,7 +76,7 @@ def rows(report: EvalReport) -> list[Row]:
     for r in ordered(report):
         by_metric = {m.metric: m for m in r.metrics}
         out.append(
-            Row(status(r), r.run.case.folder.name, r.run.answers, tuple(cell(by_metric.get(k)) for k, _ in COLUMNS))
+            Row(status(r), r.run.case.folder.name, r.run.answers, tuple(cell(by_metric.get(k)) for k, _, _ in COLUMNS))
         )
     return out
 

@@ -59,7 +59,7 @@ def write_html(report: EvalReport, path: Path) -> Path:
         report=report,
         cases=views,
         matrix=_matrix(rows),
-        headers=[header for _, header in overview.COLUMNS],
+        headers=[header for _, header, _ in overview.COLUMNS],
         num=_num,
     )
     path.write_text(page, encoding="utf-8")
@@ -79,7 +79,7 @@ def _matrix(rows: list[CaseResult]) -> list[dict[str, object]]:
         cells = [
             {"text": overview.cell(by_metric.get(k)), "href": f"#{rid}-m-{k}", "label": header,
              "failed": bool(by_metric.get(k) and by_metric[k].failed)}
-            for k, header in overview.COLUMNS
+            for k, header, _ in overview.COLUMNS
         ]  # fmt: skip
         out.append(
             {"id": rid, "status": overview.status(r), "case": r.run.case.folder.name, "answers": r.run.answers,

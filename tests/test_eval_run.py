@@ -142,7 +142,7 @@ def test_the_overview_comes_first_failing_rows_first_and_the_last_line_counts_ro
     assert r.returncode == 1, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == f"13 rows against {baseline}, failing rows first"
-    assert lines[1].split()[:3] == ["status", "case", "answers"] and "increment F1" in lines[1]
+    assert lines[1].split()[:3] == ["status", "case", "answers"] and "inc F1" in lines[1]
     table = lines[3:16]
     assert table[0].split()[:2] == ["FAILED", CASE] and "real model (relayed)" in table[0] and "▼0.027" in table[0]
     assert all(row.startswith("ok ") for row in table[1:]), table
