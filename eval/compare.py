@@ -124,7 +124,9 @@ def differences(a: RunLog, b: RunLog) -> list[str]:
     ]
     keys = sorted((set(a.settings) | set(b.settings)) - _NAMED)
     pairs += [(f"setting {k}", a.settings.get(k), b.settings.get(k)) for k in keys]
-    return [f"{what} {x} → {y}" for what, x, y in pairs if x != y]
+    return [
+        f"{what} {'—' if x in (None, '') else x} → {'—' if y in (None, '') else y}" for what, x, y in pairs if x != y
+    ]
 
 
 def compare_runs(a: RunLog, b: RunLog) -> Comparison:
@@ -179,23 +181,23 @@ def _flip(metric: str, item: str, kind: str, winner: str, losing: EveningEntry) 
 
 def _grouped(flips: list[Flip]) -> list[Flip]:
     """The key facts of one increment that flipped together, as one line: '12 key facts of
-    unmatched 增量 3：…' rather than one line per figure."""
-    groups: dict[tuple[str, str, str, str, bool], list[Flip]] = {}
+    unmatched 增量 3: …' rather than one line per figure."""
+    groups: dict[tuple[str, str, str, str, bool], list[tuple[Flip, str]]] = {}
     out: list[Flip] = []
     for f in flips:
         fact = key_fact(f.item) if f.metric == "key_fact_recall" else None
         if fact is None:
             out.append(f)
             continue
-        groups.setdefault((f.winner, f.stage, f.detail, fact[0], fact[2]), []).append(f)
+        number, figure, unmatched = fact
+        groups.setdefault((f.winner, f.stage, f.detail, number, unmatched), []).append((f, figure))
     for (winner, stage, detail, number, unmatched), members in groups.items():
         if len(members) < _GROUP_FROM:
-            out += members
+            out += [f for f, _ in members]
             continue
-        facts = tuple(key_fact(f.item)[1] for f in members)  # type: ignore[index]
-        label = f"{ZH.increment} {number}"
-        item = f"{len(facts)} key facts of {'unmatched ' if unmatched else ''}{label}: {', '.join(facts)}"
-        out.append(Flip("key_fact_recall", item, winner, stage, detail, "missed", tuple(f.item for f in members)))
+        figures = ", ".join(figure for _, figure in members)
+        item = f"{len(members)} key facts of {'unmatched ' if unmatched else ''}{ZH.increment} {number}: {figures}"
+        out.append(Flip("key_fact_recall", item, winner, stage, detail, "missed", tuple(f.item for f, _ in members)))
     return out
 
 
