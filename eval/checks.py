@@ -69,18 +69,16 @@ class Needs:
     def say(self, who: str) -> str:
         """One line for the top of the report: what is missing, and the two ways to get it."""
         what = f"{len(self.rows)} of {self.of_rows} rows cannot be answered from the cassettes"
-        counts = ", ".join(
-            x
-            for x in (
-                f"{self.missing} request(s) unanswered" * bool(self.missing),
-                f"{self.stale} answered only under another prompt" * bool(self.stale),
-            )
-            if x
-        )
+        counts = []
+        if self.missing:
+            counts.append(f"{self.missing} request(s) unanswered")
+        if self.stale:
+            counts.append(f"{self.stale} answered only under another prompt")
         ways = "set OPENAI_API_KEY and pass --backend record to ask a model"
         if self.stale and not self.missing:
             ways += ", or pass --allow-stale to replay the answers given to the other prompt"
-        return f"{who}: {what} ({counts}); not run: {ways}"
+        counts_text = ", ".join(counts)
+        return f"{who}: {what} ({counts_text}); not run: {ways}"
 
 
 def needs(cases_dir: Path, variant: Variant, only: str | None = None) -> Needs | None:
