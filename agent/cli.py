@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agent.extract import ExtractionResult
     from agent.pipeline import Evening, RunReport
     from agent.runlog import DocAnswer
+    from eval.checks import Needs
     from eval.runner import Variant
     from schemas.runlog import RunLog
 
@@ -696,8 +697,13 @@ EvalConcurrencyOpt = Annotated[int | None, typer.Option(help=_llm_help("concurre
 EvalMaxCallsOpt = Annotated[int | None, typer.Option(help=_llm_help("max_calls"))]
 EvalMaxCostOpt = Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))]
 AllowStaleOpt = Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))]
-EvalForceOpt = Annotated[bool, typer.Option(help="Let `record` write over reference cassettes.")]
 AcceptDropsOpt = Annotated[bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")]
+VerboseOpt = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Every row in full, not only those that failed or moved.")
+]
+MarkdownOpt = Annotated[
+    bool, typer.Option("--markdown", help="Print the overview as a Markdown table (as the README quotes it).")
+]
 CompareOpt = Annotated[
     tuple[str, str] | None,
     typer.Option(help="Compare two logged evals (ids, id prefixes, last, last~1) instead of running."),
@@ -723,15 +729,18 @@ def eval_cmd(
     max_calls: EvalMaxCallsOpt = None,
     max_cost: EvalMaxCostOpt = None,
     allow_stale: AllowStaleOpt = False,
-    force: EvalForceOpt = False,
     accept_drops: AcceptDropsOpt = False,
     compare: CompareOpt = None,
+    verbose: VerboseOpt = False,
+    markdown: MarkdownOpt = False,
 ) -> None:
     """Replay every gold case, score it against its gold briefing, and compare with the baseline.
 
     Every eval is logged (`predigest logs`). With --backend record and OPENAI_API_KEY /
-    OPENAI_BASE_URL, the cases are asked of a live model, as `run` would ask them. Exits 1 when
-    a score drops below the baseline, rule compliance is below 1.0, or a case fails.
+    OPENAI_BASE_URL, the cases are asked of a live model, as `run` would ask them; a set that
+    holds relayed or reference answers is never recorded over (the answers go beside it, into
+    <set>-recorded). Prints an overview (failing rows first), then the rows that failed or moved.
+    Exits 1 when a score drops below the baseline, rule compliance is below 1.0, or a case fails.
 
     Example: predigest eval --backend record --prompt my-extract.md && predigest eval --compare last~1 last
     """
@@ -751,10 +760,15 @@ def eval_cmd(
         "concurrency": concurrency,
         "max_calls": max_calls,
         "max_cost_usd": max_cost,
-        "replace_reference": force or None,
     }
     runs = _variants(prompt or [], backend, model, flags, cassettes, allow_stale)
-    options = {"only": case, "update_baseline": update_baseline, "accept_drops": accept_drops}
+    options = {
+        "only": case,
+        "update_baseline": update_baseline,
+        "accept_drops": accept_drops,
+        "verbose": verbose,
+        "markdown": markdown,
+    }
     _eval_variants(runs, cases, baseline, html, as_json, logs, options)
 
 
@@ -789,12 +803,16 @@ def _eval_variants(
     logs: Path | None,
     options: dict[str, Any],
 ) -> None:
-    """Each variant's eval, reported; two variants are compared. Exits 1 when one fails."""
-    from eval import compare_logged, print_report, run_eval, to_json
+    """Each variant's eval, reported; two variants are compared. Exits 1 when one fails, or when
+    a variant's rows could not be answered (said first, and those rows are not run)."""
+    from eval import compare_logged, overview_markdown, print_report, run_eval, to_json
 
     case, update_baseline, accept_drops = options["only"], options["update_baseline"], options["accept_drops"]
+    lacking = _eval_needs(runs, cases, case, (err if as_json else out).console)
     reports = []
-    for variant in runs:
+    for variant, needs in zip(runs, lacking, strict=True):
+        if needs is not None and len(needs.rows) == needs.of_rows:
+            continue  # nothing of it can be answered: said at the top
         with _eval_progress() as (on_plan, on_result):
             report = run_eval(
                 cases,
@@ -808,21 +826,36 @@ def _eval_variants(
                 on_plan=on_plan,
                 on_result=on_result,
                 accept_drops=accept_drops,
+                skip=needs.rows if needs else (),
             )
         reports.append(report)
         if as_json and len(runs) == 1:
             _print_json(to_json(report))
+        elif options["markdown"]:
+            out.print(overview_markdown(report), markup=False, highlight=False, soft_wrap=True, end="")
         elif not as_json:
-            print_report(report, out)
-            if report.run_id:
-                out.print(f"logged as {report.run_id}", markup=False)
+            print_report(report, out.console, verbose=options["verbose"])
     if len(reports) == 2 and all(r.run_id for r in reports):
         c = compare_logged(reports[0].run_id, reports[1].run_id, logs)
         _show_comparison(c, as_json, html)
-    elif html is not None and not as_json:
-        out.print(f"wrote {html}", markup=False)
-    if not all(r.ok for r in reports):
+    if not all(r.ok for r in reports) or any(lacking):
         raise typer.Exit(1)
+
+
+def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Console) -> list[Needs | None]:
+    """With two prompts, what each lacks before anything runs: a second prompt's requests have
+    no cassettes until a model answers them, and that is said first, not as a failure per row.
+    One prompt runs as asked (its misses are its rows' errors)."""
+    from eval.checks import needs
+
+    if len(runs) < 2:
+        return [None] * len(runs)
+    lacking = [needs(cases, v, case) for v in runs]
+    for name, variant, n in zip("AB", runs, lacking, strict=False):
+        if n is not None:
+            prompt = variant.prompt_file.name if variant.prompt_file else "the default prompt"
+            console.print(n.say(f"prompt {name} ({prompt})"), markup=False, highlight=False, soft_wrap=True)
+    return lacking
 
 
 def _show_comparison(c: object, as_json: bool, html: Path | None) -> None:
@@ -831,7 +864,7 @@ def _show_comparison(c: object, as_json: bool, html: Path | None) -> None:
     if as_json:
         _print_json(comparison_json(c))  # type: ignore[arg-type]
     else:
-        print_comparison(c, out)  # type: ignore[arg-type]
+        print_comparison(c, out.console)  # type: ignore[arg-type]
     if html is not None:
         write_comparison_html(c, html)  # type: ignore[arg-type]
         if not as_json:
@@ -879,10 +912,11 @@ def logs_list(
     ctx: typer.Context,
     as_json: JsonOpt = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many runs, newest first.")] = 20,
+    kind: Annotated[str | None, typer.Option("--kind", help="Only runs of this kind: eval or run.")] = None,
 ) -> None:
     """List the logged runs, newest first (the log is logs.db in the user data folder).
 
-    Example: predigest logs; predigest logs show last --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
+    Example: predigest logs --kind eval; predigest logs show last
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -890,8 +924,10 @@ def logs_list(
 
     from agent.runlog import list_runs, logs_path
 
+    if kind not in (None, "eval", "run"):
+        raise PredigestError(f"--kind {kind!r} is not a kind of run", hint="pass --kind eval or --kind run")
     path = logs_path()
-    runs = list_runs(path, limit) if path else []
+    runs = list_runs(path, limit, kind) if path else []
     if as_json:
         _print_json([asdict(r) for r in runs])
         return
@@ -902,7 +938,7 @@ def logs_list(
     for r in runs:  # one line per run, never folded: the id is what the next command needs
         stamp = " · ".join(x for x in (r.prompt.split("+", 1)[0], r.model, r.backend) if x)
         out.print(
-            f"{r.id}  {r.time[:19]}  {'ok    ' if r.ok else 'FAILED'}  {stamp}  git {r.git or '?'}"
+            f"{r.id}  {r.time[:19]}  {r.kind:<4}  {'ok    ' if r.ok else 'FAILED'}  {stamp}  git {r.git or '?'}"
             f"  predigest {' '.join(r.command)}",
             markup=False,
             highlight=False,

@@ -162,15 +162,17 @@ class LoggedRun:
     ok: bool
 
 
-def list_runs(path: Path, limit: int = 20) -> list[LoggedRun]:
-    """The newest runs first, in the order they were logged (two runs can share a second)."""
+def list_runs(path: Path, limit: int = 20, kind: str | None = None) -> list[LoggedRun]:
+    """The newest runs first, in the order they were logged (two runs can share a second);
+    only those of `kind` ('run' or 'eval') when given."""
     if not path.is_file():
         return []
     db = connect(path)
     try:
         rows = db.execute(
-            "SELECT id, time, kind, command, git, prompt, model, backend, ok FROM runs ORDER BY rowid DESC LIMIT ?",
-            (limit,),
+            "SELECT id, time, kind, command, git, prompt, model, backend, ok FROM runs"
+            " WHERE ? IS NULL OR kind = ? ORDER BY rowid DESC LIMIT ?",
+            (kind, kind, limit),
         ).fetchall()
     finally:
         db.close()
@@ -180,22 +182,29 @@ def list_runs(path: Path, limit: int = 20) -> list[LoggedRun]:
 _BACK = re.compile(r"^last(?:~(\d+))?$")
 
 
-def load_run(path: Path | None, ref: str) -> RunLog:
-    """A run by id, unique id prefix, `last` or `last~N` (N runs before the last)."""
+def load_run(path: Path | None, ref: str, kind: str | None = None) -> RunLog:
+    """A run by id, unique id prefix, `last` or `last~N` (N runs before the last). With `kind`
+    ('eval' where an eval is expected), `last` and `last~N` count runs of that kind only, so a
+    `predigest run` in between does not shift them."""
     if path is None or not path.is_file():
         raise PredigestError(f"no run log at {path}", hint="run `predigest run` or `predigest eval` first")
     db = connect(path)
     try:
         if m := _BACK.match(ref):
             rows = db.execute(
-                "SELECT id, record FROM runs ORDER BY rowid DESC LIMIT 1 OFFSET ?", (int(m.group(1) or 0),)
+                "SELECT id, record FROM runs WHERE ? IS NULL OR kind = ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (kind, kind, int(m.group(1) or 0)),
             ).fetchall()
         else:
             rows = db.execute("SELECT id, record FROM runs WHERE id LIKE ? ORDER BY id", (ref + "%",)).fetchall()
     finally:
         db.close()
     if not rows:
-        raise PredigestError(f"no logged run {ref!r} in {path}", hint="`predigest logs` lists the runs")
+        what = f"{kind} " if kind and _BACK.match(ref) else ""
+        raise PredigestError(
+            f"no logged {what}run {ref!r} in {path}",
+            hint=f"`predigest logs{' --kind ' + kind if what else ''}` lists them",
+        )
     if len(rows) > 1:
         raise PredigestError(
             f"{ref!r} names {len(rows)} runs ({', '.join(r[0] for r in rows[:4])}…)", hint="give more of the id"
@@ -299,7 +308,8 @@ def new_record(
     except PackageNotFoundError:
         ours = ""
     now = _now()
-    first = next((e for e in evenings if e.backend != "offline"), evenings[0] if evenings else None)
+    # the run's stamp is its first row that was asked with a prompt (not offline, not failed before asking)
+    first = next((e for e in evenings if e.prompt), evenings[0] if evenings else None)
     return RunLog(
         id=new_id(now),
         time=now.isoformat(timespec="seconds"),

@@ -4,13 +4,17 @@ change makes the briefing worse.
 
 Modules, one concept each:
 
+- checks.py   `cassettes check`, and what a prompt's rows lack before they run
 - cases.py    a case folder (case.toml + gold.md) and where its paths point
 - metrics.py  pure scores of a briefing against its gold, each with matched / missed / extra items
 - runner.py   run a case (replayed, or live through the same settings as `run`), score, compare with eval/baseline.json
 - explain.py  why each missed gold item was lost: the stage of the pipeline, from the run's findings
 - record.py   an eval as a run-log entry (agent.runlog)
-- compare.py  two logged evals: deltas and every flipped item with its reason
-- report.py   the terminal table, the JSON for machines, the side-by-side HTML page
+- compare.py  two logged evals: what differs, the deltas, and every flipped item with its reason
+- reasons.py  the stage and reason of a flipped item that has no recorded fate (key facts, sources, …)
+- overview.py the first table of `predigest eval`: a row per case and answer set, failing rows first
+- report.py   the terminal report and the JSON for machines
+- page.py     the HTML page (a matrix, then each row) and one page per row with its briefings
 - relay.py    a folder of a real model's saved answers -> relayed cassettes (`predigest cassettes relay`)
 
 `run_eval` is the `predigest eval` command as a function; the CLI only prints what it returns.
@@ -26,6 +30,7 @@ from typing import Any
 from agent.core.settings import llm_overrides
 from agent.runlog import load_run, log_quietly
 from eval.compare import Comparison, compare_runs, comparison_json, print_comparison, write_comparison_html
+from eval.overview import markdown as overview_markdown
 from eval.record import eval_record
 from eval.report import print_report, to_json, write_html
 from eval.runner import EvalReport, OnPlan, OnResult, Variant, evaluate
@@ -45,6 +50,7 @@ def run_eval(
     on_plan: OnPlan | None = None,
     on_result: OnResult | None = None,
     accept_drops: bool = False,
+    skip: Sequence[str] = (),
 ) -> EvalReport:
     """Run every case (or `only` one), compare with the baseline, write the baseline and the
     HTML page when asked, and append the run to the log `logs` (None: not logged).
@@ -59,6 +65,7 @@ def run_eval(
         on_plan=on_plan,
         on_result=on_result,
         accept_drops=accept_drops,
+        skip=skip,
     )
     if logs is not None:
         record = eval_record(report, variant, command)
@@ -66,6 +73,7 @@ def run_eval(
             report = dataclasses.replace(report, run_id=record.id)
     if html_path is not None:
         write_html(report, html_path)
+        report = dataclasses.replace(report, notes=(*report.notes, f"wrote {html_path}"))
     return report
 
 
@@ -96,8 +104,8 @@ def variants(
 
 
 def compare_logged(a: str, b: str, logs: Path | None) -> Comparison:
-    """Two logged evals, by id, id prefix, `last` or `last~N`."""
-    return compare_runs(load_run(logs, a), load_run(logs, b))
+    """Two logged evals, by id, id prefix, `last` or `last~N` (counted among evals only)."""
+    return compare_runs(load_run(logs, a, kind="eval"), load_run(logs, b, kind="eval"))
 
 
 __all__ = [
@@ -107,6 +115,7 @@ __all__ = [
     "compare_logged",
     "comparison_json",
     "evaluate",
+    "overview_markdown",
     "print_comparison",
     "print_report",
     "run_eval",

@@ -1,8 +1,9 @@
-"""`predigest cassettes check`: does every case's cassette set still answer its requests?
+"""`predigest cassettes check`: does every cassette set of every case still answer its requests?
 
-Per case: the requests answered by an exact cassette, those answered only under an older
-prompt (replayable with `--allow-stale`, reported `stale`), and those no cassette answers; per
-cassette set: the files no case requests (left over from an old prompt or a deleted case).
+Per row (a case and one of its sets, the relayed ones included): the requests answered by an
+exact cassette, those answered only under an older prompt (replayable with `--allow-stale`,
+reported `stale`), and those no cassette answers; per cassette set: the files no case requests
+(left over from an old prompt or a deleted case).
 Nothing is sent anywhere: the request bodies are built as the extractor would build them.
 """
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from agent.extract.llm import check_requests
 from agent.pipeline import plan
-from eval.cases import load_cases
+from eval.cases import load_rows
 from eval.runner import Variant
 
 
@@ -40,7 +41,7 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
     variant = variant or Variant()
     checks: list[CaseCheck] = []
     used: dict[Path, set[Path]] = {}
-    for case in load_cases(cases_dir, only):
+    for case in load_rows(cases_dir, only):  # every set of every case, each its own row
         if case.cassettes is None:
             continue
         ev = plan(variant.settings(case, "replay"), for_writing=False)
@@ -53,3 +54,45 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
         for folder, files in used.items()
     }
     return CassetteReport(checks, unused)
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What a replayed variant lacks: the rows whose requests no cassette answers (or only one
+    recorded under another prompt, when stale answers are not allowed)."""
+
+    rows: tuple[str, ...]
+    missing: int  # requests no cassette answers
+    stale: int  # requests answered only under another prompt (replayable with --allow-stale)
+    of_rows: int
+
+    def say(self, who: str) -> str:
+        """One line for the top of the report: what is missing, and the two ways to get it."""
+        what = f"{len(self.rows)} of {self.of_rows} rows cannot be answered from the cassettes"
+        counts = []
+        if self.missing:
+            counts.append(f"{self.missing} request(s) unanswered")
+        if self.stale:
+            counts.append(f"{self.stale} answered only under another prompt")
+        ways = "set OPENAI_API_KEY and pass --backend record to ask a model"
+        if self.stale and not self.missing:
+            ways += ", or pass --allow-stale to replay the answers given to the other prompt"
+        counts_text = ", ".join(counts)
+        return f"{who}: {what} ({counts_text}); not run: {ways}"
+
+
+def needs(cases_dir: Path, variant: Variant, only: str | None = None) -> Needs | None:
+    """The rows a replayed variant cannot answer, or None when it can answer them all (or asks
+    an endpoint: a live or recording variant answers everything it is asked)."""
+    if variant.backend != "replay":
+        return None
+    report = check_cassettes(cases_dir, variant, only)
+    lacking = [c for c in report.cases if c.missing or (c.stale and not variant.allow_stale)]
+    if not lacking:
+        return None
+    return Needs(
+        tuple(c.case for c in lacking),
+        sum(len(c.missing) for c in lacking),
+        0 if variant.allow_stale else sum(len(c.stale) for c in lacking),
+        len(report.cases),
+    )

@@ -12,25 +12,40 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from agent.core import listing
 from agent.core.errors import PredigestError
+from agent.core.labels import ZH
 from agent.write.templating import render
 from eval.metrics import METRICS
-from schemas.runlog import EveningEntry, ItemFate, RunLog
+from eval.reasons import key_fact, reason
+from eval.runner import EPSILON
+from schemas.runlog import EveningEntry, RunLog
 
-# increment precision, recall and F1 share one item list: their flips are reported once
-_SAME_ITEMS = {"increment_precision": "increment_recall", "increment_f1": "increment_recall"}
+# The item lists that define each metric: a recall is moved by what it misses, a precision by
+# what it adds, a set F1 by both. Increment F1 has no items of its own (they are recall's and
+# precision's); a metric not named here is read by its missed items.
+_LISTS: dict[str, tuple[str, ...]] = {
+    "increment_precision": ("extra",),
+    "increment_f1": (),
+    "to_verify_precision": ("extra",),
+    "new_arxiv_f1": ("missed", "extra"),
+    "continued_arxiv_f1": ("missed", "extra"),
+    "priority_agreement": ("missed", "extra"),
+}
+_GROUP_FROM = 2  # key facts of one increment, lost together, are one line from this many on
 
 
 @dataclass(frozen=True)
 class Flip:
     metric: str
-    item: str
-    winner: str  # "A" or "B": the run that matched it
-    stage: str  # in the losing run: not extracted / ungrounded / covered / merged / …
+    item: str  # the item, or for a group "12 key facts of unmatched 增量 3：…"
+    winner: str  # "A" or "B": the run where the item is right (matched, or not added)
+    stage: str  # in the losing run: not extracted / ungrounded / covered / merged / not listed / …
     detail: str
+    kind: str = "missed"  # "missed": the loser misses a gold item; "extra": the loser adds one
+    items: tuple[str, ...] = ()  # the items of a group
 
     @property
     def loser(self) -> str:
@@ -47,6 +62,10 @@ class MetricDelta:
     def delta(self) -> float | None:
         return None if self.a is None or self.b is None else self.b - self.a
 
+    @property
+    def moved(self) -> bool:
+        return self.delta is not None and abs(self.delta) > EPSILON
+
 
 @dataclass(frozen=True)
 class CaseDelta:
@@ -55,6 +74,7 @@ class CaseDelta:
     b: EveningEntry
     metrics: tuple[MetricDelta, ...]
     flips: tuple[Flip, ...]
+    swapped: tuple[tuple[str, int], ...] = ()  # (metric, items that flipped) of a score that did not move
 
 
 @dataclass(frozen=True)
@@ -68,6 +88,10 @@ class Comparison:
     def flips(self) -> list[Flip]:
         return [f for c in self.cases for f in c.flips]
 
+    @property
+    def differences(self) -> list[str]:
+        return differences(self.a, self.b)
+
 
 def stamp(e: EveningEntry) -> str:
     """What a row was asked with, as every report prints it; stale answers say whose they were."""
@@ -75,6 +99,34 @@ def stamp(e: EveningEntry) -> str:
     if e.stale:
         parts.append("stale (" + ", ".join(s.split("#", 1)[0] for s in e.stale) + ")")
     return " · ".join(p for p in parts if p)
+
+
+# settings that the lines above already name, or that only restate the first row's
+_NAMED = {"model", "backend", "effective_backend", "cassette_dir", "cassette_root", "prompt_file"}
+
+
+def _sets(r: RunLog) -> str:
+    names = ", ".join(sorted({e.cassettes for e in r.evenings if e.cassettes})) or "none"
+    root = str(r.settings.get("cassette_root") or "")
+    return f"{names} under {root}" if root else f"{names} (each case's own)"
+
+
+def differences(a: RunLog, b: RunLog) -> list[str]:
+    """What differs between two runs: prompt, model, backend, cassette sets, code revision and
+    every other setting, as 'what A → B'; [] when nothing does."""
+    pairs = [
+        ("prompt", a.prompt or "offline", b.prompt or "offline"),
+        ("prompt file", a.settings.get("prompt_file") or "default", b.settings.get("prompt_file") or "default"),
+        ("model", a.model, b.model),
+        ("backend", a.backend, b.backend),
+        ("cassettes", _sets(a), _sets(b)),
+        ("code", a.git or "?", b.git or "?"),
+    ]
+    keys = sorted((set(a.settings) | set(b.settings)) - _NAMED)
+    pairs += [(f"setting {k}", a.settings.get(k), b.settings.get(k)) for k in keys]
+    return [
+        f"{what} {'—' if x in (None, '') else x} → {'—' if y in (None, '') else y}" for what, x, y in pairs if x != y
+    ]
 
 
 def compare_runs(a: RunLog, b: RunLog) -> Comparison:
@@ -93,31 +145,60 @@ def compare_runs(a: RunLog, b: RunLog) -> Comparison:
 
 
 def _case(a: EveningEntry, b: EveningEntry) -> CaseDelta:
+    """Deltas per metric, and the flipped items of each metric whose score moved; a score that
+    did not move lists none (an item lost and another won leave it where it was: counted only)."""
+    names = [m for m in METRICS if m in a.scores or m in b.scores]
+    names += [m for m in {**a.scores, **b.scores} if m not in names]  # a metric this code does not know yet
     metrics = tuple(
         MetricDelta(m, a.scores[m].score if m in a.scores else None, b.scores[m].score if m in b.scores else None)
-        for m in METRICS
-        if m in a.scores or m in b.scores
+        for m in names
     )
     flips: list[Flip] = []
-    for m in METRICS:
-        if m in _SAME_ITEMS or m not in a.scores or m not in b.scores:
+    swapped: list[tuple[str, int]] = []
+    for md in metrics:
+        m = md.metric
+        if m not in a.scores or m not in b.scores:
             continue
-        missed_a, missed_b = set(a.scores[m].missed), set(b.scores[m].missed)
-        flips += [_flip(m, item, "A", b) for item in b.scores[m].missed if item not in missed_a]
-        flips += [_flip(m, item, "B", a) for item in a.scores[m].missed if item not in missed_b]
-    return CaseDelta(a.name, a, b, metrics, tuple(flips))
+        found = [f for kind in _LISTS.get(m, ("missed",)) for f in _flips(m, kind, a, b)]
+        if md.moved:
+            flips += _grouped(found)
+        elif found:
+            swapped.append((m, len(found)))
+    return CaseDelta(a.name, a, b, metrics, tuple(flips), tuple(swapped))
 
 
-def _flip(metric: str, item: str, winner: str, losing: EveningEntry) -> Flip:
-    fate = _fate(losing, metric, item)
-    if fate is not None:
-        return Flip(metric, item, winner, fate.stage, fate.detail)
-    why = "; ".join(losing.errors[:1]) or "no recorded reason for this metric's items"
-    return Flip(metric, item, winner, "", why)
+def _flips(metric: str, kind: str, a: EveningEntry, b: EveningEntry) -> list[Flip]:
+    in_a = getattr(a.scores[metric], kind)
+    in_b = getattr(b.scores[metric], kind)
+    out = [_flip(metric, item, kind, "A", b) for item in in_b if item not in set(in_a)]
+    return out + [_flip(metric, item, kind, "B", a) for item in in_a if item not in set(in_b)]
 
 
-def _fate(e: EveningEntry, metric: str, item: str) -> ItemFate | None:
-    return next((f for f in e.fates if f.metric == metric and f.item == item and not f.matched), None)
+def _flip(metric: str, item: str, kind: str, winner: str, losing: EveningEntry) -> Flip:
+    stage, detail = reason(metric, item, kind, losing)
+    return Flip(metric, item, winner, stage, detail, kind)
+
+
+def _grouped(flips: list[Flip]) -> list[Flip]:
+    """The key facts of one increment that flipped together, as one line: '12 key facts of
+    unmatched 增量 3: …' rather than one line per figure."""
+    groups: dict[tuple[str, str, str, str, bool], list[tuple[Flip, str]]] = {}
+    out: list[Flip] = []
+    for f in flips:
+        fact = key_fact(f.item) if f.metric == "key_fact_recall" else None
+        if fact is None:
+            out.append(f)
+            continue
+        number, figure, unmatched = fact
+        groups.setdefault((f.winner, f.stage, f.detail, number, unmatched), []).append((f, figure))
+    for (winner, stage, detail, number, unmatched), members in groups.items():
+        if len(members) < _GROUP_FROM:
+            out += [f for f, _ in members]
+            continue
+        figures = ", ".join(figure for _, figure in members)
+        item = f"{len(members)} key facts of {'unmatched ' if unmatched else ''}{ZH.increment} {number}: {figures}"
+        out.append(Flip("key_fact_recall", item, winner, stage, detail, "missed", tuple(f.item for f, _ in members)))
+    return out
 
 
 # --- views -----------------------------------------------------------------------------------------
@@ -127,34 +208,56 @@ def _num(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
 
 
+_VERBS = {
+    ("missed", "A"): "lost in B",
+    ("missed", "B"): "won in B",
+    ("extra", "A"): "added in B",
+    ("extra", "B"): "dropped in B",
+}
+
+
+def flip_line(f: Flip) -> str:
+    """'lost in B [metric] item — in B: stage: why'."""
+    why = f"{f.stage}: {f.detail}" if f.stage else f.detail
+    return f"{_VERBS[(f.kind, f.winner)]} [{f.metric}] {f.item} — in {f.loser}: {why}"
+
+
 def print_comparison(c: Comparison, console: Console) -> None:
-    console.print(f"A {c.a.id} ({c.a.prompt or 'offline'} · {c.a.model})", markup=False, highlight=False)
-    console.print(f"B {c.b.id} ({c.b.prompt or 'offline'} · {c.b.model})", markup=False, highlight=False)
+    """The two runs and what differs between them, then per row the metrics that moved and each
+    flipped item with its stage and reason. Plain lines, never wrapped by rich."""
+
+    def say(line: str, style: str = "") -> None:
+        console.print(Text(line, style=style), soft_wrap=True, highlight=False)
+
+    room = console.width if console.is_terminal else None
+    for name, r in (("A", c.a), ("B", c.b)):
+        say(f"{name} {r.id} · {r.time} · {r.prompt or 'offline'} · {r.model} · {r.backend} · git {r.git or '?'}")
+    diffs = c.differences
+    say("differs: " + "; ".join(diffs) if diffs else "differs: nothing (same prompt, model, cassettes, code, settings)")
     for case in c.cases:
-        changed = [m for m in case.metrics if m.delta]
-        t = Table(title=f"{case.name} · A {stamp(case.a)} → B {stamp(case.b)}", title_justify="left")
-        for col in ("metric", "A", "B", "Δ"):
-            t.add_column(col, justify="left" if col == "metric" else "right")
-        for m in case.metrics:
-            d = m.delta
-            style = "red" if d and d < 0 else ("green" if d and d > 0 else "")
-            t.add_row(m.metric, _num(m.a), _num(m.b), Text("—" if d is None else f"{d:+.3f}", style=style))
-        if not changed and not case.flips:
-            console.print(f"{case.name}: no change", markup=False, highlight=False)
+        moved = [m for m in case.metrics if m.moved]
+        if not moved and not case.flips:
+            say(f"{case.name}: no change")
             continue
-        console.print(t)
+        say("")
+        same = stamp(case.a) == stamp(case.b)
+        title = f"{case.name} · " + (f"A and B {stamp(case.a)}" if same else f"A {stamp(case.a)} → B {stamp(case.b)}")
+        rows = [[m.metric, _num(m.a), _num(m.b), f"{m.delta:+.3f}"] for m in moved]
+        for line in listing.render(title, ["metric", "A", "B", "Δ"], rows, room).splitlines():
+            say(line)
         for f in case.flips:
-            verb = "lost in B" if f.winner == "A" else "won in B"
-            reason = f"{f.stage}: {f.detail}" if f.stage else f.detail
-            console.print(f"  {verb} [{f.metric}] {f.item} — in {f.loser}: {reason}", markup=False, highlight=False)
+            say("  " + flip_line(f), "red" if f.winner == "A" else "green")
+        for metric, n in case.swapped:
+            say(f"  [{metric}] same score, {n} item(s) flipped both ways (--json lists them)")
     for name in c.only_in:
-        console.print(f"only in one run: {name}", markup=False, highlight=False)
+        say(f"only in one run: {name}")
 
 
 def comparison_json(c: Comparison) -> dict[str, object]:
     return {
         "a": c.a.id,
         "b": c.b.id,
+        "differs": c.differences,
         "cases": [
             {
                 "case": case.name,
@@ -162,9 +265,18 @@ def comparison_json(c: Comparison) -> dict[str, object]:
                 "b": stamp(case.b),
                 "metrics": {m.metric: {"a": m.a, "b": m.b, "delta": m.delta} for m in case.metrics},
                 "flips": [
-                    {"metric": f.metric, "item": f.item, "matched_in": f.winner, "stage": f.stage, "detail": f.detail}
+                    {
+                        "metric": f.metric,
+                        "item": f.item,
+                        "kind": f.kind,
+                        "matched_in": f.winner,
+                        "stage": f.stage,
+                        "detail": f.detail,
+                        "items": list(f.items),
+                    }
                     for f in case.flips
                 ],
+                "swapped": dict(case.swapped),
             }
             for case in c.cases
         ],

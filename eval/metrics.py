@@ -265,8 +265,18 @@ def continued_arxiv_f1(gold: Briefing, out: Briefing) -> Score:
 # --- key facts ------------------------------------------------------------------------------------
 
 
+# Not facts of an increment, though `facts` reads figures in them: a month-day reference to an
+# earlier evening ("9-20 已锚定" would read as the range 9–20 and its ends 9 and 20), a year said
+# in words ("2026 年"), and an em dash, which folds into a flag's "--" before the word after it.
+_NOT_FACTS = re.compile(
+    r"(?<![\d.\-/])(?:0?[1-9]|1[0-2])-(?:0?[1-9]|[12]\d|3[01])(?![\d.,%×xX/\-]|\s*(?:[KkMBb]|tok|bit))"
+    r"|(?<!\d)(?:19|20)\d{2}\s*年"
+    r"|[—―]+"
+)
+
+
 def _facts_of(texts: Iterable[str]) -> set[str]:
-    return set().union(*(facts(t) for t in texts))
+    return set().union(*(facts(_NOT_FACTS.sub(" ", t)) for t in texts))
 
 
 def key_facts(g: Increment) -> set[str]:

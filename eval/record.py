@@ -17,7 +17,7 @@ def row_entry(r: CaseResult) -> EveningEntry:
     run = r.run
     case = run.case
     if run.outcome is not None:
-        entry = evening_entry(case.name, run.outcome, run.results, backend=run.backend, cassettes=case.cassette_set)
+        entry = evening_entry(case.name, run.outcome, run.results, backend=run.backend, cassettes=run.cassette_set)
     else:
         entry = EveningEntry(
             name=case.name,
@@ -25,7 +25,7 @@ def row_entry(r: CaseResult) -> EveningEntry:
             topic=case.topic,
             date=case.date.isoformat(),
             backend=run.backend,
-            cassettes=case.cassette_set,
+            cassettes=run.cassette_set,
         )
     scores = {
         name: MetricEntry(score=round(s.value, 6), matched=list(s.matched), missed=list(s.missed), extra=list(s.extra))

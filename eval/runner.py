@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -49,12 +49,19 @@ class Variant:
     cassette_root: Path | None = None
     allow_stale: bool = False
 
+    def target(self, case: Case) -> Path | None:
+        """The set the row replays from (or records into): the case's own, or the one of that
+        name under `cassette_root`."""
+        if case.cassettes is not None and self.cassette_root is not None:
+            return self.cassette_root / case.cassettes.name
+        return case.cassettes
+
     def settings(self, case: Case, backend: str | None = None) -> Settings:
         backend = backend or self.backend
         llm = {k: v for k, v in self.llm.items() if k not in ("backend", "cassette_dir")}
-        cassettes = case.cassettes
-        if cassettes is not None and self.cassette_root is not None:
-            cassettes = self.cassette_root / cassettes.name
+        cassettes = self.target(case)
+        if cassettes is not None and backend == "record":
+            cassettes = recording_folder(cassettes)
         if backend == "replay":
             llm["cache_dir"] = None  # a miss must show as a miss, not hide behind a cached answer
         if model := self.model or case.model:
@@ -70,6 +77,36 @@ class Variant:
             allow_stale=self.allow_stale or None,
             llm=llm,
         )
+
+
+RECORDED_BESIDE = "recorded"  # the folder beside relayed or reference sets that recordings of them go into
+
+
+def set_kinds(folder: Path | None, names: set[str] | None = None) -> set[str]:
+    """The provenance kinds ('recorded', 'relayed', 'reference') of a cassette set's files, or of
+    the files named in `names` only."""
+    if folder is None or not folder.is_dir():
+        return set()
+    kinds: set[str] = set()
+    for path in folder.rglob("*.json"):
+        if names is not None and path.name not in names:
+            continue
+        try:
+            kinds.add(str(json.loads(path.read_text(encoding="utf-8"))["provenance"]["kind"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a cassette: `cassettes check` reports it, the label does not need it
+    return kinds
+
+
+def recording_folder(folder: Path) -> Path:
+    """Where `record` writes a set's answers: into the set when it holds recordings only; beside
+    it, into `recorded/<set>`, when it holds relayed or reference answers, so a recording never
+    replaces the answers a row is named for. The set keeps its name, so `--cassettes <that
+    recorded folder>` replays the recording; every report names the folder."""
+    return folder if set_kinds(folder) <= {"recorded"} else folder.parent / RECORDED_BESIDE / folder.name
+
+
+_ANSWERS = {"reference": "reference answers", "relayed": "real model (relayed)", "recorded": "recorded answers"}
 
 
 @dataclass(frozen=True)
@@ -100,8 +137,39 @@ class CaseRun:
         prompt = "offline" if self.backend == "offline" else str(ev.template.stamp)
         model = "" if self.backend == "offline" else ev.llm.model
         stale = "stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else ""
-        cassettes = "" if self.backend == "offline" else self.case.cassette_set
+        cassettes = "" if self.backend == "offline" else self.cassette_set
         return " · ".join(x for x in (prompt, model, self.backend, cassettes, stale) if x)
+
+    @property
+    def cassette_folder(self) -> Path | None:
+        """The set the row was answered from (or recorded into), which `record` may have moved
+        beside the case's own (`recording_folder`)."""
+        if self.backend == "offline":
+            return None
+        return self.outcome.evening.llm.cassette_dir if self.outcome is not None else self.case.cassettes
+
+    @property
+    def cassette_set(self) -> str:
+        folder = self.cassette_folder
+        return folder.name if folder is not None else ""
+
+    @property
+    def answers(self) -> str:
+        """Whose answers the row scores: 'reference answers', 'real model (relayed)', 'offline
+        extractor', 'record gpt-4o-mini → world-recorded', with a stale mark."""
+        if self.backend == "offline":
+            return "offline extractor"
+        model = self.outcome.evening.llm.model if self.outcome is not None else ""
+        if self.backend in ("live", "record"):
+            label = f"{self.backend} {model}".strip()
+        else:
+            used = {n for r in self.results for n in r.record.cassette.split(", ") if n}
+            kinds = sorted(set_kinds(self.cassette_folder, used))
+            label = " + ".join(_ANSWERS.get(k, k) for k in kinds) or "no answers"
+        folder = self.cassette_folder
+        if folder is not None and self.case.cassettes is not None and folder.parent.name == RECORDED_BESIDE:
+            label += f" → {RECORDED_BESIDE}/{folder.name}"
+        return label + (" · stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else "")
 
     @property
     def stale(self) -> tuple[str, ...]:
@@ -283,7 +351,7 @@ def run_stamp(r: CaseRun) -> dict[str, str]:
     return {
         "prompt": "" if offline or ev is None else str(ev.template.stamp),
         "model": "" if offline or ev is None else ev.llm.model,
-        "cassettes": "" if offline else r.case.cassette_set,
+        "cassettes": "" if offline else r.cassette_set,
         "backend": r.backend,
     }
 
@@ -383,6 +451,19 @@ def _stamp_notes(runs: list[CaseRun], committed: dict[str, dict[str, str]]) -> l
     return notes
 
 
+def _beside_notes(rows: list[Case], variant: Variant) -> list[str]:
+    """A recording that went beside a relayed or reference set says where, and how to replay it."""
+    notes = []
+    for row in rows:
+        target = variant.target(row)
+        if variant.backend == "record" and target is not None and (folder := recording_folder(target)) != target:
+            notes.append(
+                f"{row.name}: {target} holds relayed or reference answers; recorded beside it into {folder}"
+                f" (replay it with --cassettes {folder.parent})"
+            )
+    return notes
+
+
 def evaluate(
     cases_dir: Path,
     baseline_path: Path,
@@ -394,9 +475,11 @@ def evaluate(
     on_plan: OnPlan | None = None,
     on_result: OnResult | None = None,
     accept_drops: bool = False,
+    skip: Collection[str] = (),
 ) -> EvalReport:
     """Run the cases, compare each with its committed scores, and rewrite the baseline if asked:
-    a rewrite that lowers any committed score is refused unless `accept_drops`."""
+    a rewrite that lowers any committed score is refused unless `accept_drops`. The rows named
+    in `skip` (and a skipped row's offline floor) are not run: nothing could answer them."""
     variant = variant or Variant(backend=backend)
     rows = load_rows(cases_dir, only)
     if not update_baseline and not baseline_path.is_file():
@@ -415,10 +498,12 @@ def evaluate(
     progress = {"on_plan": on_plan, "on_result": on_result}
     runs: list[CaseRun] = []
     for row in rows:
+        if row.name in skip:
+            continue
         runs.append(run_case(row, variant, **progress))
         if "@" not in row.name:  # the offline floor does not depend on a cassette set: once per case
             runs.append(run_case(offline_row(row), variant, backend="offline", **progress))
-    notes = _stamp_notes(runs, committed_stamps)
+    notes = _stamp_notes(runs, committed_stamps) + _beside_notes(rows, variant)
     if update_baseline and not accept_drops and (lower := drops(runs, baseline)):
         raise PredigestError(
             f"--update-baseline would lower {len(lower)} committed score(s): {'; '.join(lower)}",

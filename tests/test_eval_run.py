@@ -64,8 +64,11 @@ def test_html_shows_output_and_gold_side_by_side(tmp_path: Path) -> None:
     page = tmp_path / "eval.html"  # the demo case alone, so the page's pairs are its pairs
     r = predigest("eval", "--case", CASE, "--html", str(page))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert any(line.startswith("ok 3 case(s)") for line in r.stdout.splitlines()), r.stdout  # styled, not markup
-    text = page.read_text(encoding="utf-8")
+    assert r.stdout.splitlines()[-1] == "ok 3 rows", r.stdout  # styled, not markup
+    # the first page holds the scores; each row's briefings are on its own page beside it
+    pages = [page, *sorted((tmp_path / "eval-rows").glob("*.html"))]
+    assert len(pages) == 4
+    text = "".join(p.read_text(encoding="utf-8") for p in pages)
     case = load_case(ROOT / "eval" / "cases" / CASE)
     # in-process: the rows' own titles (one per cassette set, then the offline floor)
     runs = [*(run_case(row) for row in case.rows()), run_case(offline_row(case), backend="offline")]
@@ -122,6 +125,36 @@ def test_html_escapes_what_the_briefings_say(tmp_path: Path) -> None:
     card = score(GOLD, output, RuleContext(date=case.date))
     run = CaseRun(case, GOLD, output, "<img src=x onerror=alert(1)>", card, ("<i>error</i>",))
     page = write_html(EvalReport((compare(run, None),), tmp_path / "b.json"), tmp_path / "p.html")
-    text = page.read_text(encoding="utf-8")
+    text = "".join(p.read_text(encoding="utf-8") for p in [page, *(tmp_path / "p-rows").glob("*.html")])
     assert "<script" not in text and "<img" not in text and "<i>" not in text and "<marquee>" not in text
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &lt;marquee&gt;" in text  # markupsafe's escapes
+
+
+def test_the_overview_comes_first_failing_rows_first_and_the_last_line_counts_rows(tmp_path: Path) -> None:
+    """One row below its baseline: the overview lists it first and marks it, only that row is
+    printed in full, and the last line counts rows. Piped, every row of the overview is one line."""
+    committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))
+    n = len(committed["cases"])  # one baseline entry per row
+    relayed = f"{CASE}@world-relayed"
+    committed["cases"][relayed]["increment_f1"]["score"] = 0.95
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(committed, ensure_ascii=False), encoding="utf-8")
+    r = predigest("eval", "--baseline", str(baseline))
+    assert r.returncode == 1, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"{n} rows against {baseline}, failing rows first"
+    assert lines[1].split()[:3] == ["status", "case", "answers"] and "inc F1" in lines[1]
+    table = lines[3 : 3 + n]
+    assert table[0].split()[:2] == ["FAILED", CASE] and "real model (relayed)" in table[0] and "▼0.027" in table[0]
+    assert all(row.startswith("ok ") for row in table[1:]), table
+    assert lines[3 + n] == ""  # the overview ends: each row was one line
+    details = [ln for ln in lines if ln.startswith("metric ") and "baseline" in ln]
+    assert len(details) == 1 and any(ln.startswith(relayed + " · ") and ln.endswith("FAILED") for ln in lines)
+    assert lines[-1] == f"FAILED 1 of {n} rows: {relayed}"
+    verbose = predigest("eval", "--baseline", str(baseline), "--verbose")
+    assert len([ln for ln in verbose.stdout.splitlines() if ln.startswith("metric ") and "baseline" in ln]) == n
+    md = predigest("eval", "--baseline", str(baseline), "--markdown")
+    assert md.returncode == 1
+    rows = [ln for ln in md.stdout.splitlines() if ln.startswith("| ")]
+    assert rows[0].startswith("| status | case | answers | increment F1 |") and len(rows) == n + 1
+    assert rows[1].startswith(f"| FAILED | {CASE} | real model (relayed) | 0.923 ▼0.027 |")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from pathlib import Path
@@ -51,3 +52,11 @@ def test_every_command_example_runs(line: str, tmp_path: Path) -> None:
     r = predigest(*_args(line, tmp_path))
     assert r.returncode == 0, f"{line}\n{r.stderr}"
     assert r.stdout.strip()
+
+
+def test_the_quoted_eval_table_is_what_eval_markdown_prints() -> None:
+    section = README.split("### Every row of `predigest eval`", 1)[1]
+    quoted = [ln for ln in section.split("\n\n- ", 1)[0].splitlines() if ln.startswith("|")]
+    r = predigest("eval", "--markdown", env={**os.environ, "PREDIGEST_LOGS_DB": "off"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert quoted == r.stdout.splitlines()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,9 @@ from typing import Any
 import pytest
 
 from agent.runlog import MIGRATIONS, connect
+from eval.cases import load_cases
 from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, completion, world_answers, world_responder
-from tests.paths import ROOT, predigest
+from tests.paths import ROOT, WORLD, predigest
 
 CASE = "2026-09-22-inference"
 TERSE = ROOT / "tests" / "prompts" / "extract-terse.md"
@@ -128,6 +130,26 @@ def test_compare_names_every_flipped_item_and_the_stage_that_lost_it(workbench: 
     assert hook["stage"] == "demoted by select" and "3★ < 4★" in hook["detail"]
     # the lost increments' doubts go with them
     assert flips[("to_verify_recall", "vLLM FP8 KV-Cache 具体压缩比和 latency 改善")]["stage"] == "not raised"
+    # every flipped item carries its stage and reason; a score that did not move lists none
+    assert all(f["stage"] and "no recorded reason" not in f["detail"] for c in data["cases"] for f in c["flips"])
+    for c in data["cases"]:
+        still = {m for m, d in c["metrics"].items() if d["delta"] == 0}
+        assert not [f for f in c["flips"] if f["metric"] in still], c["case"]
+    # the key facts of an unmatched increment are one line, and they are facts
+    facts = [f for f in case["flips"] if f["metric"] == "key_fact_recall"]
+    assert [f["item"].split(":", 1)[0] for f in facts] == [
+        "2 key facts of unmatched 增量 3",
+        "6 key facts of unmatched 增量 4",
+        "15 key facts of unmatched 增量 5",
+    ]
+    assert facts[0]["stage"] == "not extracted" and facts[2]["stage"] == "demoted by select"
+    counted = [x.split(" · ", 1)[1].removesuffix("（增量未匹配）") for f in facts for x in f["items"]]
+    assert len(counted) == 23 and not {"20", "9", "2026", "--SGLang"} & set(counted)
+    # the header names what differs: the prompt, and the cassette set the second run was recorded into
+    differs = " ".join(data["differs"])
+    assert "prompt extract@2#" in differs and "→ extract-terse@1#" in differs
+    assert f"under {workbench['tmp'] / 'cassettes'}" in differs and "(each case's own)" in differs
+    assert "model" not in [d.split()[0] for d in data["differs"]]  # the same model on both sides
     # the offline row does not depend on the prompt: nothing of it flipped
     offline = next(c for c in data["cases"] if c["case"].endswith("offline"))
     assert offline["flips"] == []
@@ -277,29 +299,38 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -
     )
     assert page.is_file(), r.stdout + r.stderr
     shown, requests = dump_dom(chromium, page, tmp / "profile")
-    dom = shown.stdout
-    assert "</html>" in dom, shown.stderr[-2000:]
-    assert [x for x in requests if not BROWSER_SERVICES.match(x)] == []
-    assert not [ln for ln in shown.stderr.splitlines() if "CONSOLE" in ln or "Content Security Policy" in ln]
-    # the header of each row: prompt and model, and the stale mark
+    rows = sorted((tmp / "report-rows").glob("*.html"))
+    rendered = [dump_dom(chromium, row, tmp / "profile") for row in rows]  # each row's own page
+    for done, sent in [(shown, requests), *rendered]:
+        assert "</html>" in done.stdout, done.stderr[-2000:]
+        assert [x for x in sent if x and not BROWSER_SERVICES.match(x)] == []
+        assert not [ln for ln in done.stderr.splitlines() if "CONSOLE" in ln or "Content Security Policy" in ln]
+    dom, row_doms = shown.stdout, [done.stdout for done, _ in rendered]
+    # the header of each row: prompt and model, and the stale mark; the failing rows first
     stamps = re.findall(r'<p class="stamp">asked with: (.*?)</p>', dom, re.S)
-    assert len(stamps) == 3 and "extract@2#" in stamps[0] and "gpt-4o-mini" in stamps[0]  # world, offline, relayed
-    assert "stale (extract-terse@1)" in stamps[0] and stamps[1].startswith("offline")
-    assert "world-relayed · stale (extract-terse@1)" in stamps[2]
-    # each missed gold increment with the stage that lost it
-    reasons = re.findall(r'<li class="missed-reason"><b>(.*?)</b> <span class="tag stage">(.*?)</span>', dom)
-    stages = {item: stage for item, stage in reasons if item.startswith("增量")}
-    assert stages == {
-        "增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层": "not extracted",
-        "增量 4：vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用": "ungrounded",
-        "增量 5：HookPoint — 推理可观测性 3.6% overhead": "demoted by select",
-    }
-    # a fact-level diff inside matched pairs, and 三 / 四 / 五 side by side for both rows
-    assert dom.count('class="meta facts-diff only-gold"') + dom.count('class="meta facts-diff only-out"') >= 1
-    assert [b for b in re.findall(r'data-block="(\w+)"', dom)] == ["verify", "arxiv", "five"] * 3
+    assert len(stamps) == 3 and "extract@2#" in stamps[0] and "gpt-4o-mini" in stamps[0]  # world, relayed, offline
+    assert "stale (extract-terse@1)" in stamps[0] and stamps[2].startswith("offline")
+    assert "world-relayed · stale (extract-terse@1)" in stamps[1]
+    # each missed gold increment with the stage that lost it, on the first page and on the row's
+    for text in (dom, row_doms[rows.index(tmp / "report-rows" / "row-2026-09-22-inference.html")]):
+        reasons = re.findall(
+            r'<li class="missed-reason" id="[^"]+"><b>(.*?)</b> <span class="tag stage">(.*?)</span>', text
+        )
+        stages = {item: stage for item, stage in reasons if item.startswith("增量")}
+        assert stages == {
+            "增量 3：NVIDIA Dynamo 1.0 — 分布式推理编排层": "not extracted",
+            "增量 4：vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用": "ungrounded",
+            "增量 5：HookPoint — 推理可观测性 3.6% overhead": "demoted by select",
+        }
+    full = "".join(row_doms)
+    # a fact-level diff inside matched pairs, and 三 / 四 / 五 side by side for every row
+    assert full.count('class="meta facts-diff only-gold"') + full.count('class="meta facts-diff only-out"') >= 1
+    assert [b for b in re.findall(r'data-block="(\w+)"', full)] == ["verify", "arxiv", "five"] * 3
     # per document: what the model returned, and each claim's fate (14 documents in each row)
-    assert dom.count('<details class="doc-answer">') == 14 * 3
-    fates = re.findall(r'<tr class="claim"><td>(.*?)</td>.*?<span class="tag stage">(.*?)</span>', dom, re.S)
+    assert len(re.findall(r'<details class="doc-answer" id="row-[^"]+-doc-\d+">', full)) == 14 * 3
+    fates = re.findall(
+        r'<tr class="claim"><td data-label="claim">(.*?)</td>.*?<span class="tag stage">(.*?)</span>', full, re.S
+    )
     assert ("vLLM FP8 KV-Cache 验证报告 — H100/H200/Blackwell 生产可用", "ungrounded") in fates
     assert ("HookPoint — 推理可观测性 3.6% overhead", "demoted by select") in fates
 
@@ -333,3 +364,99 @@ def test_prompt_twice_runs_both_and_compares(workbench: dict[str, Any]) -> None:
         data["b"],
         data["a"],
     ]
+
+
+def test_last_means_the_last_eval_where_an_eval_is_expected(tmp_path: Path) -> None:
+    """eval, run, eval: `--compare last~1 last` compares the two evals, whatever ran between them,
+    and `logs --kind` lists one kind."""
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp_path / "logs.db")}
+    first = predigest("eval", "--case", CASE, env=env)
+    run = ("run", "examples/world", "-t", "inference", "-d", "2026-09-22", "--out", str(tmp_path / "b.md"))
+    assert predigest(*run, "--backend", "replay", env=env).returncode == 0
+    second = predigest("eval", "--case", CASE, env=env)
+    assert first.returncode == second.returncode == 0, first.stdout + second.stdout
+    evals = json.loads(predigest("logs", "--kind", "eval", "--json", env=env).stdout)
+    runs = json.loads(predigest("logs", "--kind", "run", "--json", env=env).stdout)
+    assert [r["kind"] for r in evals] == ["eval", "eval"] and [r["kind"] for r in runs] == ["run"]
+    assert predigest(*run, "--backend", "replay", "--force", env=env).returncode == 0  # the newest is a run
+    compared = predigest("eval", "--compare", "last~1", "last", "--json", env=env)
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    data = json.loads(compared.stdout)
+    assert (data["a"], data["b"]) == (evals[1]["id"], evals[0]["id"])
+    shown = predigest("logs", "show", "last", env=env)  # where any run will do, `last` is the last of any kind
+    assert shown.stdout.startswith("run ") and " · run · " in shown.stdout.splitlines()[0]
+    too_far = predigest("eval", "--compare", "last~2", "last", env=env)
+    assert too_far.returncode == 2 and too_far.stderr.startswith("error: no logged eval run 'last~2'")
+    bad = predigest("logs", "--kind", "evals", env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --kind 'evals' is not a kind of run")
+
+
+def test_cassettes_check_checks_every_set_of_every_case() -> None:
+    r = predigest("cassettes", "check", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    checked = {c["case"]: Path(c["cassettes"]).name for c in json.loads(r.stdout)["cases"]}
+    assert checked[CASE] == "world" and checked[f"{CASE}@world-relayed"] == "world-relayed"
+    sets = sum(len(case.rows()) for case in load_cases(ROOT / "eval" / "cases"))
+    assert len(checked) == sets >= 7
+
+
+def test_record_never_writes_over_relayed_answers(tmp_path: Path) -> None:
+    """The demo case's relayed set, recorded with `--backend record`: the relayed files stay as
+    they were, the recording goes beside them, and the overview names the set it went to."""
+    relayed = tmp_path / "sets" / "world-relayed"
+    shutil.copytree(ROOT / "cassettes" / "world-relayed", relayed)
+    before = {p.name: p.read_bytes() for p in relayed.glob("*.json")}
+    folder = tmp_path / "cases" / CASE
+    folder.mkdir(parents=True)
+    shutil.copy(ROOT / "eval" / "cases" / CASE / "gold.md", folder / "gold.md")
+    (folder / "case.toml").write_text(
+        f'workspace = "{WORLD}"\ntopic = "inference"\ndate = 2026-09-22\ncassettes = ["{relayed}"]\n',
+        encoding="utf-8",
+    )
+    env = {**os.environ, "PREDIGEST_LOGS_DB": "off"}
+    with FakeOpenAI(default=world_responder(world_answers())) as server:
+        env.update(OPENAI_API_KEY=FAKE_KEY, OPENAI_BASE_URL=server.base_url)
+        args = ("eval", "--cases", str(tmp_path / "cases"), "--baseline", str(tmp_path / "baseline.json"))
+        r = predigest(*args, "--backend", "record", "--update-baseline", "--no-cache", env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert {p.name: p.read_bytes() for p in relayed.glob("*.json")} == before
+    beside = relayed.parent / "recorded" / "world-relayed"
+    kinds = {json.loads(p.read_text(encoding="utf-8"))["provenance"]["kind"] for p in beside.glob("*.json")}
+    assert len(list(beside.glob("*.json"))) == 14 and kinds == {"recorded"}
+    row = next(ln for ln in r.stdout.splitlines() if ln.startswith("ok ") and f" {CASE} " in ln and "offline" not in ln)
+    assert "record gpt-4o-mini → recorded/world-relayed" in row, r.stdout
+    assert f"recorded beside it into {beside} (replay it with --cassettes {beside.parent})" in r.stdout
+    # and it replays from there, as recorded answers
+    replayed = predigest(*args, "--cassettes", str(beside.parent), env={**os.environ, "PREDIGEST_LOGS_DB": "off"})
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert any(ln.startswith(f"ok      {CASE}  recorded answers") for ln in replayed.stdout.splitlines()), (
+        replayed.stdout
+    )
+
+
+def test_a_second_prompt_without_answers_says_what_it_needs_and_is_not_run(tmp_path: Path) -> None:
+    """`--prompt A --prompt B` with no key: B's requests have no cassettes. The first line says
+    so and names the two ways out; A runs, B does not (no row of B fails one by one)."""
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp_path / "logs.db")}
+    committed = ROOT / "prompts" / "extract.md"
+    r = predigest("eval", "--case", CASE, "--prompt", str(committed), "--prompt", str(TERSE), env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith(f"prompt B ({TERSE.name}): 2 of 2 rows cannot be answered from the cassettes"), first
+    assert "OPENAI_API_KEY" in first and "--backend record" in first
+    assert "prompt A" not in r.stdout  # the committed prompt's cassettes answer it
+    assert r.stdout.splitlines()[-1] == "ok 3 rows"  # A's report, and nothing of B after it
+    assert "no cassette for" not in r.stdout + r.stderr
+    assert [x["prompt"].split("#")[0] for x in json.loads(predigest("logs", "--json", env=env).stdout)] == ["extract@2"]
+
+
+def test_a_second_prompt_with_stale_answers_only_is_told_about_allow_stale(workbench: dict[str, Any]) -> None:
+    """The terse recordings under `--cassettes`: the committed prompt has only stale answers there."""
+    env, recorded = workbench["env"], str(workbench["tmp"] / "cassettes")
+    committed = ROOT / "prompts" / "extract.md"
+    r = predigest(
+        "eval", "--case", CASE, "--cassettes", recorded, "--prompt", str(TERSE), "--prompt", str(committed), env=env
+    )
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("prompt B (extract.md): ") and "answered only under another prompt" in first, r.stdout
+    assert "--allow-stale" in first and r.returncode == 1

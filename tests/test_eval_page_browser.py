@@ -1,0 +1,127 @@
+"""The eval page in headless Chromium, as a prompt engineer reads it after one row failed: the
+matrix first (failing row first, every cell a link to an id on the page), each row's "why
+missed" list before its increments, no sideways scrolling at 420 px, and a first page that stays
+small (each row's briefings are on the row's own page).
+
+A 420 px viewport is an iframe of that width (headless Chromium's window is never narrower than
+500 px); the harness around it reads the framed page's DOM, every <details> opened.
+"""
+
+from __future__ import annotations
+
+import html as htmlmod
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from eval.metrics import METRICS
+from eval.overview import COLUMNS
+from tests.paths import ROOT, predigest
+from tests.test_page_browser import BROWSER_SERVICES, _chromium, dump_dom
+
+CASE = "2026-09-22-inference"
+RELAYED = f"{CASE}@world-relayed"
+LIMIT = 400_000  # bytes: the first page, for today's cases
+
+HARNESS = """<!doctype html><html><body style="margin:0">
+{frames}
+<script>
+function probe(f) {{
+  var d = f.contentDocument, w = f.contentWindow;
+  d.querySelectorAll("details").forEach(function (x) {{ x.open = true; }});
+  var links = Array.prototype.map.call(d.querySelectorAll("a[href^='#']"), function (a) {{
+    return {{href: a.getAttribute("href"), found: !!d.getElementById(a.getAttribute("href").slice(1))}};
+  }});
+  var order = Array.prototype.map.call(d.querySelectorAll("section.case h3, section.case details > summary"),
+    function (e) {{ return e.textContent.slice(0, 20); }});
+  return {{
+    inner: w.innerWidth, scroll: d.documentElement.scrollWidth, links: links, order: order,
+    matrix: Array.prototype.map.call(d.querySelectorAll("table.matrix tbody tr"), function (tr) {{
+      return {{cls: tr.className, status: tr.cells[0].textContent,
+              href: tr.cells[1].querySelector("a").getAttribute("href"), cells: tr.querySelectorAll("td a").length}};
+    }}),
+    sections: Array.prototype.map.call(d.querySelectorAll("section.case"), function (s) {{ return s.id; }}),
+    items: d.querySelectorAll("td.items li, li.missed-reason").length,
+    items_with_id: d.querySelectorAll("td.items li[id], li.missed-reason[id]").length,
+    metrics: d.querySelectorAll("table.metrics tbody tr").length,
+    metrics_with_id: d.querySelectorAll("table.metrics tbody tr[id]").length
+  }};
+}}
+window.addEventListener("load", function () {{  // after every frame has loaded
+  var out = {{}};
+  document.querySelectorAll("iframe").forEach(function (f) {{ out[f.getAttribute("src")] = probe(f); }});
+  var pre = document.createElement("pre"); pre.id = "probe"; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+}});
+</script></body></html>"""
+FRAME = '<iframe src="{src}" style="width:420px;height:600px;border:0"></iframe>'
+
+
+ROWS = len(json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))["cases"])  # one per row
+
+
+def _read(chromium: str, folder: Path, pages: list[str], tmp: Path) -> dict:
+    """Every page framed 420 px wide in one harness, one browser: what each one's probe saw."""
+    harness = folder / "harness.html"
+    frames = "\n".join(FRAME.format(src=p) for p in pages)
+    harness.write_text(HARNESS.format(frames=frames), encoding="utf-8")
+    shown, requests = dump_dom(chromium, harness, tmp / "profile", "--allow-file-access-from-files")
+    assert [x for x in requests if x and not BROWSER_SERVICES.match(x)] == []  # "": a connection that asked nothing
+    m = re.search(r'<pre id="probe">(.*?)</pre>', shown.stdout, re.S)
+    assert m, shown.stderr[-2000:]
+    return json.loads(htmlmod.unescape(m.group(1)))
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The committed suite with one row held to a score it cannot meet."""
+    tmp = tmp_path_factory.mktemp("evalpage")
+    committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))
+    committed["cases"][RELAYED]["increment_f1"]["score"] = 0.95
+    baseline = tmp / "baseline.json"
+    baseline.write_text(json.dumps(committed, ensure_ascii=False), encoding="utf-8")
+    page = tmp / "eval.html"
+    r = predigest("eval", "--baseline", str(baseline), "--html", str(page))
+    assert r.returncode == 1 and page.is_file(), r.stdout + r.stderr
+    rows = sorted((tmp / "eval-rows").glob("row-*.html"))
+    seen = _read(_chromium(), tmp, ["eval.html", *(f"eval-rows/{p.name}" for p in rows)], tmp)
+    return {"page": page, "rows": rows, "main": seen.pop("eval.html"), "row": seen}
+
+
+def test_the_matrix_comes_first_failing_row_first_and_every_link_lands(pages: dict) -> None:
+    main = pages["main"]
+    matrix = main["matrix"]
+    assert len(matrix) == ROWS and matrix[0]["status"] == "FAILED" and matrix[0]["cls"] == "failed"
+    assert matrix[0]["href"] == "#row-2026-09-22-inference-world-relayed"
+    assert all(row["status"] != "FAILED" for row in matrix[1:])
+    assert all(row["cells"] == 1 + len(COLUMNS) for row in matrix)  # the case, and each headline score, link
+    assert main["sections"][0] == "row-2026-09-22-inference-world-relayed"  # the page's order is the matrix's
+    assert main["links"] and all(link["found"] for link in main["links"]), [x for x in main["links"] if not x["found"]]
+    # ids on every row, metric and item, so a link can point at one
+    assert main["metrics"] == main["metrics_with_id"] == ROWS * len(METRICS)
+    assert main["items"] == main["items_with_id"] > 0
+
+
+def test_each_rows_why_missed_comes_before_its_increments(pages: dict) -> None:
+    relayed = pages["row"]["eval-rows/row-2026-09-22-inference-world-relayed.html"]
+    assert relayed["order"][0].startswith("Why missed"), relayed["order"]
+    assert relayed["order"][1].startswith("Increments: output"), relayed["order"]
+    assert all(link["found"] for page in pages["row"].values() for link in page["links"])
+
+
+def test_readable_at_420_px_without_sideways_scrolling(pages: dict) -> None:
+    for name, seen in [("eval.html", pages["main"]), *pages["row"].items()]:
+        assert seen["inner"] == 420, name
+        assert seen["scroll"] <= 420, (name, seen["scroll"])
+
+
+def test_the_first_page_stays_small_and_loads_nothing(pages: dict) -> None:
+    page = pages["page"]
+    assert page.stat().st_size < LIMIT, page.stat().st_size
+    assert all(p.stat().st_size < LIMIT for p in pages["rows"])
+    assert len(pages["rows"]) == ROWS
+    for p in [page, *pages["rows"]]:
+        text = p.read_text(encoding="utf-8")
+        assert "<script" not in text and "default-src 'none'" in text, p.name
