@@ -1,0 +1,182 @@
+"""Block 三 as an editor's list, and arXiv IDs that cannot exist (issue 21), on hand-built evenings.
+
+One question an item under a short title; within the budget, what the evening itself raises
+(disputes, carried items, impossible IDs) before the model's doubts of like weight; a note that
+asks what is already asked is not asked twice; an impossible ID is named as invalid or not at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from agent.plan.anchors import OpenItem
+from agent.write.render import render
+from eval.metrics import RuleContext, rule_compliance
+from schemas.briefing import Briefing, VerifyItem
+from schemas.extraction import SkippedItem, VerifyNote
+from tests.test_editor import DATE, A, B, brief, claim, doc, note, result, written
+
+MARK = "（编号无效）"
+
+
+def carried(title: str, risk: str) -> OpenItem:
+    item = VerifyItem(number=1, title=title, risk=risk, carried_from="10-20", problem="p", suggestion="s")  # type: ignore[arg-type]
+    return OpenItem(item=item, origin="10-20", source="inbox/tom/2026-10-20-inference-e1prep.md")
+
+
+def block(md: str, name: str) -> str:
+    """The text of one block of the rendered briefing ('三', '五')."""
+    m = re.search(rf"^{name}、[^\n]*\n(.*?)(?=^[一二三四五六七]、|\Z)", md, re.S | re.M)
+    assert m, f"no block {name}"
+    return m[1]
+
+
+# --- one question an item -----------------------------------------------------------------------------
+
+LONG = "推测解码在长上下文场景下的实际加速比与论文所报告的数字是否来自同一测试配置与同一批次硬件"
+
+
+@pytest.mark.parametrize(
+    "notes",
+    [
+        pytest.param([note("TTFT 测试配置未给出")], id="one-note"),
+        pytest.param([note("TTFT 测试配置未给出"), note("KV Pin API 是否默认开启", "高")], id="two-notes"),
+        pytest.param(
+            [note("TTFT 测试配置未给出"), note("KV Pin API 是否默认开启"), note("与 LMCache 0.4 兼容性", "低")],
+            id="three-notes",
+        ),
+        pytest.param([note(LONG), note("KV Pin API 是否默认开启")], id="a-long-note-title"),
+    ],
+)
+def test_each_model_note_is_its_own_short_item(notes: list[VerifyNote]) -> None:
+    c = claim("vLLM v0.23.0 发布", "移除 --enable-chunked-prefill", notes=notes)
+    bf = brief(written(A, c)).briefing
+    assert len(bf.to_verify) == len(notes)
+    for v in bf.to_verify:
+        assert len(v.title) <= 40 and "；" not in v.title, v.title
+    assert {v.problem for v in bf.to_verify} == {n.problem for n in notes}
+
+
+# --- the budget --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("notes", "open_items", "budget", "kept"),
+    [
+        pytest.param(
+            [note("模型质疑 中", "中")], [carried("延续 中", "中")], 1, ["延续 中"], id="carried-mid-over-model-mid"
+        ),
+        pytest.param(
+            [note("模型质疑 高", "高")],
+            [carried("延续 低", "低")],
+            1,
+            ["模型质疑 高"],
+            id="model-high-over-carried-low",
+        ),
+        pytest.param(
+            [note("模型质疑 低", "低")], [carried("延续 低", "低")], 1, ["延续 低"], id="carried-low-over-model-low"
+        ),
+        pytest.param(
+            [note("模型质疑 高", "高")],
+            [carried("延续 中", "中")],
+            1,
+            ["延续 中"],
+            id="carried-mid-weighs-as-model-high",
+        ),
+        pytest.param(
+            [note("模型质疑 中", "中")], [carried("延续 中", "中")], 2, ["模型质疑 中", "延续 中"], id="both-fit"
+        ),
+    ],
+)
+def test_the_budget_keeps_what_the_evening_promised_first(
+    notes: list[VerifyNote], open_items: list[OpenItem], budget: int, kept: list[str]
+) -> None:
+    c = claim("vLLM v0.23.0 发布", "移除 --enable-chunked-prefill", notes=notes)
+    bf = brief(written(A, c), open_items=open_items, max_to_verify=budget).briefing
+    assert [_core(v.title) for v in bf.to_verify] == kept
+    for o in open_items:
+        if o.item.title not in kept:  # a carried item the budget drops stops being carried, and 五 says so
+            assert any("未核实即停止延续" in n.note and o.item.title in n.note for n in bf.no_increment)
+
+
+def _core(title: str) -> str:
+    """A note's own title, without the subject the layout may put in front of it."""
+    return title.rsplit("：", 1)[-1]
+
+
+def test_each_increments_first_question_before_any_increments_second() -> None:
+    one = claim("vLLM v0.23.0 发布", "移除 --enable-chunked-prefill", notes=[note("甲一 配置"), note("甲二 兼容")])
+    two = claim("SGLang v0.5.19 发布", "新增 --enable-waterfill", notes=[note("乙一 数字"), note("乙二 默认")])
+    bf = brief(written(A, one), written(B, two), max_to_verify=2).briefing
+    assert sorted(_core(v.title) for v in bf.to_verify) == ["乙一 数字", "甲一 配置"]
+
+
+def test_a_note_asking_about_a_dispute_is_folded_into_it() -> None:
+    a = claim("PreemptServe 抢占式调度", "TTFT 降低 2.1×", notes=[note("TTFT 2.1× 与 1.6× 不一致")])
+    b = claim("PreemptServe 抢占式调度", "TTFT 降低 1.6×", notes=[note("开源许可证未说明", "低")])
+    composed = brief(written(A, a), written(B, b))
+    items = composed.briefing.to_verify
+    assert len(items) == 2
+    assert sum("2.1×" in f"{v.title} {v.problem}" for v in items) == 1
+    (folded,) = [f for f in composed.findings if f.rule == "to-verify" and f.decision == "folded"]
+    assert folded.subject == "TTFT 2.1× 与 1.6× 不一致" and folded.target and folded.ref is not None
+
+
+def test_a_note_asking_what_a_carried_item_asks_is_folded_into_it() -> None:
+    open_item = carried("vLLM v0.23.0 KV Pin API 默认开启与否", "中")
+    c = claim("vLLM v0.23.0 发布", "移除 --enable-chunked-prefill", notes=[note("KV Pin API 默认开启与否")])
+    bf = brief(written(A, c), open_items=[open_item]).briefing
+    assert [v.title for v in bf.to_verify] == [open_item.item.title]
+    assert bf.to_verify[0].carried_from == "10-20"
+
+
+# --- arXiv IDs that cannot exist ----------------------------------------------------------------------
+
+
+def context(bf: Briefing, *docs: tuple[str, str]) -> RuleContext:
+    return RuleContext(date=DATE, files=dict(docs))
+
+
+@pytest.mark.parametrize(
+    ("arxiv_id", "invalid"),
+    [
+        pytest.param("2613.01234", True, id="month-13"),
+        pytest.param("2611.00042", True, id="after-the-briefing-date"),
+        pytest.param("2610.01234", False, id="valid"),
+    ],
+)
+def test_an_id_a_source_names_in_passing_is_marked_where_named(arxiv_id: str, invalid: bool) -> None:
+    d = doc("inbox/lin/digest.md", f"另见 arXiv:{arxiv_id}（与推理无关）")
+    skipped = [SkippedItem(subject="训练侧论文", reason=f"arXiv:{arxiv_id} 属训练主题")]
+    r = result(d, skipped=skipped)
+    bf = brief(r).briefing
+    five = block(render(bf), "五")
+    assert arxiv_id in five
+    assert (f"{arxiv_id}{MARK}" in five) is invalid
+    assert rule_compliance(bf, context(bf, (d.path, d.text))).value == 1.0
+
+
+def test_an_unmarked_invalid_id_breaks_rule_compliance() -> None:
+    """The metric the marked form passes is one that can fail."""
+    d = doc("inbox/lin/digest.md", "另见 arXiv:2613.01234")
+    bf = brief(result(d, skipped=[SkippedItem(subject="训练侧论文", reason="arXiv:2613.01234 属训练主题")])).briefing
+    bare = bf.model_copy(
+        update={"no_increment": [n.model_copy(update={"note": n.note.replace(MARK, "")}) for n in bf.no_increment]}
+    )
+    assert rule_compliance(bare, context(bare, (d.path, d.text))).value < 1.0
+
+
+def test_an_id_rejected_from_a_claim_raises_one_low_risk_question() -> None:
+    c = claim("ThinkEvict 推理时 KV 驱逐", "KV 显存降低 4.3×", arxiv=["2613.01234"], notes=[note("基线未说明", "中")])
+    twice = claim("ThinkEvict 推理时 KV 驱逐", "KV 显存降低 4.3×", arxiv=["2613.01234"])
+    r1, r2 = written(A, c), written(B, twice)
+    bf = brief(r1, r2).briefing
+    (inc,) = bf.increments
+    assert "2613.01234" not in inc.arxiv_line and not any("2613.01234" in s.ref for s in inc.sources)
+    asked = [v for v in bf.to_verify if "2613.01234" in f"{v.title} {v.problem}"]
+    assert len(asked) == 1 and asked[0].risk == "低"
+    assert f"2613.01234{MARK}" in asked[0].title + asked[0].problem
+    ctx = context(bf, (r1.doc.path, r1.doc.text), (r2.doc.path, r2.doc.text))
+    assert rule_compliance(bf, ctx).value == 1.0
