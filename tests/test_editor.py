@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import pytest
 
 from agent.plan.anchors import AnchorRegistry, OpenItem
-from agent.rules.claims import Candidate, DocResult, Group
+from agent.rules.claims import Candidate, DocResult, Finding, Group
 from agent.rules.compose import Composed, Limits, compose
 from agent.rules.edit import edit
 from agent.rules.merge import merge
@@ -243,7 +243,7 @@ def test_a_release_reported_three_times_names_each_document_once_with_its_sectio
 # --- each fact once -----------------------------------------------------------------------------------
 
 
-def edited(*pairs: tuple[Claim, SourceDoc]) -> tuple[Group, list]:
+def edited(*pairs: tuple[Claim, SourceDoc]) -> tuple[Group, list[Finding]]:
     groups, _ = merge(cands(*pairs))
     assert len(groups) == 1, "the row's claims must be one subject"
     (g,), findings = edit(groups)

@@ -15,7 +15,7 @@ from agent.plan.anchors import OpenItem
 from agent.rules.claims import DocResult
 from agent.write.render import render
 from eval.metrics import RuleContext, rule_compliance
-from schemas.briefing import Briefing, VerifyItem
+from schemas.briefing import VerifyItem
 from schemas.extraction import FileExtraction, SkippedItem, VerifyNote
 from tests.test_editor import DATE, A, B, brief, claim, doc, note, result, written
 
@@ -192,7 +192,7 @@ def test_a_note_asking_what_a_carried_item_asks_is_folded_into_it() -> None:
 # --- arXiv IDs that cannot exist ----------------------------------------------------------------------
 
 
-def context(bf: Briefing, *docs: tuple[str, str]) -> RuleContext:
+def context(*docs: tuple[str, str]) -> RuleContext:
     return RuleContext(date=DATE, files=dict(docs))
 
 
@@ -224,7 +224,7 @@ def test_an_id_a_source_names_in_passing_is_marked_where_named(where: str, arxiv
     md = render(bf)
     assert arxiv_id in block(md, name)
     assert all(md[m.end() :].startswith(MARK) is invalid for m in re.finditer(re.escape(arxiv_id), md))
-    assert rule_compliance(bf, context(bf, (r.doc.path, r.doc.text))).value == 1.0
+    assert rule_compliance(bf, context((r.doc.path, r.doc.text))).value == 1.0
 
 
 def test_an_unmarked_invalid_id_breaks_rule_compliance() -> None:
@@ -234,7 +234,7 @@ def test_an_unmarked_invalid_id_breaks_rule_compliance() -> None:
     bare = bf.model_copy(
         update={"no_increment": [n.model_copy(update={"note": n.note.replace(MARK, "")}) for n in bf.no_increment]}
     )
-    assert rule_compliance(bare, context(bare, (d.path, d.text))).value < 1.0
+    assert rule_compliance(bare, context((d.path, d.text))).value < 1.0
 
 
 def test_an_id_rejected_from_a_claim_raises_one_low_risk_question() -> None:
@@ -247,5 +247,5 @@ def test_an_id_rejected_from_a_claim_raises_one_low_risk_question() -> None:
     asked = [v for v in bf.to_verify if "2613.01234" in f"{v.title} {v.problem}"]
     assert len(asked) == 1 and asked[0].risk == "低"
     assert f"2613.01234{MARK}" in asked[0].title + asked[0].problem
-    ctx = context(bf, (r1.doc.path, r1.doc.text), (r2.doc.path, r2.doc.text))
+    ctx = context((r1.doc.path, r1.doc.text), (r2.doc.path, r2.doc.text))
     assert rule_compliance(bf, ctx).value == 1.0
