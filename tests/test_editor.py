@@ -163,9 +163,6 @@ PIN_URL = "https://github.com/vllm-project/vllm/releases/tag/v0.23.0"
             ],
             2,
             id="two-products-like-titles-same-version",
-            marks=pytest.mark.xfail(
-                strict=True, reason="merge.same_subject falls back to title similarity for releases of two products"
-            ),
         ),
         pytest.param(
             [
@@ -174,9 +171,6 @@ PIN_URL = "https://github.com/vllm-project/vllm/releases/tag/v0.23.0"
             ],
             2,
             id="two-products-like-titles-no-version",
-            marks=pytest.mark.xfail(
-                strict=True, reason="merge.same_subject joins two lead product names on title similarity alone"
-            ),
         ),
         pytest.param(
             [
@@ -252,9 +246,6 @@ def edited(*pairs: tuple[Claim, SourceDoc]) -> tuple[Group, list[Finding]]:
 
 TITLE = "vLLM v0.23.0 发布"
 SUBJECT = "PreemptServe 抢占式调度"
-ENGLISH = pytest.mark.xfail(
-    strict=True, reason="edit.measures takes the word before an English figure (by, up) as its measure"
-)
 
 
 def test_a_point_another_member_states_more_fully_is_folded_into_it() -> None:
@@ -311,10 +302,6 @@ def test_the_fuller_point_is_kept_with_its_nested_steps() -> None:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="edit._fold folds the fullest of three restatements into the middle one (its wording '无别名' is lost)",
-)
 def test_of_three_restatements_the_fullest_is_kept() -> None:
     g, _ = edited(
         (claim(TITLE, "移除 --enable-chunked-prefill"), A),
@@ -364,12 +351,9 @@ def test_one_credibility_reason_per_increment() -> None:
             "首 token 延迟（TTFT）降低 1.6×",
             ("2.1", "1.6"),
             id="measure-named-in-parentheses",
-            marks=pytest.mark.xfail(
-                strict=True, reason="edit._label finds no measure after a closing parenthesis ('（TTFT）降低 1.6×')"
-            ),
         ),
-        pytest.param("TTFT 降低 2.1×", "cuts TTFT by 1.6×", ("2.1", "1.6"), id="english-ttft", marks=ENGLISH),
-        pytest.param("throughput +13%", "throughput up 31%", ("13", "31"), id="english-throughput", marks=ENGLISH),
+        pytest.param("TTFT 降低 2.1×", "cuts TTFT by 1.6×", ("2.1", "1.6"), id="english-ttft"),
+        pytest.param("throughput +13%", "throughput up 31%", ("13", "31"), id="english-throughput"),
     ],
 )
 def test_a_disputed_figure_is_raised_in_three_not_printed(a_point: str, b_point: str, values: tuple[str, str]) -> None:
@@ -448,9 +432,6 @@ def test_a_cve_two_documents_score_differently_is_one_increment_and_one_question
     assert "8.8" in item.title and "7.1" in item.title and len(item.title) <= 40
 
 
-@pytest.mark.xfail(
-    strict=True, reason="edit.number_conflicts keeps one pair per measure: a third document's value is stated as fact"
-)
 def test_three_documents_three_values_none_is_stated() -> None:
     results = [written(d, claim(SUBJECT, f"TTFT 降低 {v}×")) for d, v in ((A, "2.1"), (B, "1.6"), (C, "1.9"))]
     bf = brief(*results).briefing
@@ -508,7 +489,6 @@ WRITTEN_URL = "https://blog.vllm.ai/2026/10/21/v0.23.html"
             True,
             False,
             id="relative-path-without-dots",
-            marks=pytest.mark.xfail(strict=True, reason="grounding.written_in takes a written local path as a link"),
         ),
     ],
 )

@@ -59,10 +59,6 @@ SUBJECT_RAISED = "ThinkEvict 推理时 KV 驱逐"
             LONG_TITLE,
             [note(LONG), note("GA 日期")],
             id="a-long-subject",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="merge.short_subject cuts at 30 characters and keeps a trailing space: '1.0 ：GA 日期'",
-            ),
         ),
     ],
 )

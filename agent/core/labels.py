@@ -78,8 +78,11 @@ class Labels:
     unmatched: str = "（增量未匹配）"  # a gold fact of an increment the output has no match for (eval)
     carried_short: str = "延续"  # '9-21 延续' where space is short (the eval page)
     blocks_short: tuple[str, ...] = ("三 矛盾/待核实", "四 arXiv", "五 无增量")  # the eval page's side by side
-    conflict_problem: str = "{a} 称 {measure} {va}{unit}，{b} 称 {vb}{unit}，两个数字是否同一配置与统计口径？"
-    conflict_title: str = "{subject} {measure}：{va}{unit} 还是 {vb}{unit}"
+    conflict_side: str = "{doc} 称 {values}{unit}"
+    conflict_problem: str = "{sides}，这些 {measure} 数字是否同一配置与统计口径？"
+    conflict_title: str = "{subject} {measure}：{values}"
+    conflict_or: str = " 还是 "
+    list_comma: str = "，"
     conflict_suggestion: str = "读两份原文，核对测试配置与统计口径，确认前活文档只写“{measure} 待核实”"
     disputed_point: str = "{measure} 两份来源说法不一，暂不写入（见待核实 {item}）"
     disputed_point_unlisted: str = "{measure} 两份来源说法不一，暂不写入"

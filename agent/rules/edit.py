@@ -39,7 +39,10 @@ _SCORE = re.compile(
 )
 _CLAUSE_END = re.compile(r"[，,。；;：:（(、\n]")
 _FILLER = re.compile(
-    r"(?:降低|提升|提高|下降|上升|增加|减少|缩短|缩小|加速|达到|约为|降|升|增|减|为|达|约|至|到|的|了|是|仅|只|[\s+＋\-−~≈<>≤≥])+$"
+    r"(?:降低|提升|提高|下降|上升|增加|减少|缩短|缩小|加速|达到|约为|降|升|增|减|为|达|约|至|到|的|了|是|仅|只"
+    r"|\b(?:by|up|down|to|of|is|at|about|around|cuts?|reduces?|reduced|improves?|improved|rises?|drops?)"
+    r"|[\s+＋\-−~≈<>≤≥）)])+$",
+    re.I,
 )
 _UNITS_ALIKE = {"x": "×", "X": "×", "倍": "×", "％": "%", "秒": "s"}
 
@@ -106,7 +109,7 @@ class NumberConflict:
     subject: str  # the group's title
     measure: str  # what is measured, as the first document writes it ('ttft', 'CVSS', '吞吐')
     unit: str
-    sides: tuple[Figures, Figures]
+    sides: tuple[Figures, ...]  # every document that states the measure, two or more
     risk: str = "中"  # a disagreement between sources: worth a look, not an alarm
 
     def states(self, text: str) -> bool:
@@ -116,22 +119,24 @@ class NumberConflict:
 
 
 def number_conflicts(g: Group, title: str) -> list[NumberConflict]:
-    """One measure, two documents, values that share nothing: each such measure once."""
+    """A measure that two of the group's documents give values sharing nothing: each such
+    measure once, with every document that states it."""
     by_doc: dict[str, list[Measure]] = {}
     for c in g.members:
         for p in c.claim.key_points:
             for node in p.walk():
                 by_doc.setdefault(c.doc.path, []).extend(measures(node.text))
     out: list[NumberConflict] = []
-    docs = list(by_doc)
-    for i, a in enumerate(docs):
-        for b in docs[i + 1 :]:
-            for m in dict.fromkeys((x.label, x.unit) for x in by_doc[a]):
-                va = {x.value for x in by_doc[a] if x.unit == m[1] and _alike(x.label, m[0])}
-                vb = {x.value for x in by_doc[b] if x.unit == m[1] and _alike(x.label, m[0])}
-                if vb and va.isdisjoint(vb) and not any(_alike(c.measure, m[0]) and c.unit == m[1] for c in out):
-                    sides = (Figures(a, tuple(sorted(va))), Figures(b, tuple(sorted(vb))))
-                    out.append(NumberConflict(title, m[0], m[1], sides))
+    for label, unit in dict.fromkeys((x.label, x.unit) for found in by_doc.values() for x in found):
+        if any(_alike(c.measure, label) and c.unit == unit for c in out):
+            continue
+        sides = [
+            Figures(doc, tuple(sorted(values)))
+            for doc, found in by_doc.items()
+            if (values := {x.value for x in found if x.unit == unit and _alike(x.label, label)})
+        ]
+        if any(set(a.values).isdisjoint(b.values) for i, a in enumerate(sides) for b in sides[i + 1 :]):
+            out.append(NumberConflict(title, label, unit, tuple(sides)))
     return out
 
 
@@ -195,15 +200,20 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
     title = KeyPoint(text=g.title or g.lead.claim.title)  # what the title states is stated
     alive = list(range(len(units)))
     holds: set[int] = set()  # points something was folded into: what they absorbed must stay stated
-    for i in sorted(alive, key=lambda i: (len(facts[i]), len(grams[i]), -i)):
-        others = [j for j in alive if j != i]
+
+    def richness(i: int) -> tuple[int, int, int]:
+        return (len(facts[i]), len(grams[i]), -i)
+
+    for i in sorted(alive, key=richness):
+        # not against a poorer point that says no more than it: of two saying one thing, the fuller stays
+        others = [j for j in alive if j != i and not (richness(j) < richness(i) and facts[j] <= facts[i])]
         if i in holds or not others:
             continue
         known_facts = [point_facts(title), *(facts[j] for j in others)]
         if not _said_by(facts[i], grams[i], known_facts, [_grams(title), *(grams[j] for j in others)]):
             continue
         alive.remove(i)
-        into = max(others, key=lambda j: len(grams[i] & grams[j]))
+        into = max(others, key=lambda j: (facts[i] <= facts[j], len(grams[i] & grams[j]), richness(j)))
         holds.add(into)
         doc = _doc_of(g, units[i].ref)
         detail = f"stated by {units[into].point.text[:40]!r}"

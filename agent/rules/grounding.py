@@ -106,6 +106,7 @@ def _trimmed(
 
 
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:/*", re.I)
+_HOST = re.compile(r"(?:[a-z0-9-]+\.)+[a-z]{2,}(?::\d+)?(?:[/?#]|$)", re.I)
 _DOMAIN = re.compile(r"[a-z0-9-]\.(?:com|org|net|io|ai|dev|html?|md)\b", re.I)
 
 
@@ -123,6 +124,8 @@ def written_in(url: str, text: str) -> bool:
     if scheme and not scheme[0].lower().startswith(("http://", "https://")):
         return False
     if u.startswith(("/", ".", "~")) or ".." in u:
+        return False
+    if not _HOST.match(_SCHEME.sub("", u)):  # a path with no host is a local file, not a link
         return False
     bare = _SCHEME.sub("", u).rstrip("/")
     return bool(bare) and fold(bare).lower() in fold(text).lower()

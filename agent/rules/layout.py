@@ -166,11 +166,13 @@ def verify_item(d: Doubt, number: int, labels: Labels) -> VerifyItem:
     if isinstance(n, VerifyItem):  # carried from an earlier briefing, as it was written
         return n.model_copy(update={"number": number, "carried_from": d.carried})
     if isinstance(n, NumberConflict):
-        (a, va), (b, vb) = ((s.doc, " / ".join(s.values)) for s in n.sides)
-        fields = {"measure": n.measure, "va": va, "vb": vb, "unit": n.unit}
-        title = labels.conflict_title.format(subject=d.subject, **fields)
-        problem = labels.conflict_problem.format(a=a, b=b, **fields)
-        suggestion = labels.conflict_suggestion.format(**fields)
+        values = labels.conflict_or.join(f"{' / '.join(s.values)}{n.unit}" for s in n.sides)
+        sides = labels.list_comma.join(
+            labels.conflict_side.format(doc=s.doc, values=" / ".join(s.values), unit=n.unit) for s in n.sides
+        )
+        title = labels.conflict_title.format(subject=d.subject, measure=n.measure, values=values)
+        problem = labels.conflict_problem.format(sides=sides, measure=n.measure)
+        suggestion = labels.conflict_suggestion.format(measure=n.measure)
     elif isinstance(n, InvalidId):
         title = labels.invalid_id_title.format(subject=d.subject, id=n.arxiv_id)
         problem = labels.invalid_id_problem.format(doc=n.doc, id=n.arxiv_id, subject=d.subject)

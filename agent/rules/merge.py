@@ -43,14 +43,16 @@ def merge(cands: list[Candidate]) -> tuple[list[Group], list[Finding]]:
 
 def same_subject(a: Candidate, b: Candidate) -> bool:
     ra, rb = release_of(a.claim), release_of(b.claim)
-    if ra and rb and _one_product(ra[0], rb[0]):
-        return ra[1] == rb[1]  # one release, or two releases of one product
+    if ra and rb:  # two releases: one when product and version agree, whatever else they share
+        return _one_product(ra[0], rb[0]) and ra[1] == rb[1]
     if a.arxiv_keys & b.arxiv_keys or advisories(a.claim) & advisories(b.claim):
         return True
     if a.doc.path == b.doc.path:
         return one_release(a, b)
     if {normalise_url(u) for u in a.claim.urls} & {normalise_url(u) for u in b.claim.urls}:
         return True
+    if _two_products(a.claim, b.claim):
+        return False  # 'FlashInfer …' / 'FlashAttention …', however alike the rest
     return similarity(a.claim.title, b.claim.title) >= MERGE_SIMILARITY
 
 
@@ -90,9 +92,40 @@ def lead_product(claim: Claim) -> str:
 
 
 def _one_product(a: Product, b: Product) -> bool:
-    """'Agent Framework' and 'Microsoft Agent Framework' name one product: one ends the other."""
+    """'Agent Framework' and 'Microsoft Agent Framework' name one product (one ends the other),
+    and so do 'TRT-LLM' and 'TensorRT-LLM' (one name is the other with letters left out)."""
     n = min(len(a), len(b))
-    return a[len(a) - n :] == b[len(b) - n :]
+    if a[len(a) - n :] == b[len(b) - n :]:
+        return True
+    short, long = sorted((a[-1], b[-1]), key=len)
+    return len(short) >= 3 and short[0] == long[0] and _subsequence(short, long)
+
+
+def _subsequence(short: str, long: str) -> bool:
+    rest = iter(long)
+    return all(ch in rest for ch in short)
+
+
+def _contains(a: Product, b: Product) -> bool:
+    """One run of words inside the other: 'NVIDIA Dynamo KVBM' and 'Dynamo KVBM'."""
+    short, long = sorted((a, b), key=len)
+    return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
+
+
+def _two_products(a: Claim, b: Claim) -> bool:
+    """Both titles lead with a name, the names differ, and neither title names the other's."""
+    la, lb = lead_words(a), lead_words(b)
+    if not la or not lb or _one_product(la, lb) or _contains(la, lb):
+        return False
+    ta, tb = _product(a.title), _product(b.title)
+    return not any(w in tb for w in la) and not any(w in ta for w in lb)
+
+
+def lead_words(claim: Claim) -> Product:
+    """The run of Latin words a title leads with, normalised ('NVIDIA Dynamo KVBM 新增…' ->
+    ('nvidia', 'dynamo', 'kvbm')); empty when the title leads with other script."""
+    m = re.match(r"([A-Za-z][A-Za-z0-9_.+/@-]*(?:\s+[A-Za-z][A-Za-z0-9_.+/@-]*)*)", subject_head(claim.title))
+    return tuple(_product(w) for w in m[1].split()) if m else ()
 
 
 def advisories(claim: Claim) -> set[str]:
@@ -144,7 +177,7 @@ def one_release(a: Candidate, b: Candidate) -> bool:
 def short_subject(title: str) -> str:
     """The subject of an increment title as 三 and 一 name it: before its dash, full-width colon
     or parenthesis, at most 30 characters."""
-    return re.split(r"\s+[—–-]+\s+|——|：|（|\(", title, maxsplit=1)[0].strip()[:30]
+    return re.split(r"\s+[—–-]+\s+|——|：|（|\(", title, maxsplit=1)[0].strip()[:30].strip()
 
 
 def subject_head(title: str) -> str:

@@ -225,8 +225,7 @@ def _invalid(sel: Selection, rejected: Sequence[tuple[Candidate, str]], after: i
 
 
 def _conflict_detail(c: NumberConflict) -> str:
-    (a, va), (b, vb) = ((s.doc, " / ".join(s.values)) for s in c.sides)
-    return f"{c.measure}: {a} says {va}{c.unit}, {b} says {vb}{c.unit}"
+    return f"{c.measure}: " + ", ".join(f"{s.doc} says {' / '.join(s.values)}{c.unit}" for s in c.sides)
 
 
 def _title(d: Doubt) -> str:
