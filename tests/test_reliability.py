@@ -240,7 +240,7 @@ ROWS = [
         args=("--out", "{ws}/" + REPORT, "--force"),
         live=True,
         exit=2,
-        message="is an input of the workspace",
+        message="would replace an input of the workspace",
         max_requests=0,
         same=(REPORT,),
     ),
@@ -249,7 +249,7 @@ ROWS = [
         args=("--out", "{ws}/living/inference.md", "--force"),
         live=True,
         exit=2,
-        message="is an input of the workspace",
+        message="would replace an input of the workspace",
         max_requests=0,
         same=("living/inference.md",),
     ),
@@ -637,3 +637,32 @@ def test_a_read_only_cache_folder_is_an_error_before_any_call(
         )
     assert r.returncode == 2 and "is not writable" in r.stderr and server.count == 0, r.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_run_into_the_inbox_is_its_own_output_not_an_input(world: Path, tmp_path: Path) -> None:
+    """What cron does: no `--out`, so the briefing lands in `inbox/tom/`. A second run refuses
+    without --force (naming no flag that was not given) and replaces its own set with it; the
+    `.json` and `.calls.jsonl` are never read as reports, by this topic or another."""
+    run = ("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay")
+    first = predigest(*run)
+    assert first.returncode == 0, first.stderr
+    briefing = world / OWN
+    record = briefing.with_suffix(".json")
+    assert record.exists() and briefing.with_suffix(".calls.jsonl").exists()
+    again = predigest(*run)
+    assert again.returncode == 2 and "already exists" in again.stderr, again.stderr
+    assert "--out " + str(world) not in again.stderr and "an input" not in again.stderr, again.stderr
+    record.write_text("{}", encoding="utf-8")  # so that replacing it shows
+    forced = predigest(*run, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "not read" not in forced.stderr and json.loads(record.read_text(encoding="utf-8"))
+    listing = predigest("inbox", str(world), "-t", "risk", "-d", DAY, "--json")
+    docs = {d["path"]: d for d in json.loads(listing.stdout)}
+    for suffix in (".json", ".calls.jsonl"):
+        entry = docs[OWN.removesuffix(".md") + suffix]
+        assert not entry["read"] and not entry["reason"].startswith("unreadable"), entry
+    assert docs[OWN]["read"] and docs[OWN]["kind"] == "adjacent"  # another topic's same-evening briefing
+    risk = predigest("run", str(world), "-t", "risk", "-d", DAY, "--backend", "offline", "--out", f"{tmp_path}/r/")
+    assert risk.returncode == 0 and "not read" not in risk.stderr, risk.stderr
+    text = (tmp_path / "r" / f"{DAY}-risk-e1prep.md").read_text(encoding="utf-8")
+    assert "e1prep.json" not in text and "calls.jsonl" not in text

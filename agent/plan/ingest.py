@@ -20,6 +20,9 @@ _DATED = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<hhmm>\d{4}))?(?:-(?P<s
 _CARD = re.compile(r"^(?P<hhmm>\d{4})-(?P<yymm>\d{4})[-.](?P<num>\d{4,5})\.md$")
 _FRONT_DATE = re.compile(r"^date:\s*[\"']?(\d{4}-\d{2}-\d{2})", re.M)
 BRIEFING_SUFFIX = "-e1prep"
+# what a run writes beside its briefing (the run record, its calls, the page): outputs, never inputs
+_RUN_OUTPUT = re.compile(r"^\d{4}-\d{2}-\d{2}(?:-\d{4})?-.+-e1prep\.(?:json|calls\.jsonl|html)$")
+RUN_OUTPUT = "a run's output (the record beside a briefing), not an input"
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,9 @@ def scan(ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True) ->
     homes = _real_homes(ws)
     seen = _Seen()
     for path in _files(ws.inbox(), depth=2):
+        if is_run_output(path.name):
+            docs.append(_run_output_doc(ws, path, topic))
+            continue
         docs.append(_checked(ws, path, homes, seen, "report", window) or _inbox_doc(ws, path, topic, window))
     for path in _files(ws.root / w.paper_cards_dir, depth=None):
         docs.append(_checked(ws, path, homes, seen, "paper_card", window) or _card_doc(ws, path, window))
@@ -207,6 +213,25 @@ def _problem(path: Path, homes: list[Path], seen: _Seen, rel: str) -> str | None
         return f"duplicate: the same file as {seen.files[real]} (read once)"
     seen.files[real] = rel
     return None
+
+
+def is_run_output(name: str) -> bool:
+    """A briefing's `.json`, `.calls.jsonl` or `.html`: what a run wrote, never a report to read."""
+    return bool(_RUN_OUTPUT.match(name))
+
+
+def _run_output_doc(ws: Workspace, path: Path, topic: str) -> SourceDoc:
+    """Listed by `predigest inbox` so nothing there goes unexplained; not unreadable, so no
+    briefing names it in 一 or 五, and not an input, so a re-run may replace it."""
+    m = _DATED.match(path.name.split(".", 1)[0] + ".md")
+    btopic = (m.group("slug") or "").removesuffix(BRIEFING_SUFFIX) if m else ""
+    return SourceDoc(
+        path=_rel(ws, path),
+        kind="baseline" if btopic == topic else "adjacent",
+        agent=path.parent.name,
+        topic=btopic,
+        reason=RUN_OUTPUT,
+    )
 
 
 def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceDoc:

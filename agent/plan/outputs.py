@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agent.core.errors import OutputExists, PredigestError
 from agent.core.labels import ZH
+from agent.plan.ingest import is_run_output
 from agent.plan.workspace import Workspace
 from schemas.documents import SourceDoc
 
@@ -35,13 +36,14 @@ def out_path_for(ws: Workspace, out: Path | None, date: dt.date, topic: str) -> 
 def check_out(out: Path, ws: Workspace, docs: Sequence[SourceDoc], own: Path, *, force: bool) -> None:
     """Refuse, before anything is spent, an output that would replace an input, a file of another
     kind, or an existing briefing without --force; and a folder that cannot be written. Every
-    Markdown file of the workspace is some evening's input, except tonight's own briefing `own`."""
+    Markdown file of the workspace is some evening's input, except tonight's own briefing `own`;
+    what a run wrote beside a briefing (its record, its calls) is an output, replaced with it."""
     targets = [out.with_suffix(".json"), out.with_suffix(".calls.jsonl"), out]
-    inputs = {_real(ws.root / d.path) for d in docs} - {_real(own)}
+    inputs = {_real(ws.root / d.path) for d in docs if not is_run_output(d.name)} - {_real(own)}
     for t in targets:
         if _real(t) in inputs:
             raise PredigestError(
-                f"--out {t} is an input of the workspace ({_real(t).relative_to(ws.root)})",
+                f"the briefing's file {t} would replace an input of the workspace ({_real(t).relative_to(ws.root)})",
                 hint="write the briefing somewhere else, e.g. --out out/",
             )
     if out.is_dir():
