@@ -66,11 +66,12 @@ class Evening:
         return sources(self.docs)
 
 
-def plan(s: Settings, *, for_writing: bool = True) -> Evening:
+def plan(s: Settings, *, for_writing: bool = True, own_tonight: bool = True) -> Evening:
     """Read the workspace and decide the evening; raises before any call when something is off.
-    `for_writing=False` is for inspection and the eval: the output path is not checked."""
+    `for_writing=False` is for inspection and the eval: the output path is not checked.
+    `own_tonight=False` is for the eval: see `agent.plan.ingest.scan`."""
     ws = load_workspace(s.workspace)
-    docs = scan(ws, s.topic, s.date)
+    docs = scan(ws, s.topic, s.date, own_tonight=own_tonight)
     registry = build_registry(docs, s.topic, s.date)
     template = load_template_file(s.prompt_file) if s.prompt_file else load_template()
     srcs = sources(docs)

@@ -43,7 +43,7 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
     for case in load_cases(cases_dir, only):
         if case.cassettes is None:
             continue
-        ev = plan(variant.settings(case, "replay"), for_writing=False)
+        ev = plan(variant.settings(case, "replay"), for_writing=False, own_tonight=False)
         folder = ev.llm.cassette_dir
         result = check_requests(ev.requests, ev.llm)
         used.setdefault(folder, set()).update(result.used)

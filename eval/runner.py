@@ -179,7 +179,7 @@ def run_case(
     gold: Briefing | None = None
     try:
         gold = case.gold()
-        ev = plan(variant.settings(case, used), for_writing=False)
+        ev = plan(variant.settings(case, used), for_writing=False, own_tonight=False)
         if on_plan is not None:
             on_plan(case, ev)
         results = tuple(extract(ev, None, on_result))

@@ -50,8 +50,14 @@ def evening_of(ts: dt.datetime, window: Window) -> dt.date:
     return window.date + dt.timedelta(days=days_after)
 
 
-def scan(ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True) -> list[SourceDoc]:
-    """Every Markdown file of the workspace, judged for `topic` on the evening of `date`."""
+def scan(
+    ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True, own_tonight: bool = True
+) -> list[SourceDoc]:
+    """Every Markdown file of the workspace, judged for `topic` on the evening of `date`.
+
+    `own_tonight=False` leaves out the briefings our own runs wrote that evening for other topics
+    (read as adjacent otherwise): an eval case is the evening as committed, and a demo run into
+    the workspace's inbox must not change what another case asks."""
     ws.topic(topic)  # a missing topic is an error before anything is read
     window = evening_window(ws, date)
     w = ws.config.workspace
@@ -62,7 +68,8 @@ def scan(ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True) ->
         if is_run_output(path.name):
             docs.append(_run_output_doc(ws, path, topic))
             continue
-        docs.append(_checked(ws, path, homes, seen, "report", window) or _inbox_doc(ws, path, topic, window))
+        doc = _checked(ws, path, homes, seen, "report", window) or _inbox_doc(ws, path, topic, window)
+        docs.append(doc if own_tonight or not _own_tonight(ws, doc) else _left_out(doc))
     for path in _files(ws.root / w.paper_cards_dir, depth=None):
         docs.append(_checked(ws, path, homes, seen, "paper_card", window) or _card_doc(ws, path, window))
     for path in _files(ws.root / w.queue_dir, depth=1):
@@ -232,6 +239,15 @@ def _run_output_doc(ws: Workspace, path: Path, topic: str) -> SourceDoc:
         topic=btopic,
         reason=RUN_OUTPUT,
     )
+
+
+def _own_tonight(ws: Workspace, doc: SourceDoc) -> bool:
+    return doc.kind == "adjacent" and doc.read and doc.agent == ws.config.workspace.agent
+
+
+def _left_out(doc: SourceDoc) -> SourceDoc:
+    why = f"same-evening {doc.topic} briefing of our own runs: not part of the committed evening"
+    return doc.model_copy(update={"read": False, "in_window": False, "reason": why})
 
 
 def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceDoc:
