@@ -666,3 +666,44 @@ def test_a_run_into_the_inbox_is_its_own_output_not_an_input(world: Path, tmp_pa
     assert risk.returncode == 0 and "not read" not in risk.stderr, risk.stderr
     text = (tmp_path / "r" / f"{DAY}-risk-e1prep.md").read_text(encoding="utf-8")
     assert "e1prep.json" not in text and "calls.jsonl" not in text
+
+
+# --- the suite never writes into the user's own log, cache or config ------------------------------------
+
+_REAL_HOME = __import__("pwd").getpwuid(os.getuid()).pw_dir
+
+
+def _logged_runs(db: Path) -> int:
+    if not db.exists():
+        return 0
+    with sqlite3.connect(db) as con:
+        return int(con.execute("select count(*) from runs").fetchone()[0])
+
+
+@pytest.fixture(scope="module")
+def early_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, Path]:
+    """A module-scoped fixture runs before the per-test isolation: only the session's home holds it."""
+    out = tmp_path_factory.mktemp("early")
+    r = predigest("run", str(WORLD), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{out}/")
+    return r.returncode, Path(os.environ["XDG_DATA_HOME"]) / "predigest" / "logs.db"
+
+
+@pytest.mark.parametrize("env", ["inherited", "fresh"])
+def test_commands_write_their_log_and_cache_under_the_test_home(
+    env: str, early_run: tuple[int, Path], tmp_path: Path
+) -> None:
+    """HOME and every XDG folder are the session's own (tests/conftest.py), for a fixture that runs
+    before `_isolated` and for a command given a fresh environment, where the user's real home
+    would otherwise be found from the password database."""
+    code, early_log = early_run
+    assert code == 0 and _logged_runs(early_log) >= 1, early_log
+    for var in ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
+        assert not os.environ[var].startswith(_REAL_HOME + os.sep) and os.environ[var] != _REAL_HOME, var
+    assert str(early_log).startswith(os.environ["HOME"])
+    log = Path(os.environ["XDG_DATA_HOME"]) / "predigest" / "logs.db"
+    fresh = {"PATH": os.environ.get("PATH", "")} if env == "fresh" else None
+    args = ("run", str(WORLD), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{tmp_path}/o/")
+    before = _logged_runs(log)
+    r = predigest(*args, env=fresh)
+    assert r.returncode == 0, r.stderr
+    assert _logged_runs(log) == before + 1  # logged here, so not in the user's own log
