@@ -302,7 +302,9 @@ def run_cmd(
 
     Reads OPENAI_API_KEY / OPENAI_BASE_URL for a live endpoint; without a key it replays cassettes.
     Exit status: 0 done; 2 a usage or input error (nothing spent or written); 3 a partial evening
-    (some documents not read: see 五; not written into the workspace inbox without --allow-partial).
+    (some documents not read: see 五; not written into the workspace inbox without --allow-partial);
+    4 no model answered (no key, no cassette: offline briefing, not written into the inbox unless
+    --backend offline); 130 interrupted.
 
     Example: predigest run examples/world --topic inference --date 2026-09-22 --out out/
     """
@@ -315,7 +317,7 @@ def run_cmd(
     run_flags = {"workspace": workspace, "topic": topic, "out": out, "force": force, "allow_partial": allow_partial}
     settings = settings_from({**run_flags, **_llm_flags(given), "date": _date(date)}, os.environ)
     with _progress() as (on_plan, on_result):
-        report = run(settings, on_plan=on_plan, on_result=on_result)
+        report = run(settings, on_plan=on_plan, on_result=on_result, warn=_warning)
     from agent.runlog import log_quietly, logs_path, run_log
 
     log_quietly(run_log(report, _command()), logs_path())
@@ -374,7 +376,12 @@ def _run_json(report: RunReport) -> dict[str, object]:
     }
 
 
+def _warning(line: str) -> None:
+    err.print(f"warning: {line}", markup=False, highlight=False)
+
+
 def _print_run(report: RunReport, explain: bool) -> None:
+    from agent.pipeline import EXIT_NO_MODEL
     from agent.plan.ingest import UNREADABLE
 
     b = report.composed.briefing
@@ -410,7 +417,10 @@ def _print_run(report: RunReport, explain: bool) -> None:
         markup=False,
     )
     out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())), markup=False)
-    if report.backend_note:
+    if report.exit_code == EXIT_NO_MODEL:  # said first, before the calls; the outcome here
+        where = w.withheld or f"offline briefing written to {w.out_path}"
+        err.print(f"no model answered: {where} (exit status {EXIT_NO_MODEL})", markup=False, highlight=False)
+    elif report.backend_note:
         out.print(report.backend_note, markup=False, highlight=False)
     skipped = [d for d in report.evening.docs if not d.read and d.reason.startswith(UNREADABLE)]
     if skipped:

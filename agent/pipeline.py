@@ -25,6 +25,7 @@ from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_ll
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.extract.backends import EveningExtractor, make_extractor, offline, used_backend
 from agent.extract.chunking import merge_chunks
+from agent.extract.offline.extractor import OfflineExtractor
 from agent.extract.prompting import Template, build_requests, load_template, load_template_file
 from agent.plan.anchors import AnchorRegistry, build_registry
 from agent.plan.ingest import Window, evening_window, scan, sources, unreadable
@@ -39,6 +40,7 @@ from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction, SkippedItem
 
 EXIT_PARTIAL = 3  # a briefing was made, but some of the evening's documents were not read
+EXIT_NO_MODEL = 4  # `auto` found no key and no cassette: the offline extractor answered instead of a model
 
 
 def settings_from(flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
@@ -263,13 +265,23 @@ class Written:
     withheld: str = ""  # why nothing was written
 
 
+def fell_back(llm: LLMSettings, records: Sequence[CallRecord]) -> bool:
+    """`auto` found neither a key nor a cassette, so the offline extractor answered: a cron job
+    whose key went missing, which must not pass for a model's evening."""
+    return llm.backend == "auto" and offline(records)
+
+
 def write(outcome: Outcome, *, force: bool, allow_partial: bool = False) -> Written:
     """The `.md`, `.json` and `.calls.jsonl` as one unit. A partial briefing is not written into
-    the workspace's inbox (tomorrow's run would take it as a complete baseline) unless allowed."""
+    the workspace's inbox (tomorrow's run would take it as a complete baseline) unless allowed;
+    nor is an offline one that nobody asked for (`auto` without a key or a cassette)."""
     ev = outcome.evening
     out = ev.out_path
-    if outcome.partial and not allow_partial and out.parent.resolve().is_relative_to(ev.ws.inbox().resolve()):
+    into_inbox = out.parent.resolve().is_relative_to(ev.ws.inbox().resolve())
+    if outcome.partial and not allow_partial and into_inbox:
         return Written(None, None, None, withheld=f"partial briefing not written into {out.parent}")
+    if into_inbox and fell_back(ev.llm, outcome.records):
+        return Written(None, None, None, withheld=f"offline briefing not written into {out.parent}")
     json_path, calls_path = out.with_suffix(".json"), out.with_suffix(".calls.jsonl")
     payload = outcome.payload() + "\n"
     calls = "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in outcome.records)
@@ -318,6 +330,8 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
+        if fell_back(self.evening.llm, self.records):
+            return EXIT_NO_MODEL
         return EXIT_PARTIAL if self.outcome.partial else 0
 
 
@@ -326,18 +340,37 @@ def run(
     extractor: Extractor | None = None,
     on_result: Callable[[ExtractionResult], None] | None = None,
     on_plan: Callable[[Evening], None] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> RunReport:
     """One evening for one topic. Writes nothing until the briefing is complete.
 
-    `on_plan` sees the evening before the first call, so a progress bar can size itself."""
+    `on_plan` sees the evening before the first call, so a progress bar can size itself; `warn`
+    hears, before the first call too, that no model will answer when `auto` found none."""
     started = time.monotonic()
     ev = plan(s)
     if on_plan is not None:
         on_plan(ev)
-    outcome = brief(ev, extract(ev, extractor, on_result))
+    if extractor is None:
+        with default_extractor(ev) as own:
+            if warn is not None and ev.llm.backend == "auto" and isinstance(own, OfflineExtractor):
+                warn(no_model_note(ev))
+            outcome = brief(ev, extract(ev, own, on_result))
+    else:
+        outcome = brief(ev, extract(ev, extractor, on_result))
     written = write(outcome, force=s.force, allow_partial=s.allow_partial)
     backend, note = used_backend(ev.llm, outcome.records)
     return RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note)
+
+
+def no_model_note(ev: Evening) -> str:
+    """What a run under `auto` says first when neither a key nor a cassette answers the evening."""
+    into = ev.out_path.parent.resolve().is_relative_to(ev.ws.inbox().resolve())
+    where = f"not written into {ev.out_path.parent}" if into else f"written to {ev.out_path}, exit status 4"
+    return (
+        f"no model will answer: no OPENAI_API_KEY and no cassette in {ev.llm.cassette_dir} answers this evening; "
+        f"the offline extractor reads the documents' structure instead, and its briefing is {where} "
+        "(set OPENAI_API_KEY, or pass --backend offline to mean it)"
+    )
 
 
 # --- cassette maintenance -----------------------------------------------------------------------------
@@ -371,6 +404,7 @@ def rekey(s: Settings) -> list[Path]:
 
 
 __all__ = [
+    "EXIT_NO_MODEL",
     "EXIT_PARTIAL",
     "Evening",
     "Outcome",

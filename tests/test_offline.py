@@ -253,15 +253,34 @@ def test_a_split_document_gives_the_same_briefing(tmp_path: Path) -> None:
     assert split.composed.briefing.increments == whole.composed.briefing.increments
 
 
-def test_auto_without_key_or_cassettes_runs_offline_and_says_so_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("backend", "out", "code", "written"),
+    [
+        ((), "out", 4, True),  # a missing key: said first, written where asked, a status of its own
+        ((), "", 4, False),  # ... and never into the inbox, where tomorrow would take it for a baseline
+        (("--backend", "offline"), "", 0, True),  # asked for: written into the inbox
+        (("--backend", "offline"), "out", 0, True),
+    ],
+    ids=["auto-out", "auto-inbox", "offline-inbox", "offline-out"],
+)
+def test_auto_without_key_or_cassettes_says_so_first_and_keeps_out_of_the_inbox(
+    tmp_path: Path, backend: tuple[str, ...], out: str, code: int, written: bool
+) -> None:
     root = workspace(tmp_path, {"inbox/ann/2026-03-14-0900-db-filter.md": REPORT_HASH})
-    out = tmp_path / "out"
-    r = predigest("run", str(root), "--topic", "databases", "--date", "2026-03-14", "--out", str(out))
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("extractor offline") == 1, r.stdout
-    assert "no OPENAI_API_KEY" in r.stdout and "backend offline" in r.stdout
-    briefing = (out / "2026-03-14-databases-e1prep.md").read_text(encoding="utf-8")
-    assert briefing.count(ZH.extractor_offline) == 1
+    where = tmp_path / out if out else root / "inbox" / "me"
+    args = ("--out", str(where)) if out else ()
+    r = predigest("run", str(root), "--topic", "databases", "--date", "2026-03-14", *backend, *args)
+    assert r.returncode == code, r.stdout + r.stderr
+    briefing = where / "2026-03-14-databases-e1prep.md"
+    assert briefing.exists() == written
+    if written:
+        assert briefing.read_text(encoding="utf-8").count(ZH.extractor_offline) == 1
+    if not backend:
+        first = r.stderr.splitlines()[0]
+        assert first.startswith("warning: no model will answer: no OPENAI_API_KEY"), r.stderr
+        assert "no model answered" in r.stderr.splitlines()[-1] and "extractor offline" not in r.stdout
+    else:
+        assert "no model" not in r.stderr and r.stdout.count("extractor offline (--backend offline)") == 1
 
 
 def test_auto_on_the_demo_still_replays_its_cassettes(tmp_path: Path) -> None:
