@@ -381,8 +381,7 @@ def _warning(line: str) -> None:
 
 
 def _print_run(report: RunReport, explain: bool) -> None:
-    from agent.pipeline import EXIT_NO_MODEL
-    from agent.plan.ingest import UNREADABLE
+    from agent.pipeline import answered_by
 
     b = report.composed.briefing
     recs = report.records
@@ -412,11 +411,21 @@ def _print_run(report: RunReport, explain: bool) -> None:
     )
     out.print(
         f"calls {len(recs)} ({', '.join(f'{k} {v}' for k, v in sorted(by_source.items()))}) · backend {report.backend}"
+        f" · answered by {answered_by(recs, llm.model)}"
         f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
         f" · {cost} · {report.seconds:.1f}s",
         markup=False,
     )
     out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())), markup=False)
+    _print_run_notes(report)
+
+
+def _print_run_notes(report: RunReport) -> None:
+    """What the user must act on, on stderr after the summary: the backend, skipped files, warnings."""
+    from agent.pipeline import EXIT_NO_MODEL
+    from agent.plan.ingest import UNREADABLE
+
+    w = report.written
     if report.exit_code == EXIT_NO_MODEL:  # said first, before the calls; the outcome here
         where = w.withheld or f"offline briefing written to {w.out_path}"
         err.print(f"no model answered: {where} (exit status {EXIT_NO_MODEL})", markup=False, highlight=False)

@@ -178,6 +178,7 @@ class Outcome:
             model=ev.llm.model,
             unread=self.unread,
         )
+        record = record.model_copy(update={"answered_by": answered_by(self.records, ev.llm.model)})
         return record.model_dump_json(indent=2)
 
 
@@ -190,7 +191,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
     footer = (ZH.footer_offline if offline(records) else ZH.footer).format(
         date=s.date,
         prompt=ev.template.stamp,
-        model=ev.llm.model,
+        answered=answered_by(records, ev.llm.model),
         extractor=ZH.extractor_offline,
         sources=len(ev.sources),
         calls=len(records),
@@ -211,6 +212,31 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
     if unread:
         composed = _mark_partial(composed, len(unread))
     return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results, tuple(results))
+
+
+def answered_by(records: Sequence[CallRecord], model: str) -> str:
+    """What answered the evening, said the same way in the footer, the run record, the page, the
+    eval's rows and the run log: `model <name>` only where a model answered (live, from the cache,
+    or a recorded cassette); hand-written reference answers, relayed ones and the offline extractor
+    by their own names. Several kinds are joined, the most frequent first."""
+    said: dict[str, int] = {}
+    for r in records:
+        if r.source != "skipped":
+            label = _answer_label(r, model)
+            said[label] = said.get(label, 0) + 1
+    if not said:
+        return ZH.answered_model.format(model=model)
+    return " + ".join(sorted(said, key=lambda k: -said[k]))
+
+
+def _answer_label(r: CallRecord, model: str) -> str:
+    if r.source == "offline":
+        return ZH.answered_offline
+    if r.source == "cassette" and r.provenance == "reference":
+        return ZH.answered_reference
+    if r.source == "cassette" and r.provenance == "relayed":
+        return ZH.answered_relayed.format(model=r.provenance_model or ZH.answered_unnamed)
+    return ZH.answered_model.format(model=r.provenance_model or r.model or model)
 
 
 def _mark_partial(composed: Composed, n: int) -> Composed:
@@ -412,6 +438,7 @@ __all__ = [
     "Settings",
     "Written",
     "add_reference",
+    "answered_by",
     "brief",
     "extract",
     "plan",

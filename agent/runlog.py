@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from agent.core.errors import PredigestError
 from agent.extract import ExtractionResult
-from agent.pipeline import Outcome, RunReport
+from agent.pipeline import Outcome, RunReport, answered_by
 from schemas.run import FindingRecord
 from schemas.runlog import CallEntry, EveningEntry, RunLog
 
@@ -277,7 +277,7 @@ def evening_entry(
         topic=ev.settings.topic,
         date=ev.settings.date.isoformat(),
         prompt="" if offline else str(ev.template.stamp),
-        model="" if offline else ev.llm.model,
+        model=answered_by([r.record for r in results], ev.llm.model),
         backend=backend,
         cassettes="" if offline else cassettes or ev.llm.cassette_dir.name,
         stale=list(dict.fromkeys(r.record.stale for r in results if r.record.stale)),

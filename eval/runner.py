@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from agent.core.errors import PredigestError
 from agent.extract import ExtractionResult
-from agent.pipeline import Evening, Outcome, Settings, brief, extract, plan
+from agent.pipeline import Evening, Outcome, Settings, answered_by, brief, extract, plan
 from agent.plan.parse import parse
 from eval.cases import Case, CaseError, load_rows
 from eval.metrics import METRICS, RuleContext, Score, Scorecard, file_refs, score
@@ -98,7 +98,7 @@ class CaseRun:
             return self.backend
         ev = self.outcome.evening
         prompt = "offline" if self.backend == "offline" else str(ev.template.stamp)
-        model = "" if self.backend == "offline" else ev.llm.model
+        model = answered_by([r.record for r in self.results], ev.llm.model)
         stale = "stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else ""
         cassettes = "" if self.backend == "offline" else self.case.cassette_set
         return " · ".join(x for x in (prompt, model, self.backend, cassettes, stale) if x)

@@ -215,6 +215,7 @@ class LLMExtractor:
         if self.backend == "replay":
             if (cassette := self._index.get(key)) is not None:
                 exchange, source, name = cassette.exchange, "cassette", cassette.path.name
+                log.provenance = (cassette.provenance.kind, cassette.provenance.model)
         elif cache is not None:
             exchange = cache.stored(key)
         extraction = _plain_answer(exchange, body) if exchange is not None else None
@@ -303,6 +304,8 @@ class LLMExtractor:
             error=error,
             request_hash=log.keys[0] if log.keys else "",
             stale=", ".join(dict.fromkeys(log.stale)),
+            provenance=log.provenance[0] if replayed else "",
+            provenance_model=log.provenance[1] if replayed else "",
         )
 
     def _source(self, log: CallLog, budget_hit: bool) -> CallSource:
