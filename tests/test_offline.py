@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import textwrap
 from pathlib import Path
 
@@ -352,3 +353,64 @@ def test_the_offline_answers_do_not_depend_on_the_hash_seed() -> None:
         for seed in ("1", "2", "3")
     ]
     assert answers[0] and answers[0] == answers[1] == answers[2]
+
+
+ENGLISH_CONFIG = (
+    CONFIG.replace(
+        'living = "living/bare.md"',
+        'living = "living/bare.md"\n\n[topics.db-en]\nliving = "living/databases.md"\n'
+        'profile = "databases, PostgreSQL, replication, indexing, query planner, storage engines"',
+    )
+    + "\n[limits]\nmin_increments = 1\nmax_increments = 1\n"
+)  # the second item goes to 五 and 六
+ENGLISH_REPORT = """\
+# Evening database watch
+
+## Item 1: PostgreSQL 18 logical replication gets failover slots for standby servers in production
+
+- Rating: ⭐⭐⭐⭐
+- Logical replication slots now survive failover to a standby; lag drops 40% in the benchmark.
+
+## Item 2: DuckDB 1.3 query planner rewrites correlated subqueries into joins automatically
+
+- Rating: ⭐⭐⭐⭐
+- The planner now decorrelates subqueries; TPC-H Q17 runs 12x faster on 100 GB.
+
+## Item 3: A short note on indexing
+
+- Rating: ⭐⭐
+- B-tree against LSM storage engines, nothing new.
+"""
+
+
+def test_an_english_report_keeps_its_writers_stars_and_says_where_a_title_was_cut(tmp_path: Path) -> None:
+    """English words count as words (Chinese in overlapping bigrams), so an English 4★ item on
+    the topic is not capped at 3★; a title cut for 一, 二, 五 or 六 ends with an ellipsis."""
+    root = workspace(tmp_path, {"inbox/ann/2026-03-14-0900-db-watch.md": ENGLISH_REPORT}, ENGLISH_CONFIG)
+    report = offline_run(root, tmp_path, topic="db-en")
+    (answer,) = [r.extraction for r in report.outcome.results if r.extraction]
+    assert [c.stars for c in answer.claims] == [4, 4, 2], [(c.title, c.stars) for c in answer.claims]
+    first, second = ("PostgreSQL 18 logical replication gets failover slots", "DuckDB 1.3 query planner rewrites")
+    assert [c.title.endswith("…") for c in answer.claims] == [True, True, False], [c.title for c in answer.claims]
+    md = report.markdown
+    heads = (("一", "二"), ("二", "三"), ("五", "六"), ("六", "七"))
+    blocks = {h: md.split(f"\n{h}、", 1)[1].split(f"\n{n}、", 1)[0] for h, n in heads}
+    for name, block in blocks.items():
+        cut = [ln for ln in block.splitlines() if first[:20] in ln or second[:20] in ln]
+        assert cut and all(re.search(r"\w…", ln) for ln in cut), (name, cut)
+
+
+@pytest.mark.parametrize(
+    ("text", "n", "clipped"),
+    [
+        ("short title", 40, "short title"),
+        ("PostgreSQL 18 logical replication gets failover slots", 40, "PostgreSQL 18 logical replication gets…"),
+        ("vLLM 0.12 makes prefix caching the default", 40, "vLLM 0.12 makes prefix caching the…"),
+        ("一" * 45, 40, "一" * 39 + "…"),
+        ("x" * 45, 40, "x" * 39 + "…"),  # one word: cut inside it
+    ],
+)
+def test_clip_cuts_between_words_and_says_so(text: str, n: int, clipped: str) -> None:
+    from agent.extract.offline.extractor import clip
+
+    assert clip(text, n) == clipped and len(clip(text, n)) <= n

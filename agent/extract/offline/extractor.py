@@ -71,7 +71,10 @@ def _facts(text: str) -> frozenset[str]:
 
 def tokens(text: str) -> dict[str, float]:
     """Terms of a text with their weight: lowercased Latin words (names like vLLM or H100 weigh
-    more than plain words) and Chinese character bigrams, since Chinese has no word breaks."""
+    more than plain words) and Chinese character bigrams, since Chinese has no word breaks. A
+    Chinese term counts once per overlapping bigram (a four-character term three times), an
+    English word once: so a word weighs 1.5 and a name 2.0 against a bigram's 1.0, or an English
+    item on the topic would score as a Chinese one half as much, and its writer's 4★ be capped."""
     s = unicodedata.normalize("NFKC", text)
     out: dict[str, float] = {}
     for m in re.finditer(r"[A-Za-z][A-Za-z0-9]*(?:[-.+][A-Za-z0-9]+)*", s):
@@ -79,7 +82,7 @@ def tokens(text: str) -> dict[str, float]:
         if len(w) < 2 or w in _STOP:
             continue
         named = any(c.isdigit() for c in w) or (m.group()[1:] != m.group()[1:].lower())
-        out[w] = max(out.get(w, 0.0), 1.5 if named else 1.0)
+        out[w] = max(out.get(w, 0.0), 2.0 if named else 1.5)
     for run in _CJK_RUN.findall(s):
         for piece in _SPLIT_CJK.split(run):
             grams = [piece] if len(piece) == 2 else [piece[i : i + 2] for i in range(len(piece) - 1)]
@@ -146,7 +149,7 @@ class Profile:
 def _label(score: float, against: float, filed_elsewhere: bool, in_title: bool) -> Relevance:
     """High: enough profile terms, few of the adjacent topics', and the subject itself (its title)
     on-topic unless the body leaves no doubt. Scores are in profile-term weight: a named term like
-    vLLM is 1.5, a plain word or Chinese bigram 1.0, title terms count twice."""
+    vLLM is 2.0, a plain word 1.5, a Chinese bigram 1.0 (see `tokens`), title terms count twice."""
     focus = score / (score + against) if score + against else 0.0
     if score >= 6 and focus >= 0.6 and not filed_elsewhere and (in_title or score >= 10):
         return "高"
@@ -257,7 +260,7 @@ def _claim(item: Item, outline: Outline, doc: SourceDoc, ctx: Context, fit: Fit)
     anchor, relation, note = _relation(ctx, ids, urls, title, points)
     section = _section(ctx, f"{title} {item.index_text} " + " ".join(p.text for p in item.points))
     return Claim(
-        title=title[:60],
+        title=clip(title, 60),
         stars=stars,
         key_points=points,
         evidence=evidence[:4],
@@ -463,7 +466,19 @@ def _doubts(item: Item, title: str, ctx: Context, stars: int) -> list[VerifyNote
 
 def _short(title: str) -> str:
     head = re.split(r"\s+[—–-]+\s+|——|：|:\s", title, maxsplit=1)[0].strip()
-    return head[:40]
+    return clip(head, 40)
+
+
+def clip(text: str, n: int) -> str:
+    """At most `n` characters; a cut says so with an ellipsis, and an English title is cut
+    between words (a Chinese one anywhere: it has no spaces to cut at)."""
+    if len(text) <= n:
+        return text
+    head = text[: n - 1]
+    space = head.rfind(" ")
+    if text[n - 1].isascii() and text[n - 1].isalnum() and space > n // 2:
+        head = head[:space]
+    return head.rstrip(" ,.;:，、") + "…"
 
 
 def _skip_reason(item: Item, fit: Fit, ctx: Context) -> str:
