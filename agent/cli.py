@@ -5,12 +5,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -63,7 +66,7 @@ class _LazyConsole:
 
 out = _LazyConsole()
 err = _LazyConsole(stderr=True)
-_state: dict[str, object] = {"debug": False, "argv": []}
+_state: dict[str, object] = {"debug": False, "argv": [], "interrupting": False, "said": False, "run": None}
 EXIT_INTERRUPTED = 130
 EXIT_BUG = 70  # EX_SOFTWARE: not the user's fault
 
@@ -317,6 +320,7 @@ def run_cmd(
     run_flags = {"workspace": workspace, "topic": topic, "out": out, "force": force, "allow_partial": allow_partial}
     settings = settings_from({**run_flags, **_llm_flags(given), "date": _date(date)}, os.environ)
     with _progress() as (on_plan, on_result):
+        on_plan, on_result = _kept_so_far(on_plan, on_result)
         report = run(settings, on_plan=on_plan, on_result=on_result, warn=_warning)
     from agent.runlog import log_quietly, logs_path, run_log
 
@@ -333,6 +337,40 @@ def run_cmd(
             _wrote(page)
     if report.exit_code:
         raise typer.Exit(report.exit_code)
+
+
+def _kept_so_far(
+    on_plan: Callable[[Evening], None], on_result: Callable[[ExtractionResult], None]
+) -> tuple[Callable[[Evening], None], Callable[[ExtractionResult], None]]:
+    """The progress callbacks, also counting what an interruption keeps (see `_interrupted_line`)."""
+
+    def plan(ev: Evening) -> None:
+        kept = ev.llm.cache_dir is not None and ev.llm.effective_backend in ("live", "record")
+        _state["run"] = {"total": len(ev.requests), "received": 0, "cached": kept, "backend": ev.llm.backend}
+        on_plan(ev)
+
+    def result(r: ExtractionResult) -> None:
+        run = _state.get("run")
+        if isinstance(run, dict) and r.record.source == "live" and r.extraction is not None:
+            run["received"] += 1
+        on_result(r)
+
+    return plan, result
+
+
+def _interrupted_line() -> str:
+    """What a Ctrl-C kept and how to resume, in one line: a run writes nothing until its set is
+    whole, and only the response cache keeps answers paid for."""
+    run = _state.get("run")
+    head = "interrupted: nothing was written (a previous briefing is unchanged)"
+    if not isinstance(run, dict):
+        return f"{head}; run the same command again"
+    got = f"{run['received']} of {run['total']} answers received"
+    if run["cached"]:
+        return f"{head}; {got} are cached, so the same command again resumes from them"
+    if run["backend"] in ("live", "record", "auto") and run["received"]:
+        return f"{head}; {got} are not kept (no cache); the same command again asks them again"
+    return f"{head}; run the same command again"
 
 
 def _bar() -> Progress:
@@ -1007,22 +1045,61 @@ def _setup_logging() -> None:
         logger.propagate = False
 
 
+def _interrupted() -> NoReturn:
+    _state["said"] = True
+    err.print(_interrupted_line(), markup=False, highlight=False)
+    raise SystemExit(EXIT_INTERRUPTED) from None
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    """The first Ctrl-C stops the run (a KeyboardInterrupt, which `main` reports); a second one,
+    while the calls in flight are let go or the process winds down, ends it at once, with the
+    same one line and no traceback."""
+    if not _state["interrupting"]:
+        _state["interrupting"] = True
+        raise KeyboardInterrupt
+    if not _state["said"]:
+        sys.stderr.write(_interrupted_line() + "\n")
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _catch_interrupts() -> Callable[[], None]:
+    """Install `_on_sigint` (only the main thread may); returns what puts the previous handler back."""
+    _state.update(interrupting=False, said=False, run=None)
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGINT, _on_sigint)
+    return lambda: signal.signal(signal.SIGINT, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: user-fixable errors print one line and exit 2; --debug shows the traceback.
 
-    Typer handles its own usage errors (exit 2, with usage); everything else propagates."""
+    Typer handles its own usage errors (exit 2, with usage); everything else propagates. After a
+    Ctrl-C our SIGINT handler stays, so a second one while the process winds down (threads still
+    joining) ends it quietly; otherwise the caller's handler is put back."""
+    restore = _catch_interrupts()
+    try:
+        _main_body(argv)
+    finally:
+        if not _state["interrupting"]:
+            restore()
+
+
+def _main_body(argv: Sequence[str] | None) -> None:
     try:
         _state["debug"] = False
         _state["argv"] = list(sys.argv[1:] if argv is None else argv)  # the run log keeps the command
         _setup_logging()
         # not standalone: typer.Exit comes back as a status, and errors reach the handlers below
         code = app(args=argv, prog_name="predigest", standalone_mode=False)
+        if code == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into this status, silently
+            _interrupted()
         if isinstance(code, int) and code:
             raise SystemExit(code)
-    except KeyboardInterrupt as e:  # Typer may turn Ctrl-C into its Abort; both end here
-        got = f"{e.answered} of {e.total} answers were received and cached; " if hasattr(e, "answered") else ""
-        err.print(f"interrupted: nothing was written; {got}a re-run resumes from the cache", markup=False)
-        raise SystemExit(EXIT_INTERRUPTED) from None
+    except KeyboardInterrupt:  # Typer turns Ctrl-C into its Abort (below); both end the same way
+        _interrupted()
     except PredigestError as e:
         if _state["debug"]:
             raise
@@ -1033,8 +1110,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             e.show()  # a usage error (Typer vendors click, so it is matched by shape): usage line, exit 2
             raise SystemExit(e.exit_code) from None
         if type(e).__name__ == "Abort":
-            err.print("interrupted", markup=False)
-            raise SystemExit(EXIT_INTERRUPTED) from None
+            _interrupted()
         if _state["debug"]:
             raise
         err.print(

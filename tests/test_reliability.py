@@ -707,3 +707,55 @@ def test_commands_write_their_log_and_cache_under_the_test_home(
     r = predigest(*args, env=fresh)
     assert r.returncode == 0, r.stderr
     assert _logged_runs(log) == before + 1  # logged here, so not in the user's own log
+
+
+# --- Ctrl-C: one line, what was kept, how to resume; a second one ends it quietly -------------------------
+
+CTRL_C = [
+    # (id, Ctrl-Cs sent at the third request, flags, what the one line says)
+    ("once", 1, (), "2 of 14 answers received are cached, so the same command again resumes from them"),
+    ("once-under-no-cache", 1, ("--no-cache",), "2 of 14 answers received are not kept (no cache)"),
+    ("twice", 2, (), "interrupted: nothing was written"),
+]
+
+
+@pytest.mark.parametrize(("presses", "flags", "said"), [c[1:] for c in CTRL_C], ids=[c[0] for c in CTRL_C])
+def test_ctrl_c_says_what_was_kept_and_how_to_resume(
+    presses: int, flags: tuple[str, ...], said: str, world: Path, tmp_path: Path
+) -> None:
+    """The console script in a process of its own (a signal to this one would stop the tests),
+    interrupted by the server the way a user would: while the third document is being asked."""
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    script = Path(sys.executable).parent / "predigest"
+    proc: list[subprocess.Popen[str]] = []
+    answers = world_responder(world_answers())
+    seen = {"n": 0}
+
+    def reply(body: object) -> Reply:
+        seen["n"] += 1
+        if seen["n"] == 3:
+            for _ in range(presses):
+                proc[0].send_signal(signal.SIGINT)
+                time.sleep(0.2)
+            time.sleep(1.0)
+        return answers(body)
+
+    with FakeOpenAI(default=reply) as server:
+        env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
+        args = ["run", str(world), "-t", "inference", "-d", DAY, "--backend", "live", "--concurrency", "1"]
+        args += ["--cache-dir", str(tmp_path / "cache"), "--out", f"{tmp_path}/o/", *flags]
+        proc.append(subprocess.Popen([str(script), *args], env=env, stderr=subprocess.PIPE, text=True))
+        timer = threading.Timer(60, proc[0].kill)
+        timer.start()
+        _, stderr = proc[0].communicate()
+        timer.cancel()
+    assert proc[0].returncode == 130, stderr
+    assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("interrupted")]
+    assert len(lines) == 1 and said in lines[0], stderr
+    assert not (tmp_path / "o").exists()
