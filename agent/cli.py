@@ -757,6 +757,7 @@ def eval_cmd(
     from agent.runlog import logs_path
     from eval import compare_logged
 
+    _check_html(html)
     logs = logs_path()
     if compare is not None:
         c = compare_logged(compare[0], compare[1], logs)
@@ -774,6 +775,13 @@ def eval_cmd(
     runs = _variants(prompt or [], backend, model, flags, cassettes, allow_stale)
     options = {"only": case, "update_baseline": update_baseline, "accept_drops": accept_drops}
     _eval_variants(runs, cases, baseline, html, as_json, logs, options)
+
+
+def _check_html(html: Path | None) -> None:
+    """Before the first case: a page that cannot be written is an error now, not after every case."""
+    from agent.plan.outputs import check_page
+
+    check_page(html)
 
 
 def _variants(

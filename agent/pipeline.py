@@ -28,8 +28,8 @@ from agent.extract.chunking import merge_chunks
 from agent.extract.offline.extractor import OfflineExtractor
 from agent.extract.prompting import Template, build_requests, load_template, load_template_file
 from agent.plan.anchors import AnchorRegistry, build_registry
-from agent.plan.ingest import Window, evening_window, scan, sources, unreadable
-from agent.plan.outputs import check_out, out_path_for, write_set
+from agent.plan.ingest import UNLISTABLE, UNREADABLE, Window, evening_window, scan, sources, unreadable
+from agent.plan.outputs import check_out, check_writable, out_path_for, write_set
 from agent.plan.workspace import Workspace, load_workspace
 from agent.rules import DocResult, Finding
 from agent.rules.compose import Composed, Limits, compose
@@ -84,6 +84,8 @@ def plan(s: Settings, *, for_writing: bool = True, own_tonight: bool = True) -> 
             hint=f"check --date, or run `predigest inbox {s.workspace} --topic {s.topic} --date {s.date}`",
         )
     llm = resolve_llm(ws.config.llm, s.llm, ws.root)
+    if llm.backend == "record":  # every answer paid for is kept there: a folder that refuses it loses them
+        check_writable(llm.cassette_dir, hint="pass --cassettes a folder you can write")
     out = out_path_for(ws, s.out, s.date, s.topic)
     if for_writing:
         check_out(out, ws, docs, out_path_for(ws, None, s.date, s.topic), force=s.force)
@@ -276,7 +278,10 @@ def _doc_results(ev: Evening, results: Sequence[ExtractionResult]) -> tuple[list
             )
             merged = merged.model_copy(update={"skipped": [*merged.skipped, rest]})
         out.append(DocResult(doc, merged))
-    out += [DocResult(doc, None, doc.reason) for doc in unreadable(ev.docs)]
+    for doc in unreadable(ev.docs):
+        out.append(DocResult(doc, None, doc.reason))
+        if doc.reason.startswith(UNLISTABLE):  # a whole folder of the evening unread: the briefing is partial
+            unread.append((doc.path, doc.reason.removeprefix(UNREADABLE).strip()))
     return out, unread
 
 

@@ -45,6 +45,7 @@ class Row:
     max_requests: int | None = None
     same: tuple[str, ...] = field(default=())  # workspace files that must be byte-identical afterwards
     listed: tuple[str, str] = ("", "")  # (path, reason): `predigest inbox` lists the file, not read, saying why
+    unlistable: str = ""  # a workspace folder that cannot be listed (simulated: the tests may run as root)
 
 
 def _write(rel: str, text: str | bytes) -> Setup:
@@ -309,8 +310,58 @@ ROWS = [
     # --- the endpoint's odd replies say what happened, not instructor's internals -----------------------
     Row("html-reply", live=True, reply=_html, args=("--out", "-"), exit=2, message="without a completion"),
     Row("empty-choices", live=True, reply=_no_choices, args=("--out", "-"), exit=2, message="without a completion"),
+    # --- checked before the first call: every folder something is written into, and the inbox ---------
+    Row(
+        "out-in-proc",
+        args=("--out", "/proc/x/"),
+        live=True,
+        exit=2,
+        message="cannot write into /proc/x",
+        max_requests=0,
+    ),
+    Row(
+        "record-into-a-cassette-folder-in-proc",
+        args=("--backend", "record", "--cassettes", "/proc/c", "--out", "-"),
+        live=True,
+        exit=2,
+        message="cannot write into /proc/c",
+        max_requests=0,
+        absent=("out",),
+    ),
+    Row(
+        "record-into-a-cassette-folder-under-a-file",
+        args=("--backend", "record", "--cassettes", "{ws}/predigest.toml/c", "--out", "-"),
+        live=True,
+        exit=2,
+        message="not a writable folder",
+        max_requests=0,
+    ),
+    Row(
+        "inbox-dir-missing",
+        setup=_toml('inbox_dir = "inbox"', 'inbox_dir = "nope"'),
+        exit=2,
+        message="does not exist",
+    ),
+    Row(
+        "inbox-dir-missing-in-inbox",
+        setup=_toml('inbox_dir = "inbox"', 'inbox_dir = "nope"'),
+        command=("inbox", "{ws}", "-t", "inference", "-d", DAY),
+        exit=2,
+        message="the inbox folder",
+    ),
+    Row("inbox-dir-is-a-file", setup=_toml('inbox_dir = "inbox"', 'inbox_dir = "predigest.toml"'), exit=2),
+    Row("inbox-dir-unreadable", unlistable="inbox", exit=2, message="cannot be read: Permission denied"),
+    Row(
+        "inbox-subfolder-unreadable-is-named-and-partial",
+        unlistable="inbox/jay",
+        exit=3,
+        message="inbox/jay: a folder that cannot be listed",
+        listed=("inbox/jay", "cannot be listed"),
+    ),
     # --- eval ---------------------------------------------------------------------------------------
     Row("eval-baseline-missing", command=("eval", "--baseline", "{tmp}/nope.json"), exit=2, message="does not exist"),
+    Row("eval-html-in-proc", command=("eval", "--html", "/proc/x/eval.html"), exit=2, message="cannot write into"),
+    Row("eval-html-is-a-folder", command=("eval", "--html", "{tmp}"), exit=2, message="is a folder"),
 ]
 
 
@@ -331,10 +382,30 @@ def world(tmp_path: Path) -> Path:
     return ws
 
 
+def _refuse_listing(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder whose listing is refused, as `chmod 000` would (which root ignores)."""
+    real_iterdir, real_scandir = Path.iterdir, os.scandir
+
+    def iterdir(self: Path):  # type: ignore[no-untyped-def]
+        if self == folder:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_iterdir(self)
+
+    def scandir(path: object = "."):  # type: ignore[no-untyped-def]
+        if Path(str(path)) == folder:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
 @pytest.mark.parametrize("row", ROWS, ids=[r.id for r in ROWS])
-def test_row(row: Row, world: Path, tmp_path: Path) -> None:
+def test_row(row: Row, world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if row.setup:
         row.setup(world, tmp_path)
+    if row.unlistable:
+        _refuse_listing(world / row.unlistable, monkeypatch)
     before = {rel: (world / rel).read_bytes() for rel in row.same}
     inbox_before = sorted(p.name for p in (world / "inbox" / "tom").iterdir())
     cmd = row.command or ("run", "{ws}", "--topic", "inference", "--date", DAY, *row.args)

@@ -8,6 +8,7 @@ from its name; a date-only name counts as inside its own date's window.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,15 +63,23 @@ def scan(
     window = evening_window(ws, date)
     w = ws.config.workspace
     docs: list[SourceDoc] = []
+    _check_inbox(ws)
     homes = _real_homes(ws)
     seen = _Seen()
-    for path in _files(ws.inbox(), depth=2):
+    unlistable: dict[Path, str] = {}
+    for path in _files(ws.inbox(), depth=2, unlistable=unlistable):
+        if path in unlistable:
+            docs.append(_unlistable_doc(ws, path, "report", unlistable[path]))
+            continue
         if is_run_output(path.name):
             docs.append(_run_output_doc(ws, path, topic))
             continue
         doc = _checked(ws, path, homes, seen, "report", window) or _inbox_doc(ws, path, topic, window)
         docs.append(doc if own_tonight or not _own_tonight(ws, doc) else _left_out(doc))
-    for path in _files(ws.root / w.paper_cards_dir, depth=None):
+    for path in _files(ws.root / w.paper_cards_dir, depth=None, unlistable=unlistable):
+        if path in unlistable:
+            docs.append(_unlistable_doc(ws, path, "paper_card", unlistable[path]))
+            continue
         docs.append(_checked(ws, path, homes, seen, "paper_card", window) or _card_doc(ws, path, window))
     for path in _files(ws.root / w.queue_dir, depth=1):
         docs.append(_checked(ws, path, homes, seen, "queue", window) or _dated_doc(ws, path, "queue", window))
@@ -122,9 +131,40 @@ def _with_text(ws: Workspace, doc: SourceDoc) -> SourceDoc:
 # --- every file under the inbox is read or listed with its reason -----------------------------------
 
 
-def _files(folder: Path, depth: int | None) -> list[Path]:
+def _check_inbox(ws: Workspace) -> None:
+    """An inbox that is missing or cannot be listed is an error: read as empty, the evening would
+    be "quiet" and the items carried from the last briefing would age out for nothing."""
+    inbox = ws.inbox()
+    hint = "fix [workspace] inbox_dir in predigest.toml, or the folder's permissions"
+    if not inbox.is_dir():
+        what = "is not a folder" if inbox.exists() else "does not exist"
+        raise WorkspaceError(f"the inbox folder {inbox} {what}", hint=hint)
+    try:
+        with os.scandir(inbox) as entries:
+            next(entries, None)
+    except OSError as e:
+        raise WorkspaceError(f"the inbox folder {inbox} cannot be read: {e.strerror or e}", hint=hint) from e
+
+
+def _unlistable_doc(ws: Workspace, path: Path, kind: DocKind, why: str) -> SourceDoc:
+    """A folder of the inbox that cannot be listed may hold tonight's reports: it is named in the
+    briefing (五) and makes the evening partial, rather than its reports going unmentioned."""
+    return SourceDoc(
+        path=_rel(ws, path),
+        kind=kind,
+        agent=path.name if kind == "report" else "",
+        in_window=True,
+        reason=f"{UNLISTABLE} {why} — what it holds was not read",
+    )
+
+
+UNLISTABLE = "unreadable: a folder that cannot be listed:"
+
+
+def _files(folder: Path, depth: int | None, unlistable: dict[Path, str] | None = None) -> list[Path]:
     """Every entry `depth` levels below `folder` (any depth when None), files or not, without
-    following symlinked folders below it (a loop must not hang the scan)."""
+    following symlinked folders below it (a loop must not hang the scan). A folder below `folder`
+    that cannot be listed is returned as an entry, and why in `unlistable`."""
     if not folder.is_dir():
         return []
     found: list[Path] = []
@@ -136,7 +176,10 @@ def _files(folder: Path, depth: int | None) -> list[Path]:
         for d in level:
             try:
                 entries = sorted(d.iterdir())
-            except OSError:
+            except OSError as e:
+                if d != folder and unlistable is not None:
+                    unlistable[d] = e.strerror or str(e)
+                    found.append(d)
                 continue
             for e in entries:
                 if e.name.startswith("."):

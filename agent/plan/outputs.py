@@ -56,9 +56,34 @@ def check_out(out: Path, ws: Workspace, docs: Sequence[SourceDoc], own: Path, *,
             )
         if not force:
             raise OutputExists(f"{out} already exists", hint="pass --force to replace it, or --out for another path")
-    folder = _nearest_existing(out.parent)
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise PredigestError(f"cannot write into {out.parent} ({folder} is not a writable folder)", hint="pick --out")
+    check_writable(out.parent, hint="pick another --out")
+
+
+def check_writable(folder: Path, *, hint: str) -> None:
+    """Refuse, before anything is spent, a folder no file can be created in (or the nearest one
+    above it that exists, where the missing ones will be made). Tried with a temporary file:
+    `os.access` says yes to root on /proc and on a read-only mount."""
+    near = _nearest_existing(folder)
+    why = "not a folder"
+    if near.is_dir():
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".predigest-probe-", dir=near)
+        except OSError as e:
+            why = e.strerror or str(e)
+        else:
+            os.close(fd)
+            os.unlink(probe)
+            return
+    raise PredigestError(f"cannot write into {folder} ({near} is not a writable folder: {why})", hint=hint)
+
+
+def check_page(path: Path | None) -> None:
+    """A page to be written at the end (`eval --html`), checked before the first case runs."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise PredigestError(f"--html {path} is a folder", hint="pass a file name, e.g. --html eval.html")
+    check_writable(path.absolute().parent, hint="pass --html a path you can write")
 
 
 def _real(path: Path) -> Path:
