@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -57,11 +58,25 @@ class _LazyConsole:
         return Console(stderr=self._stderr, soft_wrap=True, markup=False, emoji=False)
 
     def print(self, *objects: object, **options: Any) -> None:
-        self.console.print(*objects, **options)
+        self.console.print(*(plain(o) if isinstance(o, str) else o for o in objects), **options)
 
     @property
     def is_terminal(self) -> bool:
         return self.console.is_terminal
+
+
+# what a terminal acts on rather than prints: escape sequences (CSI colours and cursor moves, OSC
+# titles and hyperlinks, the rest of ESC's two-byte forms), then any other C0 / C1 control but tab and newline
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?"
+    r"|\x9b[0-?]*[ -/]*[@-~]|\x9d[^\x07]*\x07?|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+
+
+def plain(text: str) -> str:
+    """Text from documents, file names and model answers, as characters only: a title holding
+    an escape sequence must not recolour, retitle or rewrite the user's terminal."""
+    return _ESCAPES.sub("", text)
 
 
 out = _LazyConsole()
@@ -225,7 +240,8 @@ def _list(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> 
     agent.core.listing for why)."""
     from agent.core import listing
 
-    sys.stdout.write(listing.render(title, headers, rows, listing.room()))
+    cells = [[plain(c) for c in row] for row in rows]
+    sys.stdout.write(listing.render(plain(title), headers, cells, listing.room()))
 
 
 def _llm_help(name: str) -> str:
@@ -320,7 +336,7 @@ def run_cmd(
     run_flags = {"workspace": workspace, "topic": topic, "out": out, "force": force, "allow_partial": allow_partial}
     settings = settings_from({**run_flags, **_llm_flags(given), "date": _date(date)}, os.environ)
     with _progress() as (on_plan, on_result):
-        on_plan, on_result = _kept_so_far(on_plan, on_result)
+        on_plan, on_result = _kept_so_far(_page_checked(on_plan, html, force), on_result)
         report = run(settings, on_plan=on_plan, on_result=on_result, warn=_warning)
     from agent.runlog import log_quietly, logs_path, run_log
 
@@ -337,6 +353,18 @@ def run_cmd(
             _wrote(page)
     if report.exit_code:
         raise typer.Exit(report.exit_code)
+
+
+def _page_checked(on_plan: Callable[[Evening], None], html: bool, force: bool) -> Callable[[Evening], None]:
+    """With --html, the page beside the briefing is checked with it, before the first call."""
+    from agent.plan.outputs import check_page_free
+
+    def plan(ev: Evening) -> None:
+        if html:
+            check_page_free(ev.out_path.with_suffix(".html"), force=force)
+        on_plan(ev)
+
+    return plan
 
 
 def _kept_so_far(
@@ -461,7 +489,7 @@ def _print_run(report: RunReport, explain: bool) -> None:
 def _print_run_notes(report: RunReport) -> None:
     """What the user must act on, on stderr after the summary: the backend, skipped files, warnings."""
     from agent.pipeline import EXIT_NO_MODEL
-    from agent.plan.ingest import UNREADABLE
+    from agent.plan.ingest import UNPLACED, UNREADABLE
 
     w = report.written
     if report.exit_code == EXIT_NO_MODEL:  # said first, before the calls; the outcome here
@@ -469,12 +497,16 @@ def _print_run_notes(report: RunReport) -> None:
         err.print(f"no model answered: {where} (exit status {EXIT_NO_MODEL})", markup=False, highlight=False)
     elif report.backend_note:
         out.print(report.backend_note, markup=False, highlight=False)
+    ws = report.evening.settings
+    see = f"see `predigest inbox {ws.workspace} --topic {ws.topic} --date {ws.date}`"
     skipped = [d for d in report.evening.docs if not d.read and d.reason.startswith(UNREADABLE)]
     if skipped:
-        ws = report.evening.settings
+        err.print(f"note: {len(skipped)} file(s) of the inbox were not read; {see}", markup=False, highlight=False)
+    unplaced = [d for d in report.evening.docs if d.reason.startswith(UNPLACED)]
+    if unplaced:
+        first = f"{unplaced[0].path}: {unplaced[0].reason.removeprefix(UNPLACED).strip()}"
         err.print(
-            f"note: {len(skipped)} file(s) of the inbox were not read; see `predigest inbox {ws.workspace}"
-            f" --topic {ws.topic} --date {ws.date}`",
+            f"note: {len(unplaced)} file(s) could not be placed in any evening ({first}); {see}",
             markup=False,
             highlight=False,
         )
@@ -503,14 +535,22 @@ def view_cmd(
     dest: Annotated[
         Path | None, typer.Option("--out", help="Where to write the page (default: .html beside the JSON).")
     ] = None,
+    force: Annotated[bool, typer.Option(help="Replace an existing page.")] = False,
 ) -> None:
     """Build the page of a past run from its JSON alone: every line one click from its source.
 
     Example: predigest view out/2026-09-22-inference-e1prep.json
     """
+    from agent.plan.outputs import check_page_free
     from agent.write.page import view
 
-    _wrote(view(record, dest))
+    check_page_free(dest or record.with_suffix(".html"), force=force)
+    try:
+        _wrote(view(record, dest))
+    except RecursionError:  # the JSON parser's own limit: a record is a few levels deep
+        raise PredigestError(
+            f"{record} is nested too deeply to be a run record", hint="pass the .json written beside a briefing"
+        ) from None
 
 
 prompt_app = typer.Typer(help="Inspect the extraction prompt.", no_args_is_help=True)

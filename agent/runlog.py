@@ -21,7 +21,7 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import platformdirs
 from pydantic import ValidationError
@@ -174,7 +174,22 @@ def list_runs(path: Path, limit: int = 20) -> list[LoggedRun]:
         ).fetchall()
     finally:
         db.close()
-    return [LoggedRun(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], r[7], bool(r[8])) for r in rows]
+    return [_logged(path, r) for r in rows]
+
+
+def _logged(path: Path, r: tuple[Any, ...]) -> LoggedRun:
+    """One row of `runs`; a row no predigest wrote (a command that is not a JSON list) is an error
+    that names it, not a crash."""
+    try:
+        command = json.loads(r[3])
+        if not isinstance(command, list) or not all(isinstance(a, str) for a in command):
+            raise ValueError("command is not a list of strings")
+        return LoggedRun(str(r[0]), str(r[1]), str(r[2]), command, r[4], r[5], r[6], r[7], bool(r[8]))
+    except (TypeError, ValueError) as e:
+        raise PredigestError(
+            f"logged run {r[0]} in {path} is malformed ({e})",
+            hint=f"move {path} away (a new log is created), or delete that row with sqlite3",
+        ) from None
 
 
 _BACK = re.compile(r"^last(?:~(\d+))?$")

@@ -212,7 +212,8 @@ def _checked(
     if kind == "paper_card":
         m = _CARD.match(stand_in.name)
         date = _folder_date(path.parent.name)
-        placed = _judge(ws, path, kind, window, date, m.group("hhmm"), "") if m and date else None
+        hhmm = m.group("hhmm") if m else None
+        placed = _judge(ws, path, kind, window, date, hhmm, "") if hhmm and date and _clock(hhmm) else None
     else:
         placed = _dated_doc(ws, stand_in, kind, window, agent=path.parent.name if kind == "report" else "")
     in_window = bool(placed and placed.in_window)
@@ -300,7 +301,9 @@ def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceD
     if not m or not slug.endswith(BRIEFING_SUFFIX):
         return _dated_doc(ws, path, "report", window, agent=agent)
     btopic = slug.removesuffix(BRIEFING_SUFFIX)
-    bdate = dt.date.fromisoformat(m.group("date"))
+    bdate = _date(m.group("date"))
+    if bdate is None or not _clock(m.group("hhmm")):
+        return _unplaced(ws, path, "baseline" if btopic == topic else "adjacent", agent, _impossible(m))
     base = {
         "path": _rel(ws, path),
         "agent": agent,
@@ -329,25 +332,54 @@ def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceD
 def _dated_doc(ws: Workspace, path: Path, kind: DocKind, window: Window, agent: str = "") -> SourceDoc:
     m = _DATED.match(path.name)
     if not m:
-        return SourceDoc(
-            path=_rel(ws, path),
-            kind=kind,
-            agent=agent,
-            reason="name has no YYYY-MM-DD[-HHMM] prefix: cannot place it in an evening",
-        )
-    date = dt.date.fromisoformat(m.group("date"))
+        return _unplaced(ws, path, kind, agent, "the name has no YYYY-MM-DD[-HHMM] prefix")
+    date = _date(m.group("date"))
+    if date is None or not _clock(m.group("hhmm")):
+        return _unplaced(ws, path, kind, agent, _impossible(m))
     return _judge(ws, path, kind, window, date, m.group("hhmm"), agent)
+
+
+UNPLACED = "not placed in an evening:"
+
+
+def _unplaced(ws: Workspace, path: Path, kind: DocKind, agent: str, why: str) -> SourceDoc:
+    return SourceDoc(path=_rel(ws, path), kind=kind, agent=agent, reason=f"{UNPLACED} {why}")
+
+
+def _date(text: str) -> dt.date | None:
+    """The date a name or front matter gives, or None when there is no such day (2026-02-30, 0000-00-00)."""
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _clock(hhmm: str | None) -> bool:
+    """Whether an HHMM is a time of day (2400, 2460 and 9999 are not); no time at all is fine."""
+    return hhmm is None or (int(hhmm[:2]) < 24 and int(hhmm[2:]) < 60)
+
+
+def _impossible(m: re.Match[str]) -> str:
+    if _date(m.group("date")) is None:
+        return f"the name's date {m.group('date')} is not a day of the calendar"
+    return _no_such_time(m.group("hhmm"))
+
+
+def _no_such_time(hhmm: str) -> str:
+    return f"the name's time {hhmm[:2]}:{hhmm[2:]} is not a time of day"
 
 
 def _card_doc(ws: Workspace, path: Path, window: Window) -> SourceDoc:
     m = _CARD.match(path.name)
-    date = _folder_date(path.parent.name) or _front_matter_date(path)
+    front = "" if _folder_date(path.parent.name) else _front_matter_date(path)
+    date = _folder_date(path.parent.name) or _date(front)
+    if m and not _clock(m.group("hhmm")):
+        return _unplaced(ws, path, "paper_card", "", _no_such_time(m.group("hhmm")))
+    if m and front and date is None:
+        return _unplaced(ws, path, "paper_card", "", f"the front matter's date {front} is not a day of the calendar")
     if not m or date is None:
-        return SourceDoc(
-            path=_rel(ws, path),
-            kind="paper_card",
-            reason="paper card without HHMM-YYMM-NNNNN name or a date (folder or front matter)",
-        )
+        why = "a paper card without an HHMM-YYMM-NNNNN name or a date (folder or front matter)"
+        return _unplaced(ws, path, "paper_card", "", why)
     return _judge(ws, path, "paper_card", window, date, m.group("hhmm"), "")
 
 
@@ -368,7 +400,7 @@ def _judge(
             "inside the window"
             if inside
             else f"{ts:%m-%d %H:%M} is {'before' if ts <= window.start else 'after'} the window: "
-            f"it belongs to the evening of {evening_of(ts, window)}"
+            f"it belongs to the evening of {_evening_named(ts, window)}"
         )
     return SourceDoc(
         path=_rel(ws, path),
@@ -380,6 +412,13 @@ def _judge(
         read=inside,
         reason=why,
     )
+
+
+def _evening_named(ts: dt.datetime, window: Window) -> str:
+    try:
+        return evening_of(ts, window).isoformat()
+    except OverflowError:  # 9999-12-31 after the window's end: the evening after the calendar's last day
+        return "a day after 9999-12-31"
 
 
 def _stamp(ws: Workspace, date: dt.date, hhmm: str | None) -> dt.datetime:
@@ -394,13 +433,14 @@ def _folder_date(name: str) -> dt.date | None:
         return None
 
 
-def _front_matter_date(path: Path) -> dt.date | None:
+def _front_matter_date(path: Path) -> str:
+    """The `date:` of a card's front matter as written ("" when there is none)."""
     try:
         head = _read(path)[:2000]
     except WorkspaceError:
-        return None
+        return ""
     m = _FRONT_DATE.search(head)
-    return dt.date.fromisoformat(m.group(1)) if m else None
+    return m.group(1) if m else ""
 
 
 def _read(path: Path) -> str:

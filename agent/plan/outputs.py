@@ -77,6 +77,14 @@ def check_writable(folder: Path, *, hint: str) -> None:
     raise PredigestError(f"cannot write into {folder} ({near} is not a writable folder: {why})", hint=hint)
 
 
+def check_page_free(page: Path, *, force: bool) -> None:
+    """A page is written over only with --force: the file of that name may be the user's own."""
+    if page.is_dir():
+        raise PredigestError(f"{page} is a folder, not a page", hint="pass --out a file name ending in .html")
+    if page.exists() and not force:
+        raise OutputExists(f"{page} already exists", hint="pass --force to replace it, or --out for another path")
+
+
 def check_page(path: Path | None) -> None:
     """A page to be written at the end (`eval --html`), checked before the first case runs."""
     if path is None:
@@ -141,12 +149,14 @@ def write_set(files: Mapping[Path, str], *, force: bool, guarded: Path) -> None:
             os.replace(temps[path], path)
             del temps[path]
             done.append(path)
-    except OSError as e:
-        for path in done:  # put the previous set back as it was
+    except BaseException as e:  # a full disk, a Ctrl-C, a bug: the previous set comes back whole
+        for path in done:
             if path in backups:
                 os.replace(backups.pop(path), path)
             else:
                 os.unlink(path)
+        if not isinstance(e, OSError):
+            raise
         raise PredigestError(
             f"cannot write {next(iter(files))}: {e}; the previous files are unchanged",
             hint="check the folder is writable and the disk has room",
