@@ -338,6 +338,7 @@ def run_cmd(
     with _progress() as (on_plan, on_result):
         on_plan, on_result = _kept_so_far(_page_checked(on_plan, html, force), on_result)
         report = run(settings, on_plan=on_plan, on_result=on_result, warn=_warning)
+    _state["written"] = report.written.out_path
     from agent.runlog import log_quietly, logs_path, run_log
 
     log_quietly(run_log(report, _command()), logs_path())
@@ -390,6 +391,8 @@ def _interrupted_line() -> str:
     """What a Ctrl-C kept and how to resume, in one line: a run writes nothing until its set is
     whole, and only the response cache keeps answers paid for."""
     run = _state.get("run")
+    if _state.get("written"):  # stopped after the set was put down: the briefing is whole
+        return f"interrupted: {_state['written']} was written in full before the interruption"
     head = "interrupted: nothing was written (a previous briefing is unchanged)"
     if not isinstance(run, dict):
         return f"{head}; run the same command again"
@@ -1115,7 +1118,7 @@ def _on_sigint(signum: int, frame: object) -> None:
 
 def _catch_interrupts() -> Callable[[], None]:
     """Install `_on_sigint` (only the main thread may); returns what puts the previous handler back."""
-    _state.update(interrupting=False, said=False, run=None)
+    _state.update(interrupting=False, said=False, run=None, written=None)
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     previous = signal.signal(signal.SIGINT, _on_sigint)

@@ -274,7 +274,8 @@ def is_run_output(name: str) -> bool:
 def _run_output_doc(ws: Workspace, path: Path, topic: str) -> SourceDoc:
     """Listed by `predigest inbox` so nothing there goes unexplained; not unreadable, so no
     briefing names it in 一 or 五, and not an input, so a re-run may replace it."""
-    m = _DATED.match(path.name.split(".", 1)[0] + ".md")
+    stem = next(path.name.removesuffix(s) for s in (".calls.jsonl", ".json", ".html") if path.name.endswith(s))
+    m = _DATED.match(stem + ".md")
     btopic = (m.group("slug") or "").removesuffix(BRIEFING_SUFFIX) if m else ""
     return SourceDoc(
         path=_rel(ws, path),
