@@ -519,10 +519,13 @@ def _print_run_notes(report: RunReport) -> None:
         err.print(f"warning: not read: {doc}: {why}", markup=False, highlight=False)
     if report.outcome.partial:
         where = w.withheld or f"written to {w.out_path}"
-        kept = "answers already received are cached" if report.evening.llm.cache_dir else "--no-cache: none kept"
+        llm = report.evening.llm
+        paid = llm.effective_backend in ("live", "record")
+        kept = "answers already received are cached" if llm.cache_dir else "--no-cache: none kept"
+        resume = f"Re-run to resume ({kept}), or pass" if paid else "Pass"
         err.print(
-            f"partial: {len(report.outcome.unread)} document(s) not read; {where}. Re-run to resume ({kept}),"
-            " or pass --allow-partial to write it into the inbox anyway.",
+            f"partial: {len(report.outcome.unread)} document(s) not read; {where}. {resume}"
+            " --allow-partial to write it into the inbox anyway.",
             markup=False,
             highlight=False,
         )

@@ -414,3 +414,19 @@ def test_clip_cuts_between_words_and_says_so(text: str, n: int, clipped: str) ->
     from agent.extract.offline.extractor import clip
 
     assert clip(text, n) == clipped and len(clip(text, n)) <= n
+
+
+def test_the_parts_past_max_parts_are_not_read_offline_either(tmp_path: Path) -> None:
+    """A document cut at [llm] max_parts is reported unread past the cut; the offline extractor
+    reads only as far as its requests reach, so nothing of the unread parts reaches the briefing."""
+    entries = "\n".join(
+        f"## 条目 {i}：PostgreSQL {i}.0 复制改进\n\n- 评级：⭐⭐⭐⭐\n\n"
+        + "".join(f"- 逻辑复制第 {i}.{j} 项：延迟降低 {i + j}%，索引重建更快\n" for j in range(30))
+        for i in range(1, 7)
+    )
+    files = {"inbox/fay/2026-03-14-long.md": f"# 长文\n\n{entries}"}
+    config = CONFIG.replace('agent = "me"', 'agent = "me"\n\n[llm]\nchunk_tokens = 500\nmax_parts = 2')
+    report = offline_run(workspace(tmp_path, files, config), tmp_path)
+    assert report.outcome.partial and report.records[0].chunk == 0 and len(report.records) == 2
+    said = report.markdown.split("五、", 1)[0]
+    assert "PostgreSQL 1.0" in said and "PostgreSQL 6.0" not in said, said

@@ -535,9 +535,10 @@ class OfflineExtractor:
     """Answers extraction requests from the documents themselves; no network, no key.
 
     Built with what a request does not carry: the evening's documents by path, the anchor
-    registry and the topic's section of `predigest.toml`. A split document is read whole once:
-    its first part answers for all of it and the other parts answer empty (same relevance), so
-    merging the parts gives the document's answer.
+    registry and the topic's section of `predigest.toml`. A split document is read once, as far
+    as its requests reach (the parts past `[llm] max_parts` are reported unread, so they are not
+    read here either): its first part answers for all of it and the other parts answer empty
+    (same relevance), so merging the parts gives the document's answer.
     """
 
     def __init__(
@@ -551,6 +552,7 @@ class OfflineExtractor:
         living = next((d.text for d in docs.values() if d.kind == "living"), "")
         self.ctx = context(topic, section, registry, living)
         self._done: dict[str, FileExtraction] = {}
+        self._last: dict[str, ExtractionRequest] = {}  # per document, the last part asked for
 
     def extract_all(
         self,
@@ -560,6 +562,10 @@ class OfflineExtractor:
         on_idle: Callable[[], None] | None = None,  # never idle: no waiting here
     ) -> list[ExtractionResult]:
         results = []
+        for request in requests:
+            last = self._last.get(request.doc_path)
+            if last is None or request.chunk > last.chunk:
+                self._last[request.doc_path] = request
         for request in requests:
             result = self.extract_one(request)
             results.append(result)
@@ -576,7 +582,7 @@ class OfflineExtractor:
             error = f"the offline extractor was not given {request.doc_path}"
         else:
             try:
-                whole = self._done.get(doc.path) or extract_document(doc, self.ctx)
+                whole = self._done.get(doc.path) or extract_document(self._asked(doc), self.ctx)
             except Exception as exc:  # one document's failure must not stop the run
                 error = f"offline extraction failed: {type(exc).__name__}: {exc}"[:400]
             else:
@@ -594,6 +600,17 @@ class OfflineExtractor:
         )
         return ExtractionResult(request=request, extraction=extraction, record=record)
 
+    def _asked(self, doc: SourceDoc) -> SourceDoc:
+        """The document up to the end of the last part a request carries (offsets stay the
+        document's own, so every quote is still found in it)."""
+        last = self._last.get(doc.path)
+        if last is None or last.chunk + 1 >= last.chunks:
+            return doc
+        fenced = _FENCED.search(last.messages[-1]["content"])
+        part = fenced.group(1).replace("<\u200d", "<") if fenced else ""
+        at = doc.text.find(part) if part else -1
+        return doc if at < 0 else doc.model_copy(update={"text": doc.text[: at + len(part)]})
+
     def close(self) -> None:
         """Nothing to release; here so the pipeline can hold any extractor in a `with`."""
 
@@ -602,6 +619,10 @@ class OfflineExtractor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# the part a request carries, as agent.extract.prompting fences it (its `<document` tags defused)
+_FENCED = re.compile(r'<document path="[^"]*">\n(.*)\n</document>\s*$', re.S)
 
 
 def _empty_like(whole: FileExtraction) -> FileExtraction:
