@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -919,9 +920,10 @@ def test_commands_write_their_log_and_cache_under_the_test_home(
 # --- Ctrl-C: one line, what was kept, how to resume; a second one ends it quietly -------------------------
 
 CTRL_C = [
-    # (id, Ctrl-Cs sent at the third request, flags, what the one line says)
-    ("once", 1, (), "2 of 14 answers received are cached, so the same command again resumes from them"),
-    ("once-under-no-cache", 1, ("--no-cache",), "2 of 14 answers received are not kept (no cache)"),
+    # (id, Ctrl-Cs sent at the third request, flags, what the one line says: the second answer may
+    # arrive a moment after the Ctrl-C, so one or two are counted)
+    ("once", 1, (), r"[12] of 14 answers received are cached, so the same command again resumes from them"),
+    ("once-under-no-cache", 1, ("--no-cache",), r"[12] of 14 answers received are not kept \(no cache\)"),
     ("twice", 2, (), "interrupted: nothing was written"),
 ]
 
@@ -964,5 +966,5 @@ def test_ctrl_c_says_what_was_kept_and_how_to_resume(
     assert proc[0].returncode == 130, stderr
     assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
     lines = [ln for ln in stderr.splitlines() if ln.startswith("interrupted")]
-    assert len(lines) == 1 and said in lines[0], stderr
+    assert len(lines) == 1 and re.search(said, lines[0]), stderr
     assert not (tmp_path / "o").exists()
