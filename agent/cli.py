@@ -5,12 +5,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import os
+import re
+import signal
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -55,16 +59,30 @@ class _LazyConsole:
         return Console(stderr=self._stderr, soft_wrap=True, markup=False, emoji=False)
 
     def print(self, *objects: object, **options: Any) -> None:
-        self.console.print(*objects, **options)
+        self.console.print(*(plain(o) if isinstance(o, str) else o for o in objects), **options)
 
     @property
     def is_terminal(self) -> bool:
         return self.console.is_terminal
 
 
+# what a terminal acts on rather than prints: escape sequences (CSI colours and cursor moves, OSC
+# titles and hyperlinks, the rest of ESC's two-byte forms), then any other C0 / C1 control but tab and newline
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]?"
+    r"|\x9b[0-?]*[ -/]*[@-~]|\x9d[^\x07]*\x07?|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+)
+
+
+def plain(text: str) -> str:
+    """Text from documents, file names and model answers, as characters only: a title holding
+    an escape sequence must not recolour, retitle or rewrite the user's terminal."""
+    return _ESCAPES.sub("", text)
+
+
 out = _LazyConsole()
 err = _LazyConsole(stderr=True)
-_state: dict[str, object] = {"debug": False, "argv": []}
+_state: dict[str, object] = {"debug": False, "argv": [], "interrupting": False, "said": False, "run": None}
 EXIT_INTERRUPTED = 130
 EXIT_BUG = 70  # EX_SOFTWARE: not the user's fault
 
@@ -223,7 +241,8 @@ def _list(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> 
     agent.core.listing for why)."""
     from agent.core import listing
 
-    sys.stdout.write(listing.render(title, headers, rows, listing.room()))
+    cells = [[plain(c) for c in row] for row in rows]
+    sys.stdout.write(listing.render(plain(title), headers, cells, listing.room()))
 
 
 def _llm_help(name: str) -> str:
@@ -304,7 +323,9 @@ def run_cmd(
 
     Reads OPENAI_API_KEY / OPENAI_BASE_URL for a live endpoint; without a key it replays cassettes.
     Exit status: 0 done; 2 a usage or input error (nothing spent or written); 3 a partial evening
-    (some documents not read: see 五; not written into the workspace inbox without --allow-partial).
+    (some documents not read: see 五; not written into the workspace inbox without --allow-partial);
+    4 no model answered (no key, no cassette: offline briefing, not written into the inbox unless
+    --backend offline); 130 interrupted.
 
     Example: predigest run examples/world --topic inference --date 2026-09-22 --out out/
     """
@@ -317,10 +338,17 @@ def run_cmd(
     run_flags = {"workspace": workspace, "topic": topic, "out": out, "force": force, "allow_partial": allow_partial}
     settings = settings_from({**run_flags, **_llm_flags(given), "date": _date(date)}, os.environ)
     with _progress() as (on_plan, on_result):
-        report = run(settings, on_plan=on_plan, on_result=on_result, patch=patch)
+        on_plan, on_result = _kept_so_far(_page_checked(on_plan, html, force), on_result)
+        report = run(settings, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
+    _state["written"] = report.written.out_path
     from agent.runlog import log_quietly, logs_path, run_log
 
     log_quietly(run_log(report, _command()), logs_path())
+    _report_run(report, as_json=as_json, explain=explain, patch=patch, html=html)
+
+
+def _report_run(report: RunReport, *, as_json: bool, explain: bool, patch: bool, html: bool) -> None:
+    """The run's summary (or its JSON), the extra files it wrote, and its exit status."""
     if as_json:
         _print_json(_run_json(report))
     else:
@@ -335,6 +363,54 @@ def run_cmd(
             _wrote(page)
     if report.exit_code:
         raise typer.Exit(report.exit_code)
+
+
+def _page_checked(on_plan: Callable[[Evening], None], html: bool, force: bool) -> Callable[[Evening], None]:
+    """With --html, the page beside the briefing is checked with it, before the first call."""
+    from agent.plan.outputs import check_page_free
+
+    def plan(ev: Evening) -> None:
+        if html:
+            check_page_free(ev.out_path.with_suffix(".html"), force=force)
+        on_plan(ev)
+
+    return plan
+
+
+def _kept_so_far(
+    on_plan: Callable[[Evening], None], on_result: Callable[[ExtractionResult], None]
+) -> tuple[Callable[[Evening], None], Callable[[ExtractionResult], None]]:
+    """The progress callbacks, also counting what an interruption keeps (see `_interrupted_line`)."""
+
+    def plan(ev: Evening) -> None:
+        kept = ev.llm.cache_dir is not None and ev.llm.effective_backend in ("live", "record")
+        _state["run"] = {"total": len(ev.requests), "received": 0, "cached": kept, "backend": ev.llm.backend}
+        on_plan(ev)
+
+    def result(r: ExtractionResult) -> None:
+        run = _state.get("run")
+        if isinstance(run, dict) and r.record.source == "live" and r.extraction is not None:
+            run["received"] += 1
+        on_result(r)
+
+    return plan, result
+
+
+def _interrupted_line() -> str:
+    """What a Ctrl-C kept and how to resume, in one line: a run writes nothing until its set is
+    whole, and only the response cache keeps answers paid for."""
+    run = _state.get("run")
+    if _state.get("written"):  # stopped after the set was put down: the briefing is whole
+        return f"interrupted: {_state['written']} was written in full before the interruption"
+    head = "interrupted: nothing was written (a previous briefing is unchanged)"
+    if not isinstance(run, dict):
+        return f"{head}; run the same command again"
+    got = f"{run['received']} of {run['total']} answers received"
+    if run["cached"]:
+        return f"{head}; {got} are cached, so the same command again resumes from them"
+    if run["backend"] in ("live", "record", "auto") and run["received"]:
+        return f"{head}; {got} are not kept (no cache); the same command again asks them again"
+    return f"{head}; run the same command again"
 
 
 def _bar() -> Progress:
@@ -378,8 +454,12 @@ def _run_json(report: RunReport) -> dict[str, object]:
     }
 
 
+def _warning(line: str) -> None:
+    err.print(f"warning: {line}", markup=False, highlight=False)
+
+
 def _print_run(report: RunReport, explain: bool) -> None:
-    from agent.plan.ingest import UNREADABLE
+    from agent.pipeline import answered_by
 
     b = report.composed.briefing
     recs = report.records
@@ -409,19 +489,36 @@ def _print_run(report: RunReport, explain: bool) -> None:
     )
     out.print(
         f"calls {len(recs)} ({', '.join(f'{k} {v}' for k, v in sorted(by_source.items()))}) · backend {report.backend}"
+        f" · answered by {answered_by(recs, llm.model)}"
         f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
         f" · {cost} · {report.seconds:.1f}s",
         markup=False,
     )
     out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())), markup=False)
-    if report.backend_note:
+    _print_run_notes(report)
+
+
+def _print_run_notes(report: RunReport) -> None:
+    """What the user must act on, on stderr after the summary: the backend, skipped files, warnings."""
+    from agent.pipeline import EXIT_NO_MODEL
+    from agent.plan.ingest import UNPLACED, UNREADABLE
+
+    w = report.written
+    if report.exit_code == EXIT_NO_MODEL:  # said first, before the calls; the outcome here
+        where = w.withheld or f"offline briefing written to {w.out_path}"
+        err.print(f"no model answered: {where} (exit status {EXIT_NO_MODEL})", markup=False, highlight=False)
+    elif report.backend_note:
         out.print(report.backend_note, markup=False, highlight=False)
+    ws = report.evening.settings
+    see = f"see `predigest inbox {ws.workspace} --topic {ws.topic} --date {ws.date}`"
     skipped = [d for d in report.evening.docs if not d.read and d.reason.startswith(UNREADABLE)]
     if skipped:
-        ws = report.evening.settings
+        err.print(f"note: {len(skipped)} file(s) of the inbox were not read; {see}", markup=False, highlight=False)
+    unplaced = [d for d in report.evening.docs if d.reason.startswith(UNPLACED)]
+    if unplaced:
+        first = f"{unplaced[0].path}: {unplaced[0].reason.removeprefix(UNPLACED).strip()}"
         err.print(
-            f"note: {len(skipped)} file(s) of the inbox were not read; see `predigest inbox {ws.workspace}"
-            f" --topic {ws.topic} --date {ws.date}`",
+            f"note: {len(unplaced)} file(s) could not be placed in any evening ({first}); {see}",
             markup=False,
             highlight=False,
         )
@@ -431,9 +528,13 @@ def _print_run(report: RunReport, explain: bool) -> None:
         err.print(f"warning: not read: {doc}: {why}", markup=False, highlight=False)
     if report.outcome.partial:
         where = w.withheld or f"written to {w.out_path}"
+        llm = report.evening.llm
+        paid = llm.effective_backend in ("live", "record")
+        kept = "answers already received are cached" if llm.cache_dir else "--no-cache: none kept"
+        resume = f"Re-run to resume ({kept}), or pass" if paid else "Pass"
         err.print(
-            f"partial: {len(report.outcome.unread)} document(s) not read; {where}. Re-run to resume (answers"
-            " already received are cached), or pass --allow-partial to write it into the inbox anyway.",
+            f"partial: {len(report.outcome.unread)} document(s) not read; {where}. {resume}"
+            " --allow-partial to write it into the inbox anyway.",
             markup=False,
             highlight=False,
         )
@@ -450,14 +551,22 @@ def view_cmd(
     dest: Annotated[
         Path | None, typer.Option("--out", help="Where to write the page (default: .html beside the JSON).")
     ] = None,
+    force: Annotated[bool, typer.Option(help="Replace an existing page.")] = False,
 ) -> None:
     """Build the page of a past run from its JSON alone: every line one click from its source.
 
     Example: predigest view out/2026-09-22-inference-e1prep.json
     """
+    from agent.plan.outputs import check_page_free
     from agent.write.page import view
 
-    _wrote(view(record, dest))
+    check_page_free(dest or record.with_suffix(".html"), force=force)
+    try:
+        _wrote(view(record, dest))
+    except RecursionError:  # the JSON parser's own limit: a record is a few levels deep
+        raise PredigestError(
+            f"{record} is nested too deeply to be a run record", hint="pass the .json written beside a briefing"
+        ) from None
 
 
 @app.command("patch")
@@ -744,10 +853,10 @@ def eval_cmd(
 
     Example: predigest eval --backend record --prompt my-extract.md && predigest eval --compare last~1 last
     """
-
     from agent.runlog import logs_path
     from eval import compare_logged
 
+    _check_html(html)
     logs = logs_path()
     if compare is not None:
         c = compare_logged(compare[0], compare[1], logs)
@@ -762,14 +871,15 @@ def eval_cmd(
         "max_cost_usd": max_cost,
     }
     runs = _variants(prompt or [], backend, model, flags, cassettes, allow_stale)
-    options = {
-        "only": case,
-        "update_baseline": update_baseline,
-        "accept_drops": accept_drops,
-        "verbose": verbose,
-        "markdown": markdown,
-    }
-    _eval_variants(runs, cases, baseline, html, as_json, logs, options)
+    options = {"only": case, "update_baseline": update_baseline, "accept_drops": accept_drops}
+    _eval_variants(runs, cases, baseline, html, as_json, logs, {**options, "verbose": verbose, "markdown": markdown})
+
+
+def _check_html(html: Path | None) -> None:
+    """Before the first case: a page that cannot be written is an error now, not after every case."""
+    from agent.plan.outputs import check_page
+
+    check_page(html)
 
 
 def _variants(
@@ -1063,22 +1173,61 @@ def _setup_logging() -> None:
         logger.propagate = False
 
 
+def _interrupted() -> NoReturn:
+    _state["said"] = True
+    err.print(_interrupted_line(), markup=False, highlight=False)
+    raise SystemExit(EXIT_INTERRUPTED) from None
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    """The first Ctrl-C stops the run (a KeyboardInterrupt, which `main` reports); a second one,
+    while the calls in flight are let go or the process winds down, ends it at once, with the
+    same one line and no traceback."""
+    if not _state["interrupting"]:
+        _state["interrupting"] = True
+        raise KeyboardInterrupt
+    if not _state["said"]:
+        sys.stderr.write(_interrupted_line() + "\n")
+    sys.stderr.flush()
+    os._exit(EXIT_INTERRUPTED)
+
+
+def _catch_interrupts() -> Callable[[], None]:
+    """Install `_on_sigint` (only the main thread may); returns what puts the previous handler back."""
+    _state.update(interrupting=False, said=False, run=None, written=None)
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGINT, _on_sigint)
+    return lambda: signal.signal(signal.SIGINT, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: user-fixable errors print one line and exit 2; --debug shows the traceback.
 
-    Typer handles its own usage errors (exit 2, with usage); everything else propagates."""
+    Typer handles its own usage errors (exit 2, with usage); everything else propagates. After a
+    Ctrl-C our SIGINT handler stays, so a second one while the process winds down (threads still
+    joining) ends it quietly; otherwise the caller's handler is put back."""
+    restore = _catch_interrupts()
+    try:
+        _main_body(argv)
+    finally:
+        if not _state["interrupting"]:
+            restore()
+
+
+def _main_body(argv: Sequence[str] | None) -> None:
     try:
         _state["debug"] = False
         _state["argv"] = list(sys.argv[1:] if argv is None else argv)  # the run log keeps the command
         _setup_logging()
         # not standalone: typer.Exit comes back as a status, and errors reach the handlers below
         code = app(args=argv, prog_name="predigest", standalone_mode=False)
+        if code == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into this status, silently
+            _interrupted()
         if isinstance(code, int) and code:
             raise SystemExit(code)
-    except KeyboardInterrupt as e:  # Typer may turn Ctrl-C into its Abort; both end here
-        got = f"{e.answered} of {e.total} answers were received and cached; " if hasattr(e, "answered") else ""
-        err.print(f"interrupted: nothing was written; {got}a re-run resumes from the cache", markup=False)
-        raise SystemExit(EXIT_INTERRUPTED) from None
+    except KeyboardInterrupt:  # Typer turns Ctrl-C into its Abort (below); both end the same way
+        _interrupted()
     except PredigestError as e:
         if _state["debug"]:
             raise
@@ -1089,8 +1238,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             e.show()  # a usage error (Typer vendors click, so it is matched by shape): usage line, exit 2
             raise SystemExit(e.exit_code) from None
         if type(e).__name__ == "Abort":
-            err.print("interrupted", markup=False)
-            raise SystemExit(EXIT_INTERRUPTED) from None
+            _interrupted()
         if _state["debug"]:
             raise
         err.print(

@@ -25,10 +25,11 @@ from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_ll
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.extract.backends import EveningExtractor, make_extractor, offline, used_backend
 from agent.extract.chunking import merge_chunks
+from agent.extract.offline.extractor import OfflineExtractor
 from agent.extract.prompting import Template, build_requests, load_template, load_template_file
 from agent.plan.anchors import AnchorRegistry, build_registry
-from agent.plan.ingest import Window, evening_window, scan, sources, unreadable
-from agent.plan.outputs import check_out, out_path_for, write_set
+from agent.plan.ingest import UNLISTABLE, UNREADABLE, Window, evening_window, scan, sources, unreadable
+from agent.plan.outputs import check_out, check_writable, out_path_for, write_set
 from agent.plan.workspace import Workspace, load_workspace
 from agent.rules.claims import DocResult, Finding
 from agent.rules.compose import Composed, Limits, compose
@@ -40,6 +41,7 @@ from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction, SkippedItem
 
 EXIT_PARTIAL = 3  # a briefing was made, but some of the evening's documents were not read
+EXIT_NO_MODEL = 4  # `auto` found no key and no cassette: the offline extractor answered instead of a model
 
 
 def settings_from(flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
@@ -67,11 +69,12 @@ class Evening:
         return sources(self.docs)
 
 
-def plan(s: Settings, *, for_writing: bool = True) -> Evening:
+def plan(s: Settings, *, for_writing: bool = True, own_tonight: bool = True) -> Evening:
     """Read the workspace and decide the evening; raises before any call when something is off.
-    `for_writing=False` is for inspection and the eval: the output path is not checked."""
+    `for_writing=False` is for inspection and the eval: the output path is not checked.
+    `own_tonight=False` is for the eval: see `agent.plan.ingest.scan`."""
     ws = load_workspace(s.workspace)
-    docs = scan(ws, s.topic, s.date)
+    docs = scan(ws, s.topic, s.date, own_tonight=own_tonight)
     registry = build_registry(docs, s.topic, s.date)
     template = load_template_file(s.prompt_file) if s.prompt_file else load_template()
     srcs = sources(docs)
@@ -82,6 +85,8 @@ def plan(s: Settings, *, for_writing: bool = True) -> Evening:
             hint=f"check --date, or run `predigest inbox {s.workspace} --topic {s.topic} --date {s.date}`",
         )
     llm = resolve_llm(ws.config.llm, s.llm, ws.root)
+    if llm.backend == "record":  # every answer paid for is kept there: a folder that refuses it loses them
+        check_writable(llm.cassette_dir, hint="pass --cassettes a folder you can write")
     out = out_path_for(ws, s.out, s.date, s.topic)
     if for_writing:
         check_out(out, ws, docs, out_path_for(ws, None, s.date, s.topic), force=s.force)
@@ -175,6 +180,7 @@ class Outcome:
             unread=self.unread,
             workspace=str(ev.ws.root),
         )
+        record = record.model_copy(update={"answered_by": answered_by(self.records, ev.llm.model)})
         return record.model_dump_json(indent=2)
 
 
@@ -187,7 +193,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
     footer = (ZH.footer_offline if offline(records) else ZH.footer).format(
         date=s.date,
         prompt=ev.template.stamp,
-        model=ev.llm.model,
+        answered=answered_by(records, ev.llm.model),
         extractor=ZH.extractor_offline,
         sources=len(ev.sources),
         calls=len(records),
@@ -208,6 +214,31 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
     if unread:
         composed = _mark_partial(composed, len(unread))
     return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results, tuple(results))
+
+
+def answered_by(records: Sequence[CallRecord], model: str) -> str:
+    """What answered the evening, said the same way in the footer, the run record, the page, the
+    eval's rows and the run log: `model <name>` only where a model answered (live, from the cache,
+    or a recorded cassette); hand-written reference answers, relayed ones and the offline extractor
+    by their own names. Several kinds are joined, the most frequent first."""
+    said: dict[str, int] = {}
+    for r in records:
+        if r.source != "skipped":
+            label = _answer_label(r, model)
+            said[label] = said.get(label, 0) + 1
+    if not said:
+        return ZH.answered_model.format(model=model)
+    return " + ".join(sorted(said, key=lambda k: -said[k]))
+
+
+def _answer_label(r: CallRecord, model: str) -> str:
+    if r.source == "offline":
+        return ZH.answered_offline
+    if r.source == "cassette" and r.provenance == "reference":
+        return ZH.answered_reference
+    if r.source == "cassette" and r.provenance == "relayed":
+        return ZH.answered_relayed.format(model=r.provenance_model or ZH.answered_unnamed)
+    return ZH.answered_model.format(model=r.provenance_model or r.model or model)
 
 
 def _mark_partial(composed: Composed, n: int) -> Composed:
@@ -247,7 +278,10 @@ def _doc_results(ev: Evening, results: Sequence[ExtractionResult]) -> tuple[list
             )
             merged = merged.model_copy(update={"skipped": [*merged.skipped, rest]})
         out.append(DocResult(doc, merged))
-    out += [DocResult(doc, None, doc.reason) for doc in unreadable(ev.docs)]
+    for doc in unreadable(ev.docs):
+        out.append(DocResult(doc, None, doc.reason))
+        if doc.reason.startswith(UNLISTABLE):  # a whole folder of the evening unread: the briefing is partial
+            unread.append((doc.path, doc.reason.removeprefix(UNREADABLE).strip()))
     return out, unread
 
 
@@ -262,15 +296,25 @@ class Written:
     withheld: str = ""  # why nothing was written
 
 
+def fell_back(llm: LLMSettings, records: Sequence[CallRecord]) -> bool:
+    """`auto` found neither a key nor a cassette, so the offline extractor answered: a cron job
+    whose key went missing, which must not pass for a model's evening."""
+    return llm.backend == "auto" and offline(records)
+
+
 def write(outcome: Outcome, *, force: bool, allow_partial: bool = False, patch: bool = False) -> Written:
     """The `.md`, `.json` and `.calls.jsonl` as one unit. A partial briefing is not written into
-    the workspace's inbox (tomorrow's run would take it as a complete baseline) unless allowed.
-    `patch`: the E2 patch the briefing proposes goes in the unit too, as `.patch` (not for a
-    partial briefing, whose patch would leave out what was not read)."""
+    the workspace's inbox (tomorrow's run would take it as a complete baseline) unless allowed;
+    nor is an offline one that nobody asked for (`auto` without a key or a cassette). `patch`:
+    the E2 patch the briefing proposes goes in the unit too, as `.patch` (not for a partial
+    briefing, whose patch would leave out what was not read)."""
     ev = outcome.evening
     out = ev.out_path
-    if outcome.partial and not allow_partial and out.parent.resolve().is_relative_to(ev.ws.inbox().resolve()):
+    into_inbox = out.parent.resolve().is_relative_to(ev.ws.inbox().resolve())
+    if outcome.partial and not allow_partial and into_inbox:
         return Written(None, None, None, withheld=f"partial briefing not written into {out.parent}")
+    if into_inbox and fell_back(ev.llm, outcome.records):
+        return Written(None, None, None, withheld=f"offline briefing not written into {out.parent}")
     json_path, calls_path = out.with_suffix(".json"), out.with_suffix(".calls.jsonl")
     payload = outcome.payload() + "\n"
     calls = "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in outcome.records)
@@ -322,6 +366,8 @@ class RunReport:
 
     @property
     def exit_code(self) -> int:
+        if fell_back(self.evening.llm, self.records):
+            return EXIT_NO_MODEL
         return EXIT_PARTIAL if self.outcome.partial else 0
 
 
@@ -332,18 +378,37 @@ def run(
     on_plan: Callable[[Evening], None] | None = None,
     *,
     patch: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> RunReport:
     """One evening for one topic. Writes nothing until the briefing is complete.
 
-    `on_plan` sees the evening before the first call, so a progress bar can size itself."""
+    `on_plan` sees the evening before the first call, so a progress bar can size itself; `warn`
+    hears, before the first call too, that no model will answer when `auto` found none."""
     started = time.monotonic()
     ev = plan(s)
     if on_plan is not None:
         on_plan(ev)
-    outcome = brief(ev, extract(ev, extractor, on_result))
+    if extractor is None:
+        with default_extractor(ev) as own:
+            if warn is not None and ev.llm.backend == "auto" and isinstance(own, OfflineExtractor):
+                warn(no_model_note(ev))
+            outcome = brief(ev, extract(ev, own, on_result))
+    else:
+        outcome = brief(ev, extract(ev, extractor, on_result))
     written = write(outcome, force=s.force, allow_partial=s.allow_partial, patch=patch)
     backend, note = used_backend(ev.llm, outcome.records)
     return RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note)
+
+
+def no_model_note(ev: Evening) -> str:
+    """What a run under `auto` says first when neither a key nor a cassette answers the evening."""
+    into = ev.out_path.parent.resolve().is_relative_to(ev.ws.inbox().resolve())
+    where = f"not written into {ev.out_path.parent}" if into else f"written to {ev.out_path}, exit status 4"
+    return (
+        f"no model will answer: no OPENAI_API_KEY and no cassette in {ev.llm.cassette_dir} answers this evening; "
+        f"the offline extractor reads the documents' structure instead, and its briefing is {where} "
+        "(set OPENAI_API_KEY, or pass --backend offline to mean it)"
+    )
 
 
 # --- cassette maintenance -----------------------------------------------------------------------------
@@ -377,6 +442,7 @@ def rekey(s: Settings) -> list[Path]:
 
 
 __all__ = [
+    "EXIT_NO_MODEL",
     "EXIT_PARTIAL",
     "Evening",
     "Outcome",
@@ -384,6 +450,7 @@ __all__ = [
     "Settings",
     "Written",
     "add_reference",
+    "answered_by",
     "brief",
     "extract",
     "plan",

@@ -21,14 +21,14 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import platformdirs
 from pydantic import ValidationError
 
 from agent.core.errors import PredigestError
 from agent.extract import ExtractionResult
-from agent.pipeline import Outcome, RunReport
+from agent.pipeline import Outcome, RunReport, answered_by
 from agent.write.trace import finding_record
 from schemas.runlog import CallEntry, EveningEntry, RunLog
 
@@ -176,7 +176,22 @@ def list_runs(path: Path, limit: int = 20, kind: str | None = None) -> list[Logg
         ).fetchall()
     finally:
         db.close()
-    return [LoggedRun(r[0], r[1], r[2], json.loads(r[3]), r[4], r[5], r[6], r[7], bool(r[8])) for r in rows]
+    return [_logged(path, r) for r in rows]
+
+
+def _logged(path: Path, r: tuple[Any, ...]) -> LoggedRun:
+    """One row of `runs`; a row no predigest wrote (a command that is not a JSON list) is an error
+    that names it, not a crash."""
+    try:
+        command = json.loads(r[3])
+        if not isinstance(command, list) or not all(isinstance(a, str) for a in command):
+            raise ValueError("command is not a list of strings")
+        return LoggedRun(str(r[0]), str(r[1]), str(r[2]), command, r[4], r[5], r[6], r[7], bool(r[8]))
+    except (TypeError, ValueError) as e:
+        raise PredigestError(
+            f"logged run {r[0]} in {path} is malformed ({e})",
+            hint=f"move {path} away (a new log is created), or delete that row with sqlite3",
+        ) from None
 
 
 _BACK = re.compile(r"^last(?:~(\d+))?$")
@@ -286,7 +301,7 @@ def evening_entry(
         topic=ev.settings.topic,
         date=ev.settings.date.isoformat(),
         prompt="" if offline else str(ev.template.stamp),
-        model="" if offline else ev.llm.model,
+        model=answered_by([r.record for r in results], ev.llm.model),
         backend=backend,
         cassettes="" if offline else cassettes or ev.llm.cassette_dir.name,
         stale=list(dict.fromkeys(r.record.stale for r in results if r.record.stale)),

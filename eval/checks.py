@@ -44,7 +44,7 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
     for case in load_rows(cases_dir, only):  # every set of every case, each its own row
         if case.cassettes is None:
             continue
-        ev = plan(variant.settings(case, "replay"), for_writing=False)
+        ev = plan(variant.settings(case, "replay"), for_writing=False, own_tonight=False)
         folder = ev.llm.cassette_dir
         result = check_requests(ev.requests, ev.llm)
         used.setdefault(folder, set()).update(result.used)

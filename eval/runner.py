@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from agent.core.errors import PredigestError
 from agent.extract import ExtractionResult
-from agent.pipeline import Evening, Outcome, Settings, brief, extract, plan
+from agent.pipeline import Evening, Outcome, Settings, answered_by, brief, extract, plan
 from agent.plan.parse import parse
 from eval.cases import Case, CaseError, load_rows
 from eval.metrics import COUNTS, METRICS, RuleContext, Score, Scorecard, file_refs, score
@@ -135,7 +135,7 @@ class CaseRun:
             return self.backend
         ev = self.outcome.evening
         prompt = "offline" if self.backend == "offline" else str(ev.template.stamp)
-        model = "" if self.backend == "offline" else ev.llm.model
+        model = answered_by([r.record for r in self.results], ev.llm.model)
         stale = "stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else ""
         cassettes = "" if self.backend == "offline" else self.cassette_set
         return " · ".join(x for x in (prompt, model, self.backend, cassettes, stale) if x)
@@ -247,7 +247,7 @@ def run_case(
     gold: Briefing | None = None
     try:
         gold = case.gold()
-        ev = plan(variant.settings(case, used), for_writing=False)
+        ev = plan(variant.settings(case, used), for_writing=False, own_tonight=False)
         if on_plan is not None:
             on_plan(case, ev)
         results = tuple(extract(ev, None, on_result))

@@ -221,6 +221,7 @@ class RunRecord(_Model):
     briefing: Briefing
     prompt: str
     model: str
+    answered_by: str = Field(default="", description="What answered: a model, reference answers, relayed, offline.")
     partial: bool = Field(default=False, description="Some sources of the window were not extracted.")
     unread: list[Unread] = Field(default_factory=list)
     findings: list[FindingRecord] = Field(default_factory=list)

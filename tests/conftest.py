@@ -1,12 +1,55 @@
-"""Every test is isolated from the user's real directories and from any live endpoint."""
+"""Every test is isolated from the user's real directories and from any live endpoint.
+
+Two layers. For the whole session (set in `pytest_configure`, before any test module is
+imported or any module- or session-scoped fixture runs), HOME and every XDG folder point into a
+temporary home, so a fixture that runs before `_isolated`, a subprocess that inherits the
+environment and a command given a fresh environment (tests/paths.py carries these variables
+into it) all write there. Per test, `_isolated` gives each test folders of its own.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
 
 from tests.fake_openai import FakeOpenAI
+
+HOME_VARS = ("HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+# settings a developer's shell may hold, which would send a test to a real endpoint, log or cache
+FOREIGN = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_PROJECT_ID",
+    "PREDIGEST_MODEL",
+    "PREDIGEST_CACHE_DIR",
+    "PREDIGEST_LOGS_DB",
+)
+_SESSION_HOME: dict[str, str] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    home = tempfile.mkdtemp(prefix="predigest-test-home-")
+    _SESSION_HOME["root"] = home
+    os.environ["HOME"] = home
+    for var in HOME_VARS[1:]:
+        os.environ[var] = os.path.join(home, var.lower())
+    for var in FOREIGN:
+        os.environ.pop(var, None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if root := _SESSION_HOME.pop("root", ""):
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def session_home() -> str:
+    """The temporary home every test and subprocess of this session writes under."""
+    return _SESSION_HOME["root"]
 
 
 @pytest.fixture(autouse=True)
@@ -14,14 +57,7 @@ def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     home = tmp_path_factory.mktemp("home")
     for var in ("XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
         monkeypatch.setenv(var, str(home / var.lower()))
-    for var in (
-        "OPENAI_API_KEY",
-        "OPENAI_BASE_URL",
-        "OPENAI_ORG_ID",
-        "OPENAI_PROJECT_ID",
-        "PREDIGEST_MODEL",
-        "PREDIGEST_CACHE_DIR",
-    ):
+    for var in FOREIGN:
         monkeypatch.delenv(var, raising=False)
 
 

@@ -22,14 +22,17 @@ WORLD = ROOT / "examples" / "world"
 
 def predigest(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the CLI through its real entry point (`agent.cli.main`: options, errors, exit status),
-    in this process, from the repo root, with `env` as the whole environment when given. One
-    smoke test runs the installed console script in a subprocess (tests/test_cli.py)."""
+    in this process, from the repo root, with `env` as the whole environment when given — but
+    for the test session's HOME and XDG folders (tests/conftest.py), unless `env` names them: with
+    no HOME, the user's real one is found from the password database. One smoke test runs the
+    installed console script in a subprocess (tests/test_cli.py)."""
     stdout, stderr = io.StringIO(), io.StringIO()
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
     try:
         if env is not None:
+            home = {k: v for k, v in os.environ.items() if k == "HOME" or k.startswith("XDG_")}
             os.environ.clear()
-            os.environ.update(env)
+            os.environ.update({**home, **env})
         os.chdir(ROOT)
         with redirect_stdout(stdout), redirect_stderr(stderr):
             try:

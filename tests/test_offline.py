@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import textwrap
 from pathlib import Path
 
@@ -253,15 +254,34 @@ def test_a_split_document_gives_the_same_briefing(tmp_path: Path) -> None:
     assert split.composed.briefing.increments == whole.composed.briefing.increments
 
 
-def test_auto_without_key_or_cassettes_runs_offline_and_says_so_once(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("backend", "out", "code", "written"),
+    [
+        ((), "out", 4, True),  # a missing key: said first, written where asked, a status of its own
+        ((), "", 4, False),  # ... and never into the inbox, where tomorrow would take it for a baseline
+        (("--backend", "offline"), "", 0, True),  # asked for: written into the inbox
+        (("--backend", "offline"), "out", 0, True),
+    ],
+    ids=["auto-out", "auto-inbox", "offline-inbox", "offline-out"],
+)
+def test_auto_without_key_or_cassettes_says_so_first_and_keeps_out_of_the_inbox(
+    tmp_path: Path, backend: tuple[str, ...], out: str, code: int, written: bool
+) -> None:
     root = workspace(tmp_path, {"inbox/ann/2026-03-14-0900-db-filter.md": REPORT_HASH})
-    out = tmp_path / "out"
-    r = predigest("run", str(root), "--topic", "databases", "--date", "2026-03-14", "--out", str(out))
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("extractor offline") == 1, r.stdout
-    assert "no OPENAI_API_KEY" in r.stdout and "backend offline" in r.stdout
-    briefing = (out / "2026-03-14-databases-e1prep.md").read_text(encoding="utf-8")
-    assert briefing.count(ZH.extractor_offline) == 1
+    where = tmp_path / out if out else root / "inbox" / "me"
+    args = ("--out", str(where)) if out else ()
+    r = predigest("run", str(root), "--topic", "databases", "--date", "2026-03-14", *backend, *args)
+    assert r.returncode == code, r.stdout + r.stderr
+    briefing = where / "2026-03-14-databases-e1prep.md"
+    assert briefing.exists() == written
+    if written:
+        assert briefing.read_text(encoding="utf-8").count(ZH.extractor_offline) == 1
+    if not backend:
+        first = r.stderr.splitlines()[0]
+        assert first.startswith("warning: no model will answer: no OPENAI_API_KEY"), r.stderr
+        assert "no model answered" in r.stderr.splitlines()[-1] and "extractor offline" not in r.stdout
+    else:
+        assert "no model" not in r.stderr and r.stdout.count("extractor offline (--backend offline)") == 1
 
 
 def test_auto_on_the_demo_still_replays_its_cassettes(tmp_path: Path) -> None:
@@ -333,3 +353,80 @@ def test_the_offline_answers_do_not_depend_on_the_hash_seed() -> None:
         for seed in ("1", "2", "3")
     ]
     assert answers[0] and answers[0] == answers[1] == answers[2]
+
+
+ENGLISH_CONFIG = (
+    CONFIG.replace(
+        'living = "living/bare.md"',
+        'living = "living/bare.md"\n\n[topics.db-en]\nliving = "living/databases.md"\n'
+        'profile = "databases, PostgreSQL, replication, indexing, query planner, storage engines"',
+    )
+    + "\n[limits]\nmin_increments = 1\nmax_increments = 1\n"
+)  # the second item goes to 五 and 六
+ENGLISH_REPORT = """\
+# Evening database watch
+
+## Item 1: PostgreSQL 18 logical replication gets failover slots for standby servers in production
+
+- Rating: ⭐⭐⭐⭐
+- Logical replication slots now survive failover to a standby; lag drops 40% in the benchmark.
+
+## Item 2: DuckDB 1.3 query planner rewrites correlated subqueries into joins automatically
+
+- Rating: ⭐⭐⭐⭐
+- The planner now decorrelates subqueries; TPC-H Q17 runs 12x faster on 100 GB.
+
+## Item 3: A short note on indexing
+
+- Rating: ⭐⭐
+- B-tree against LSM storage engines, nothing new.
+"""
+
+
+def test_an_english_report_keeps_its_writers_stars_and_says_where_a_title_was_cut(tmp_path: Path) -> None:
+    """English words count as words (Chinese in overlapping bigrams), so an English 4★ item on
+    the topic is not capped at 3★; a title cut for 一, 二, 五 or 六 ends with an ellipsis."""
+    root = workspace(tmp_path, {"inbox/ann/2026-03-14-0900-db-watch.md": ENGLISH_REPORT}, ENGLISH_CONFIG)
+    report = offline_run(root, tmp_path, topic="db-en")
+    (answer,) = [r.extraction for r in report.outcome.results if r.extraction]
+    assert [c.stars for c in answer.claims] == [4, 4, 2], [(c.title, c.stars) for c in answer.claims]
+    first, second = ("PostgreSQL 18 logical replication gets failover slots", "DuckDB 1.3 query planner rewrites")
+    assert [c.title.endswith("…") for c in answer.claims] == [True, True, False], [c.title for c in answer.claims]
+    md = report.markdown
+    heads = (("一", "二"), ("二", "三"), ("五", "六"), ("六", "七"))
+    blocks = {h: md.split(f"\n{h}、", 1)[1].split(f"\n{n}、", 1)[0] for h, n in heads}
+    for name, block in blocks.items():
+        cut = [ln for ln in block.splitlines() if first[:20] in ln or second[:20] in ln]
+        assert cut and all(re.search(r"\w…", ln) for ln in cut), (name, cut)
+
+
+@pytest.mark.parametrize(
+    ("text", "n", "clipped"),
+    [
+        ("short title", 40, "short title"),
+        ("PostgreSQL 18 logical replication gets failover slots", 40, "PostgreSQL 18 logical replication gets…"),
+        ("vLLM 0.12 makes prefix caching the default", 40, "vLLM 0.12 makes prefix caching the…"),
+        ("一" * 45, 40, "一" * 39 + "…"),
+        ("x" * 45, 40, "x" * 39 + "…"),  # one word: cut inside it
+    ],
+)
+def test_clip_cuts_between_words_and_says_so(text: str, n: int, clipped: str) -> None:
+    from agent.extract.offline.extractor import clip
+
+    assert clip(text, n) == clipped and len(clip(text, n)) <= n
+
+
+def test_the_parts_past_max_parts_are_not_read_offline_either(tmp_path: Path) -> None:
+    """A document cut at [llm] max_parts is reported unread past the cut; the offline extractor
+    reads only as far as its requests reach, so nothing of the unread parts reaches the briefing."""
+    entries = "\n".join(
+        f"## 条目 {i}：PostgreSQL {i}.0 复制改进\n\n- 评级：⭐⭐⭐⭐\n\n"
+        + "".join(f"- 逻辑复制第 {i}.{j} 项：延迟降低 {i + j}%，索引重建更快\n" for j in range(30))
+        for i in range(1, 7)
+    )
+    files = {"inbox/fay/2026-03-14-long.md": f"# 长文\n\n{entries}"}
+    config = CONFIG.replace('agent = "me"', 'agent = "me"\n\n[llm]\nchunk_tokens = 500\nmax_parts = 2')
+    report = offline_run(workspace(tmp_path, files, config), tmp_path)
+    assert report.outcome.partial and report.records[0].chunk == 0 and len(report.records) == 2
+    said = report.markdown.split("五、", 1)[0]
+    assert "PostgreSQL 1.0" in said and "PostgreSQL 6.0" not in said, said

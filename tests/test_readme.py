@@ -60,3 +60,39 @@ def test_the_quoted_eval_table_is_what_eval_markdown_prints() -> None:
     r = predigest("eval", "--markdown", env={**os.environ, "PREDIGEST_LOGS_DB": "off"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert quoted == r.stdout.splitlines()
+
+
+def _workspace_comment_line() -> str:
+    """The demo's own instructions, in the first lines of examples/world/predigest.toml."""
+    head = (ROOT / "examples" / "world" / "predigest.toml").read_text(encoding="utf-8").splitlines()[:5]
+    return next(ln for ln in head if "predigest run" in ln).split("predigest ", 1)[1]
+
+
+def _repo_copy(tmp: Path) -> Path:
+    """What `predigest eval` reads (the cases, their workspaces and cassettes), in a folder of its own."""
+    import shutil
+
+    repo = tmp / "repo"
+    for name in ("examples", "cassettes", "eval/cases"):
+        shutil.copytree(ROOT / name, repo / name, symlinks=True)
+    for name in ("pyproject.toml", "eval/baseline.json"):
+        shutil.copy(ROOT / name, repo / name)
+    return repo
+
+
+@pytest.mark.parametrize("with_out", [True, False], ids=["as-written", "without-out"])
+def test_the_workspace_demo_line_leaves_every_eval_case_passing(with_out: bool, tmp_path: Path) -> None:
+    """The demo written as the workspace says, or with `--out` left off (the briefing then lands
+    in the workspace's inbox, as cron's would): either way the repository's cases still pass."""
+    line = _workspace_comment_line()
+    assert "--out out/" in line, line  # the demo's outputs stay out of the workspace
+    if not with_out:
+        line = line.replace(" --out out/", "")
+    repo = _repo_copy(tmp_path)
+    args = [str(repo / a) if a == "examples/world" else a for a in _args(line, tmp_path)]
+    r = predigest(*args, "--backend", "replay")
+    assert r.returncode == 0, r.stderr
+    written = repo / "examples/world/inbox/tom/2026-09-22-inference-e1prep.md"
+    assert written.exists() != with_out
+    cases = predigest("eval", "--cases", str(repo / "eval/cases"), "--baseline", str(repo / "eval/baseline.json"))
+    assert cases.returncode == 0, cases.stdout + cases.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.core.errors import LLMError, OutputExists, WorkspaceError
+from agent.core.labels import ZH
 from agent.pipeline import Settings, run
 from agent.plan.parse import parse
 from schemas.briefing import Briefing
@@ -214,3 +215,40 @@ def test_the_run_record_is_written_as_the_standard_encoder_would(tmp_path: Path)
 
     record = RunRecord.model_validate(tricky)
     assert record.model_dump_json(indent=2) == json.dumps(record.model_dump(mode="json"), ensure_ascii=False, indent=2)
+
+
+PROVENANCE = [
+    # (backend flags, cassette set to replay / record into, what every output must say answered)
+    (("--backend", "replay"), "world", "reference answers (hand-written)"),
+    (("--backend", "replay"), "world-relayed", "relayed answers of a capable general-purpose LLM"),
+    (("--backend", "offline"), "", "offline extractor"),
+    (("--backend", "live", "--no-cache"), "", "model gpt-4o-mini"),
+    (("--backend", "record", "--no-cache"), "recorded", "model gpt-4o-mini"),
+]
+
+
+@pytest.mark.parametrize(("flags", "cassettes", "said"), PROVENANCE, ids=[p[2].split()[0] for p in PROVENANCE])
+def test_every_output_says_what_answered(flags: tuple[str, ...], cassettes: str, said: str, tmp_path: Path) -> None:
+    """The footer, the run record, the page, the run summary and `logs` name a model only where
+    a model answered; a recorded cassette replayed later still names the model that recorded it."""
+    from tests.fake_openai import FAKE_KEY, FakeOpenAI, world_answers, world_responder
+    from tests.paths import predigest
+
+    sets = tmp_path / "sets"
+    folder = ROOT / "cassettes" / cassettes if cassettes not in ("", "recorded") else sets / "recorded"
+    base = ["run", str(WORLD), "-t", "inference", "-d", "2026-09-22", "--out", f"{tmp_path}/o/", "--html"]
+    given = ["--cassettes", str(folder)] if cassettes else []
+    with FakeOpenAI(default=world_responder(world_answers())) as server:
+        r = predigest(*base, *flags, *given, env={"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url})
+    assert r.returncode == 0, r.stderr
+    if cassettes == "recorded":  # the recording, replayed with no endpoint at all
+        r = predigest(*base, "--backend", "replay", "--force", *given)
+        assert r.returncode == 0, r.stderr
+    out = tmp_path / "o" / "2026-09-22-inference-e1prep"
+    footer = out.with_suffix(".md").read_text(encoding="utf-8").rstrip().splitlines()[-1]
+    page = out.with_suffix(".html").read_text(encoding="utf-8")
+    logged = predigest("logs", "--json").stdout
+    label = ZH.extractor_offline if "offline" in flags else said
+    assert label in footer and ("model" in said) == ("model " in footer), footer
+    assert json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))["answered_by"].startswith(said)
+    assert said in page and f"answered by {said}" in r.stdout and said in json.loads(logged)[0]["model"]

@@ -97,8 +97,15 @@ class Labels:
     extractor_offline: str = "extractor offline（未调用模型：按文档自身结构与主题画像抽取）"
     footer_offline: str = "本报告由 predigest 自动生成 · {date} · {extractor} · {sources} 份来源 · {calls} 次调用"
     footer: str = (
-        "本报告由 predigest 自动生成 · {date} · prompt {prompt} · model {model} · {sources} 份来源 · {calls} 次调用"
+        "本报告由 predigest 自动生成 · {date} · prompt {prompt} · {answered} · {sources} 份来源 · {calls} 次调用"
     )
+    # what answered, in the footer, the run record, the page, eval's rows and `predigest logs`: a
+    # model is named only where a model answered
+    answered_model: str = "model {model}"
+    answered_reference: str = "reference answers (hand-written)"
+    answered_relayed: str = "relayed answers of {model}"
+    answered_offline: str = "offline extractor"
+    answered_unnamed: str = "an unnamed model"
     partial_note: str = "部分运行：{n} 份来源未读取（见五），本简报不完整"
     partial_intro: str = "以下来源已检查（标“未读取”者除外），但无 {topic} 主轴净增量，或已被活文档覆盖："
     unread_note: str = "未读取：{why}"

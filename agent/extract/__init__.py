@@ -59,6 +59,9 @@ class CallRecord:
     error: str = ""
     request_hash: str = ""  # sha256 of the first exchange's canonical body (cassette and cache key)
     stale: str = ""  # the prompt stamp of a cassette replayed under another prompt (--allow-stale)
+    # who wrote the answer a cassette gave: its provenance kind (recorded / relayed / reference) and model
+    provenance: str = ""
+    provenance_model: str = ""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ an empty string: a silently blank anchor list would change what the model judges
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 from dataclasses import dataclass
@@ -144,7 +145,7 @@ def build_requests(
         for i, chunk in enumerate(chunks[: llm.max_parts]):
             values = {
                 **base,
-                "doc_path": doc.path,
+                "doc_path": html.escape(doc.path).replace("\n", "&#10;").replace("\r", "&#13;"),  # a name is data
                 "doc_kind": doc.kind,
                 "chunk_note": f", part {i + 1} of {len(chunks)}" if len(chunks) > 1 else "",
                 "anchors": format_anchors(registry.relevant_to(chunk)),

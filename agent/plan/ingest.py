@@ -8,6 +8,7 @@ from its name; a date-only name counts as inside its own date's window.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,9 @@ _DATED = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<hhmm>\d{4}))?(?:-(?P<s
 _CARD = re.compile(r"^(?P<hhmm>\d{4})-(?P<yymm>\d{4})[-.](?P<num>\d{4,5})\.md$")
 _FRONT_DATE = re.compile(r"^date:\s*[\"']?(\d{4}-\d{2}-\d{2})", re.M)
 BRIEFING_SUFFIX = "-e1prep"
+# what a run writes beside its briefing (the run record, its calls, the page): outputs, never inputs
+_RUN_OUTPUT = re.compile(r"^\d{4}-\d{2}-\d{2}(?:-\d{4})?-.+-e1prep\.(?:json|calls\.jsonl|html)$")
+RUN_OUTPUT = "a run's output (the record beside a briefing), not an input"
 
 
 @dataclass(frozen=True)
@@ -47,17 +51,35 @@ def evening_of(ts: dt.datetime, window: Window) -> dt.date:
     return window.date + dt.timedelta(days=days_after)
 
 
-def scan(ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True) -> list[SourceDoc]:
-    """Every Markdown file of the workspace, judged for `topic` on the evening of `date`."""
+def scan(
+    ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True, own_tonight: bool = True
+) -> list[SourceDoc]:
+    """Every Markdown file of the workspace, judged for `topic` on the evening of `date`.
+
+    `own_tonight=False` leaves out the briefings our own runs wrote that evening for other topics
+    (read as adjacent otherwise): an eval case is the evening as committed, and a demo run into
+    the workspace's inbox must not change what another case asks."""
     ws.topic(topic)  # a missing topic is an error before anything is read
     window = evening_window(ws, date)
     w = ws.config.workspace
     docs: list[SourceDoc] = []
+    _check_inbox(ws)
     homes = _real_homes(ws)
     seen: dict[Path, str] = {}  # the files taken so far, by their real path
-    for path in _files(ws.inbox(), depth=2):
-        docs.append(_checked(ws, path, homes, seen, "report", window) or _inbox_doc(ws, path, topic, window))
-    for path in _files(ws.root / w.paper_cards_dir, depth=None):
+    unlistable: dict[Path, str] = {}
+    for path in _files(ws.inbox(), depth=2, unlistable=unlistable):
+        if path in unlistable:
+            docs.append(_unlistable_doc(ws, path, "report", unlistable[path]))
+            continue
+        if is_run_output(path.name):
+            docs.append(_run_output_doc(ws, path, topic))
+            continue
+        doc = _checked(ws, path, homes, seen, "report", window) or _inbox_doc(ws, path, topic, window)
+        docs.append(doc if own_tonight or not _own_tonight(ws, doc) else _left_out(doc))
+    for path in _files(ws.root / w.paper_cards_dir, depth=None, unlistable=unlistable):
+        if path in unlistable:
+            docs.append(_unlistable_doc(ws, path, "paper_card", unlistable[path]))
+            continue
         docs.append(_checked(ws, path, homes, seen, "paper_card", window) or _card_doc(ws, path, window))
     for path in _files(ws.root / w.queue_dir, depth=1):
         docs.append(_checked(ws, path, homes, seen, "queue", window) or _dated_doc(ws, path, "queue", window))
@@ -109,9 +131,40 @@ def _with_text(ws: Workspace, doc: SourceDoc) -> SourceDoc:
 # --- every file under the inbox is read or listed with its reason -----------------------------------
 
 
-def _files(folder: Path, depth: int | None) -> list[Path]:
+def _check_inbox(ws: Workspace) -> None:
+    """An inbox that is missing or cannot be listed is an error: read as empty, the evening would
+    be "quiet" and the items carried from the last briefing would age out for nothing."""
+    inbox = ws.inbox()
+    hint = "fix [workspace] inbox_dir in predigest.toml, or the folder's permissions"
+    if not inbox.is_dir():
+        what = "is not a folder" if inbox.exists() else "does not exist"
+        raise WorkspaceError(f"the inbox folder {inbox} {what}", hint=hint)
+    try:
+        with os.scandir(inbox) as entries:
+            next(entries, None)
+    except OSError as e:
+        raise WorkspaceError(f"the inbox folder {inbox} cannot be read: {e.strerror or e}", hint=hint) from e
+
+
+def _unlistable_doc(ws: Workspace, path: Path, kind: DocKind, why: str) -> SourceDoc:
+    """A folder of the inbox that cannot be listed may hold tonight's reports: it is named in the
+    briefing (五) and makes the evening partial, rather than its reports going unmentioned."""
+    return SourceDoc(
+        path=_rel(ws, path),
+        kind=kind,
+        agent=path.name if kind == "report" else "",
+        in_window=True,
+        reason=f"{UNLISTABLE} {why} — what it holds was not read",
+    )
+
+
+UNLISTABLE = "unreadable: a folder that cannot be listed:"
+
+
+def _files(folder: Path, depth: int | None, unlistable: dict[Path, str] | None = None) -> list[Path]:
     """Every entry `depth` levels below `folder` (any depth when None), files or not, without
-    following symlinked folders below it (a loop must not hang the scan)."""
+    following symlinked folders below it (a loop must not hang the scan). A folder below `folder`
+    that cannot be listed is returned as an entry, and why in `unlistable`."""
     if not folder.is_dir():
         return []
     found: list[Path] = []
@@ -123,7 +176,10 @@ def _files(folder: Path, depth: int | None) -> list[Path]:
         for d in level:
             try:
                 entries = sorted(d.iterdir())
-            except OSError:
+            except OSError as e:
+                if d != folder and unlistable is not None:
+                    unlistable[d] = e.strerror or str(e)
+                    found.append(d)
                 continue
             for e in entries:
                 if e.name.startswith("."):
@@ -156,7 +212,8 @@ def _checked(
     if kind == "paper_card":
         m = _CARD.match(stand_in.name)
         date = _folder_date(path.parent.name)
-        placed = _judge(ws, path, kind, window, date, m.group("hhmm"), "") if m and date else None
+        hhmm = m.group("hhmm") if m else None
+        placed = _judge(ws, path, kind, window, date, hhmm, "") if hhmm and date and _clock(hhmm) else None
     else:
         placed = _dated_doc(ws, stand_in, kind, window, agent=path.parent.name if kind == "report" else "")
     in_window = bool(placed and placed.in_window)
@@ -192,6 +249,35 @@ def _problem(path: Path, homes: list[Path], seen: dict[Path, str], rel: str) -> 
     return None
 
 
+def is_run_output(name: str) -> bool:
+    """A briefing's `.json`, `.calls.jsonl` or `.html`: what a run wrote, never a report to read."""
+    return bool(_RUN_OUTPUT.match(name))
+
+
+def _run_output_doc(ws: Workspace, path: Path, topic: str) -> SourceDoc:
+    """Listed by `predigest inbox` so nothing there goes unexplained; not unreadable, so no
+    briefing names it in 一 or 五, and not an input, so a re-run may replace it."""
+    stem = next(path.name.removesuffix(s) for s in (".calls.jsonl", ".json", ".html") if path.name.endswith(s))
+    m = _DATED.match(stem + ".md")
+    btopic = (m.group("slug") or "").removesuffix(BRIEFING_SUFFIX) if m else ""
+    return SourceDoc(
+        path=_rel(ws, path),
+        kind="baseline" if btopic == topic else "adjacent",
+        agent=path.parent.name,
+        topic=btopic,
+        reason=RUN_OUTPUT,
+    )
+
+
+def _own_tonight(ws: Workspace, doc: SourceDoc) -> bool:
+    return doc.kind == "adjacent" and doc.read and doc.agent == ws.config.workspace.agent
+
+
+def _left_out(doc: SourceDoc) -> SourceDoc:
+    why = f"same-evening {doc.topic} briefing of our own runs: not part of the committed evening"
+    return doc.model_copy(update={"read": False, "in_window": False, "reason": why})
+
+
 def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceDoc:
     agent = path.parent.name
     m = _DATED.match(path.name)
@@ -199,7 +285,9 @@ def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceD
     if not m or not slug.endswith(BRIEFING_SUFFIX):
         return _dated_doc(ws, path, "report", window, agent=agent)
     btopic = slug.removesuffix(BRIEFING_SUFFIX)
-    bdate = dt.date.fromisoformat(m.group("date"))
+    bdate = _date(m.group("date"))
+    if bdate is None or not _clock(m.group("hhmm")):
+        return _unplaced(ws, path, "baseline" if btopic == topic else "adjacent", agent, _impossible(m))
     base = {
         "path": _rel(ws, path),
         "agent": agent,
@@ -228,25 +316,54 @@ def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceD
 def _dated_doc(ws: Workspace, path: Path, kind: DocKind, window: Window, agent: str = "") -> SourceDoc:
     m = _DATED.match(path.name)
     if not m:
-        return SourceDoc(
-            path=_rel(ws, path),
-            kind=kind,
-            agent=agent,
-            reason="name has no YYYY-MM-DD[-HHMM] prefix: cannot place it in an evening",
-        )
-    date = dt.date.fromisoformat(m.group("date"))
+        return _unplaced(ws, path, kind, agent, "the name has no YYYY-MM-DD[-HHMM] prefix")
+    date = _date(m.group("date"))
+    if date is None or not _clock(m.group("hhmm")):
+        return _unplaced(ws, path, kind, agent, _impossible(m))
     return _judge(ws, path, kind, window, date, m.group("hhmm"), agent)
+
+
+UNPLACED = "not placed in an evening:"
+
+
+def _unplaced(ws: Workspace, path: Path, kind: DocKind, agent: str, why: str) -> SourceDoc:
+    return SourceDoc(path=_rel(ws, path), kind=kind, agent=agent, reason=f"{UNPLACED} {why}")
+
+
+def _date(text: str) -> dt.date | None:
+    """The date a name or front matter gives, or None when there is no such day (2026-02-30, 0000-00-00)."""
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _clock(hhmm: str | None) -> bool:
+    """Whether an HHMM is a time of day (2400, 2460 and 9999 are not); no time at all is fine."""
+    return hhmm is None or (int(hhmm[:2]) < 24 and int(hhmm[2:]) < 60)
+
+
+def _impossible(m: re.Match[str]) -> str:
+    if _date(m.group("date")) is None:
+        return f"the name's date {m.group('date')} is not a day of the calendar"
+    return _no_such_time(m.group("hhmm"))
+
+
+def _no_such_time(hhmm: str) -> str:
+    return f"the name's time {hhmm[:2]}:{hhmm[2:]} is not a time of day"
 
 
 def _card_doc(ws: Workspace, path: Path, window: Window) -> SourceDoc:
     m = _CARD.match(path.name)
-    date = _folder_date(path.parent.name) or _front_matter_date(path)
+    front = "" if _folder_date(path.parent.name) else _front_matter_date(path)
+    date = _folder_date(path.parent.name) or _date(front)
+    if m and not _clock(m.group("hhmm")):
+        return _unplaced(ws, path, "paper_card", "", _no_such_time(m.group("hhmm")))
+    if m and front and date is None:
+        return _unplaced(ws, path, "paper_card", "", f"the front matter's date {front} is not a day of the calendar")
     if not m or date is None:
-        return SourceDoc(
-            path=_rel(ws, path),
-            kind="paper_card",
-            reason="paper card without HHMM-YYMM-NNNNN name or a date (folder or front matter)",
-        )
+        why = "a paper card without an HHMM-YYMM-NNNNN name or a date (folder or front matter)"
+        return _unplaced(ws, path, "paper_card", "", why)
     return _judge(ws, path, "paper_card", window, date, m.group("hhmm"), "")
 
 
@@ -267,7 +384,7 @@ def _judge(
             "inside the window"
             if inside
             else f"{ts:%m-%d %H:%M} is {'before' if ts <= window.start else 'after'} the window: "
-            f"it belongs to the evening of {evening_of(ts, window)}"
+            f"it belongs to the evening of {_evening_named(ts, window)}"
         )
     return SourceDoc(
         path=_rel(ws, path),
@@ -279,6 +396,13 @@ def _judge(
         read=inside,
         reason=why,
     )
+
+
+def _evening_named(ts: dt.datetime, window: Window) -> str:
+    try:
+        return evening_of(ts, window).isoformat()
+    except OverflowError:  # 9999-12-31 after the window's end: the evening after the calendar's last day
+        return "a day after 9999-12-31"
 
 
 def _stamp(ws: Workspace, date: dt.date, hhmm: str | None) -> dt.datetime:
@@ -293,13 +417,14 @@ def _folder_date(name: str) -> dt.date | None:
         return None
 
 
-def _front_matter_date(path: Path) -> dt.date | None:
+def _front_matter_date(path: Path) -> str:
+    """The `date:` of a card's front matter as written ("" when there is none)."""
     try:
         head = _read(path)[:2000]
     except WorkspaceError:
-        return None
+        return ""
     m = _FRONT_DATE.search(head)
-    return dt.date.fromisoformat(m.group(1)) if m else None
+    return m.group(1) if m else ""
 
 
 def _read(path: Path) -> str:

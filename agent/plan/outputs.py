@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agent.core.errors import OutputExists, PredigestError
 from agent.core.labels import ZH
+from agent.plan.ingest import is_run_output
 from agent.plan.workspace import Workspace
 from schemas.documents import SourceDoc
 
@@ -35,13 +36,14 @@ def out_path_for(ws: Workspace, out: Path | None, date: dt.date, topic: str) -> 
 def check_out(out: Path, ws: Workspace, docs: Sequence[SourceDoc], own: Path, *, force: bool) -> None:
     """Refuse, before anything is spent, an output that would replace an input, a file of another
     kind, or an existing briefing without --force; and a folder that cannot be written. Every
-    Markdown file of the workspace is some evening's input, except tonight's own briefing `own`."""
+    Markdown file of the workspace is some evening's input, except tonight's own briefing `own`;
+    what a run wrote beside a briefing (its record, its calls) is an output, replaced with it."""
     targets = [out.with_suffix(".json"), out.with_suffix(".calls.jsonl"), out]
-    inputs = {_real(ws.root / d.path) for d in docs} - {_real(own)}
+    inputs = {_real(ws.root / d.path) for d in docs if not is_run_output(d.name)} - {_real(own)}
     for t in targets:
         if _real(t) in inputs:
             raise PredigestError(
-                f"--out {t} is an input of the workspace ({_real(t).relative_to(ws.root)})",
+                f"the briefing's file {t} would replace an input of the workspace ({_real(t).relative_to(ws.root)})",
                 hint="write the briefing somewhere else, e.g. --out out/",
             )
     if out.is_dir():
@@ -54,9 +56,42 @@ def check_out(out: Path, ws: Workspace, docs: Sequence[SourceDoc], own: Path, *,
             )
         if not force:
             raise OutputExists(f"{out} already exists", hint="pass --force to replace it, or --out for another path")
-    folder = _nearest_existing(out.parent)
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        raise PredigestError(f"cannot write into {out.parent} ({folder} is not a writable folder)", hint="pick --out")
+    check_writable(out.parent, hint="pick another --out")
+
+
+def check_writable(folder: Path, *, hint: str) -> None:
+    """Refuse, before anything is spent, a folder no file can be created in (or the nearest one
+    above it that exists, where the missing ones will be made). Tried with a temporary file:
+    `os.access` says yes to root on /proc and on a read-only mount."""
+    near = _nearest_existing(folder)
+    why = "not a folder"
+    if near.is_dir():
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".predigest-probe-", dir=near)
+        except OSError as e:
+            why = e.strerror or str(e)
+        else:
+            os.close(fd)
+            os.unlink(probe)
+            return
+    raise PredigestError(f"cannot write into {folder} ({near} is not a writable folder: {why})", hint=hint)
+
+
+def check_page_free(page: Path, *, force: bool) -> None:
+    """A page is written over only with --force: the file of that name may be the user's own."""
+    if page.is_dir():
+        raise PredigestError(f"{page} is a folder, not a page", hint="pass --out a file name ending in .html")
+    if page.exists() and not force:
+        raise OutputExists(f"{page} already exists", hint="pass --force to replace it, or --out for another path")
+
+
+def check_page(path: Path | None) -> None:
+    """A page to be written at the end (`eval --html`), checked before the first case runs."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise PredigestError(f"--html {path} is a folder", hint="pass a file name, e.g. --html eval.html")
+    check_writable(path.absolute().parent, hint="pass --html a path you can write")
 
 
 def _real(path: Path) -> Path:
@@ -114,12 +149,14 @@ def write_set(files: Mapping[Path, str], *, force: bool, guarded: Path) -> None:
             os.replace(temps[path], path)
             del temps[path]
             done.append(path)
-    except OSError as e:
-        for path in done:  # put the previous set back as it was
+    except BaseException as e:  # a full disk, a Ctrl-C, a bug: the previous set comes back whole
+        for path in done:
             if path in backups:
                 os.replace(backups.pop(path), path)
             else:
                 os.unlink(path)
+        if not isinstance(e, OSError):
+            raise
         raise PredigestError(
             f"cannot write {next(iter(files))}: {e}; the previous files are unchanged",
             hint="check the folder is writable and the disk has room",

@@ -15,6 +15,7 @@ from agent.core.text import facts, locate, similarity
 from agent.plan.anchors import Anchor, AnchorRegistry, bare_name
 from agent.rules.claims import Candidate, DocResult, Finding
 from agent.rules.grounding import claim_facts
+from agent.rules.merge import release_of, same_release, title_release
 from schemas.documents import SourceDoc
 
 
@@ -32,6 +33,10 @@ def match_anchor(c: Candidate, reg: AnchorRegistry) -> Anchor | None:
             return hit
         if hit := reg.subject(c.claim.anchor, threshold=0.45):
             return hit
+    if (release := release_of(c.claim)) is not None:  # one product, one version: the anchored release
+        same = [a for a in reg.anchors if a.kind == "subject" and same_release(release, title_release(a.label))]
+        if same:
+            return max(same, key=lambda a: similarity(c.claim.title, a.label))
     return reg.subject(c.claim.title, threshold=0.6)
 
 

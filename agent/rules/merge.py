@@ -65,11 +65,8 @@ def release_of(claim: Claim) -> tuple[Product, str] | None:
     title that names no version ('vLLM KV Pin API'), the version its own text writes right after
     that name."""
     head = subject_head(claim.title)
-    if m := _NAMED_VERSION.search(head):
-        before = head[: m.start()]
-        if re.fullmatch(r"[A-Za-z0-9@/._+\s-]*", before):  # the name leads the title
-            return tuple(_product(w) for w in [*before.split(), m[1]]), _version(m[2])
-        return None
+    if _NAMED_VERSION.search(head):
+        return title_release(claim.title)
     lead = _LEAD_NAME.search(head)
     if lead is None or len(lead[1]) < 2:
         return None
@@ -89,6 +86,19 @@ def lead_product(claim: Claim) -> str:
     """The name a title leads with, normalised ('vLLM KV Pin API' -> 'vllm')."""
     m = _LEAD_NAME.match(subject_head(claim.title))
     return _product(m[1]) if m else ""
+
+
+def title_release(title: str) -> tuple[Product, str] | None:
+    """The release a title leads with: 'vLLM v0.23.0 移除…' -> (('vllm',), '0.23'); a title whose
+    head ('Recap: A2A v1.0 …' reads 'A2A v1.0') names a version after a name."""
+    for head in dict.fromkeys([subject_head(title), *re.split(r"[:：]\s*", title, maxsplit=1)[1:2]]):
+        if (m := _NAMED_VERSION.search(head)) and re.fullmatch(r"[A-Za-z0-9@/._+\s-]*", head[: m.start()]):
+            return tuple(_product(w) for w in [*head[: m.start()].split(), m[1]]), _version(m[2])
+    return None
+
+
+def same_release(a: tuple[Product, str] | None, b: tuple[Product, str] | None) -> bool:
+    return bool(a and b and a[1] == b[1] and _one_product(a[0], b[0]))
 
 
 def _one_product(a: Product, b: Product) -> bool:

@@ -32,6 +32,7 @@ class CallLog:
     cassettes: list[str] = field(default_factory=list)  # cassette files that answered or were written
     keys: list[str] = field(default_factory=list)  # request hash of every exchange, the first one first
     stale: list[str] = field(default_factory=list)  # prompt stamps of cassettes replayed under another prompt
+    provenance: tuple[str, str] = ("", "")  # (kind, model) of the last cassette that answered
     # cache writes held back until the extractor has validated the answer: an answer that never
     # fit the schema must not be served again from the cache after the endpoint is fixed
     deferred: list[Callable[[], None]] = field(default_factory=list)

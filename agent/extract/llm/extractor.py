@@ -183,6 +183,8 @@ class LLMExtractor:
             error=error,
             request_hash=log.keys[0] if log.keys else "",
             stale=", ".join(dict.fromkeys(log.stale)),
+            provenance=log.provenance[0] if replayed else "",
+            provenance_model=log.provenance[1] if replayed else "",
         )
 
     def _source(self, log: CallLog, budget_hit: bool) -> CallSource:

@@ -88,6 +88,7 @@ class ReplayTransport(httpx2.BaseTransport):
             log.stale.append(stale.provenance.prompt or "unknown prompt")
         ex = cassette.exchange
         log.note_stored("cassette", ex.usage, ex.latency_s, cassette.path.name)
+        log.provenance = (cassette.provenance.kind, cassette.provenance.model)
         return exchange_response(ex)
 
 

@@ -64,7 +64,10 @@ _MAX_POINTS, _MAX_CHILDREN, _MAX_DEPTH, _MAX_TEXT = 8, 8, 3, 160
 
 def tokens(text: str) -> dict[str, float]:
     """Terms of a text with their weight: lowercased Latin words (names like vLLM or H100 weigh
-    more than plain words) and Chinese character bigrams, since Chinese has no word breaks."""
+    more than plain words) and Chinese character bigrams, since Chinese has no word breaks. A
+    Chinese term counts once per overlapping bigram (a four-character term three times), an
+    English word once: so a word weighs 1.5 and a name 2.0 against a bigram's 1.0, or an English
+    item on the topic would score as a Chinese one half as much, and its writer's 4★ be capped."""
     s = unicodedata.normalize("NFKC", text)
     out: dict[str, float] = {}
     for m in re.finditer(r"[A-Za-z][A-Za-z0-9]*(?:[-.+][A-Za-z0-9]+)*", s):
@@ -72,7 +75,7 @@ def tokens(text: str) -> dict[str, float]:
         if len(w) < 2 or w in _STOP:
             continue
         named = any(c.isdigit() for c in w) or (m.group()[1:] != m.group()[1:].lower())
-        out[w] = max(out.get(w, 0.0), 1.5 if named else 1.0)
+        out[w] = max(out.get(w, 0.0), 2.0 if named else 1.5)
     for run in _CJK_RUN.findall(s):
         for piece in _SPLIT_CJK.split(run):
             grams = [piece] if len(piece) == 2 else [piece[i : i + 2] for i in range(len(piece) - 1)]
@@ -139,7 +142,7 @@ class Profile:
 def _label(score: float, against: float, filed_elsewhere: bool, in_title: bool) -> Relevance:
     """High: enough profile terms, few of the adjacent topics', and the subject itself (its title)
     on-topic unless the body leaves no doubt. Scores are in profile-term weight: a named term like
-    vLLM is 1.5, a plain word or Chinese bigram 1.0, title terms count twice."""
+    vLLM is 2.0, a plain word 1.5, a Chinese bigram 1.0 (see `tokens`), title terms count twice."""
     focus = score / (score + against) if score + against else 0.0
     if score >= 6 and focus >= 0.6 and not filed_elsewhere and (in_title or score >= 10):
         return "高"
@@ -250,7 +253,7 @@ def _claim(item: Item, outline: Outline, doc: SourceDoc, ctx: Context, fit: Fit)
     anchor, relation, note = _relation(ctx, ids, urls, title, points)
     section = _section(ctx, f"{title} {item.index_text} " + " ".join(p.text for p in item.points))
     return Claim(
-        title=title[:60],
+        title=clip(title, 60),
         stars=stars,
         key_points=points,
         evidence=evidence[:4],
@@ -456,7 +459,19 @@ def _doubts(item: Item, title: str, ctx: Context, stars: int) -> list[VerifyNote
 
 def _short(title: str) -> str:
     head = re.split(r"\s+[—–-]+\s+|——|：|:\s", title, maxsplit=1)[0].strip()
-    return head[:40]
+    return clip(head, 40)
+
+
+def clip(text: str, n: int) -> str:
+    """At most `n` characters; a cut says so with an ellipsis, and an English title is cut
+    between words (a Chinese one anywhere: it has no spaces to cut at)."""
+    if len(text) <= n:
+        return text
+    head = text[: n - 1]
+    space = head.rfind(" ")
+    if text[n - 1].isascii() and text[n - 1].isalnum() and space > n // 2:
+        head = head[:space]
+    return head.rstrip(" ,.;:，、") + "…"
 
 
 def _skip_reason(item: Item, fit: Fit, ctx: Context) -> str:
@@ -513,9 +528,10 @@ class OfflineExtractor:
     """Answers extraction requests from the documents themselves; no network, no key.
 
     Built with what a request does not carry: the evening's documents by path, the anchor
-    registry and the topic's section of `predigest.toml`. A split document is read whole once:
-    its first part answers for all of it and the other parts answer empty (same relevance), so
-    merging the parts gives the document's answer.
+    registry and the topic's section of `predigest.toml`. A split document is read once, as far
+    as its requests reach (the parts past `[llm] max_parts` are reported unread, so they are not
+    read here either): its first part answers for all of it and the other parts answer empty
+    (same relevance), so merging the parts gives the document's answer.
     """
 
     def __init__(
@@ -529,6 +545,7 @@ class OfflineExtractor:
         living = next((d.text for d in docs.values() if d.kind == "living"), "")
         self.ctx = context(topic, section, registry, living)
         self._done: dict[str, FileExtraction] = {}
+        self._last: dict[str, ExtractionRequest] = {}  # per document, the last part asked for
 
     def extract_all(
         self,
@@ -538,6 +555,10 @@ class OfflineExtractor:
         on_idle: Callable[[], None] | None = None,  # never idle: no waiting here
     ) -> list[ExtractionResult]:
         results = []
+        for request in requests:
+            last = self._last.get(request.doc_path)
+            if last is None or request.chunk > last.chunk:
+                self._last[request.doc_path] = request
         for request in requests:
             result = self.extract_one(request)
             results.append(result)
@@ -554,7 +575,7 @@ class OfflineExtractor:
             error = f"the offline extractor was not given {request.doc_path}"
         else:
             try:
-                whole = self._done.get(doc.path) or extract_document(doc, self.ctx)
+                whole = self._done.get(doc.path) or extract_document(self._asked(doc), self.ctx)
             except Exception as exc:  # one document's failure must not stop the run
                 error = f"offline extraction failed: {type(exc).__name__}: {exc}"[:400]
             else:
@@ -572,6 +593,17 @@ class OfflineExtractor:
         )
         return ExtractionResult(request=request, extraction=extraction, record=record)
 
+    def _asked(self, doc: SourceDoc) -> SourceDoc:
+        """The document up to the end of the last part a request carries (offsets stay the
+        document's own, so every quote is still found in it)."""
+        last = self._last.get(doc.path)
+        if last is None or last.chunk + 1 >= last.chunks:
+            return doc
+        fenced = _FENCED.search(last.messages[-1]["content"])
+        part = fenced.group(1).replace("<\u200d", "<") if fenced else ""
+        at = doc.text.find(part) if part else -1
+        return doc if at < 0 else doc.model_copy(update={"text": doc.text[: at + len(part)]})
+
     def close(self) -> None:
         """Nothing to release; here so the pipeline can hold any extractor in a `with`."""
 
@@ -580,6 +612,10 @@ class OfflineExtractor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+# the part a request carries, as agent.extract.prompting fences it (its `<document` tags defused)
+_FENCED = re.compile(r'<document path="[^"]*">\n(.*)\n</document>\s*$', re.S)
 
 
 def _empty_like(whole: FileExtraction) -> FileExtraction:
