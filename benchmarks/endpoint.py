@@ -271,8 +271,7 @@ class Endpoint:
                 try:
                     unknown = Reply(status=404, body={"error": {"message": f"no route {self.path}"}})
                     reply = endpoint._next(body) if self.path == "/v1/chat/completions" else unknown
-                    # a latency counts from the request's arrival, as a provider's does: building
-                    # the answer happens within it (requests arriving together share one GIL)
+                    # from the request's arrival, as a provider's latency: the answer is built within it
                     time.sleep(max(0.0, received + reply.delay_s - time.monotonic()))
                     self._send(reply)
                 finally:
