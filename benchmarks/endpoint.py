@@ -8,16 +8,18 @@ sentences the evidence quotes — so the rule layer downstream has real work to 
 takes the structured-output shape of the request (tool call for `tools`, content for
 `json_schema`), as a provider would.
 
-Tests run it in a thread (`Endpoint` as a context manager); the benchmark runs it as its own
-process (`python -m benchmarks.endpoint`), so the server's CPU and memory are not counted as the
-pipeline's. GET /v1/_stats reports requests, the peak in flight, and what share of each prompt
-was a prefix common to every request (what provider-side prefix caching could reuse).
+Tests and the benchmark run it in a thread (`Endpoint` as a context manager; the benchmark's runs
+are child processes, so the server's CPU is not counted as theirs); `python -m benchmarks.endpoint`
+serves it as a process of its own. GET /v1/_stats reports requests, the peak in flight, and what
+share of each prompt was a prefix common to every request (what provider-side prefix caching could
+reuse); POST /v1/_reset starts the counts again.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import sys
@@ -26,7 +28,6 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -146,14 +147,6 @@ def prompt_text(body: Any) -> str:
     return head + "".join(m if isinstance(m, str) else json.dumps(m, ensure_ascii=False) for m in messages)
 
 
-@lru_cache(maxsize=64)
-def prompt_tokens(text: str) -> int:
-    """`estimate_tokens` of a prompt, counted once per request: both the answer's usage and the
-    prefix statistics ask (~0.35 ms each for a 25 kB prompt, CPU the endpoint takes from the
-    process it serves when both run on one machine)."""
-    return estimate_tokens(text)
-
-
 def simulated(latency_s: float = 0.0, jitter_s: float = 0.0, error_rate: float = 0.0, seed: int = 0) -> Responder:
     """Answers like a provider under load: after `latency_s` ± `jitter_s`, either an error (a 500 or
     a 429 with Retry-After, with probability `error_rate`) or the document's extraction with
@@ -172,20 +165,13 @@ def simulated(latency_s: float = 0.0, jitter_s: float = 0.0, error_rate: float =
             return Reply(status=status, body=error, headers=headers, delay_s=delay)
         _, document = request_document(body)
         extraction = extraction_for(document)
-        usage = (prompt_tokens(prompt_text(body)), estimate_tokens(json.dumps(extraction, ensure_ascii=False)))
+        usage = (estimate_tokens(prompt_text(body)), estimate_tokens(json.dumps(extraction, ensure_ascii=False)))
         return Reply(body=completion(body, extraction, usage), delay_s=delay)
 
     return respond
 
 
 # --- the server ----------------------------------------------------------------------------------------
-
-
-def _wait_until(deadline: float) -> None:
-    """Sleep until `deadline` (`time.monotonic()`). A simulated latency counts from the request's
-    arrival, as a provider's does: building the answer happens within it, not on top of it (under
-    this process's GIL, each of 16 requests arriving together would wait for the others' ~2.5 ms)."""
-    time.sleep(max(0.0, deadline - time.monotonic()))
 
 
 class Endpoint:
@@ -252,8 +238,9 @@ class Endpoint:
             if self.keep_bodies:
                 self.requests.append(SeenRequest(path, headers, body))
             if text:
-                self._prompt_tokens.append(prompt_tokens(text))
-                self._prefix = text if self._prefix is None else _common_prefix(self._prefix, text)
+                self._prompt_tokens.append(estimate_tokens(text))
+                # strings, not paths: commonprefix compares characters, which is what is meant here
+                self._prefix = text if self._prefix is None else os.path.commonprefix([self._prefix, text])  # noqa: RUF071
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
@@ -263,7 +250,7 @@ class Endpoint:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"  # keep-alive, as providers do: no new connection per call
             # Headers and body leave in two writes; with Nagle on, the second waits for the
-            # client's delayed ACK (~40 ms a call on Linux), which is the server's cost, not ours.
+            # client's delayed ACK, which would be the server's cost counted as ours.
             disable_nagle_algorithm = True
 
             def do_GET(self) -> None:
@@ -287,7 +274,8 @@ class Endpoint:
                 try:
                     unknown = Reply(status=404, body={"error": {"message": f"no route {self.path}"}})
                     reply = endpoint._next(body) if self.path == "/v1/chat/completions" else unknown
-                    _wait_until(received + reply.delay_s)
+                    # from the request's arrival, as a provider's latency: the answer is built within it
+                    time.sleep(max(0.0, received + reply.delay_s - time.monotonic()))
                     self._send(reply)
                 finally:
                     with endpoint._lock:
@@ -338,18 +326,6 @@ class Endpoint:
         assert self._server is not None
         self._server.shutdown()
         self._server.server_close()
-
-
-def _common_prefix(a: str, b: str) -> str:
-    """Binary search on slice equality: C-speed compares instead of a loop over characters."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return a[:lo]
 
 
 def main(argv: list[str] | None = None) -> None:
