@@ -119,10 +119,13 @@ class Verdict:
     reason: str
 
 
+_FULLWIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+
+
 def _fold_1to1(text: str) -> str:
-    """NFKC each character where that yields one character (fullwidth ２６０９．１９６５７ → 2609.19657),
-    so that offsets into the result are offsets into `text`."""
-    return "".join(n if len(n := unicodedata.normalize("NFKC", c)) == 1 else c for c in text)
+    """Fullwidth ASCII as ASCII (２６０９．１９６５７ → 2609.19657), one character for one, so that
+    offsets into the result are offsets into `text`."""
+    return text.translate(_FULLWIDTH)
 
 
 def _plausible_bare(arxiv_id: ArxivId) -> bool:

@@ -55,7 +55,7 @@ def _is_word(c: str) -> bool:
 
 
 @dataclass(frozen=True)
-class _Folded:
+class Folded:
     """Folded text plus, for each of its characters, the span of the original it came from."""
 
     text: str
@@ -63,7 +63,7 @@ class _Folded:
     ends: tuple[int, ...]
 
 
-def _fold_map(s: str, *, squeeze: bool = True) -> _Folded:
+def fold_map(s: str, *, squeeze: bool = True) -> Folded:
     """`fold` with provenance: where in `s` each folded character came from.
 
     One character (with its combining marks, which normalise together with it) at a time, so
@@ -87,7 +87,8 @@ def _fold_map(s: str, *, squeeze: bool = True) -> _Folded:
         j = i + 1
         while j < n and unicodedata.combining(s[j]):
             j += 1
-        for c in unicodedata.normalize("NFKC", s[i:j]):
+        piece = s[i:j]
+        for c in unicodedata.normalize("NFKC", piece):
             c = _MATCH_MAP.get(c, c)
             if c:
                 chars.append(" " if c.isspace() else c)
@@ -97,7 +98,7 @@ def _fold_map(s: str, *, squeeze: bool = True) -> _Folded:
     return _squeezed(chars, starts, ends, squeeze)
 
 
-def _squeezed(chars: list[str], starts: list[int], ends: list[int], squeeze: bool) -> _Folded:
+def _squeezed(chars: list[str], starts: list[int], ends: list[int], squeeze: bool) -> Folded:
     """A run of spaces survives (as one) only between two non-CJK word characters: Chinese
     needs no spaces, and writers put them around English terms and punctuation at will.
     Without `squeeze`, every run inside the text survives as one space."""
@@ -119,7 +120,7 @@ def _squeezed(chars: list[str], starts: list[int], ends: list[int], squeeze: boo
             out.append(" ")
             out_starts.append(starts[first])
             out_ends.append(ends[first])
-    return _Folded("".join(out), tuple(out_starts), tuple(out_ends))
+    return Folded("".join(out), tuple(out_starts), tuple(out_ends))
 
 
 def fold(s: str) -> str:
@@ -130,7 +131,7 @@ def fold(s: str) -> str:
     pipes removed; whitespace runs collapsed to one space, and dropped entirely next to CJK
     characters or punctuation, where spacing is a matter of taste; stripped.
     """
-    return _fold_map(s).text
+    return fold_map(s).text
 
 
 @dataclass(frozen=True)
@@ -216,12 +217,15 @@ def _fuzzy(quote: str, folded: str) -> tuple[float, int, int]:
     return best
 
 
-def locate(quote: str, text: str, *, threshold: float = 0.9, min_fuzzy_len: int = 12) -> Alignment:
+def locate(
+    quote: str, text: str, *, threshold: float = 0.9, min_fuzzy_len: int = 12, folded: Folded | None = None
+) -> Alignment:
     """Find `quote` in `text`: verbatim, else after `fold`, else approximately.
 
     Fuzzy matching needs a quote of at least `min_fuzzy_len` folded characters; shorter ones
     match too easily by chance to ground anything. Offsets always index `text`, so
-    `text[a.start:a.end]` is the passage the quote came from.
+    `text[a.start:a.end]` is the passage the quote came from. `folded` is `fold_map(text)`, for a
+    caller that looks for many quotes in one document.
     """
     if not quote.strip():
         return Alignment("none", -1, -1, 0.0)
@@ -231,7 +235,7 @@ def locate(quote: str, text: str, *, threshold: float = 0.9, min_fuzzy_len: int 
     q = fold(quote)
     if not q:
         return Alignment("none", -1, -1, 0.0)
-    doc = _fold_map(text)
+    doc = folded if folded is not None else fold_map(text)
     k = doc.text.find(q)
     if k >= 0:
         return Alignment("folded", doc.starts[k], doc.ends[k + len(q) - 1], 1.0)
@@ -261,7 +265,7 @@ def _spaceless(folded: str) -> tuple[str, tuple[int, ...]]:
     return "".join(folded[i] for i in keep), tuple(keep)
 
 
-def _elided(quote: str, doc: _Folded, threshold: float, min_fuzzy_len: int) -> Alignment:
+def _elided(quote: str, doc: Folded, threshold: float, min_fuzzy_len: int) -> Alignment:
     """A quote cut in the middle ("A……B"): every part must occur, in order, each within
     `ELIDED_GAP` of the one before. A part is found folded (spaces ignored), or approximately
     when it is long enough to fuzzy-match on its own. Each occurrence of the first part is
@@ -418,7 +422,7 @@ def facts(s: str) -> set[str]:
     - arXiv IDs by versionless key: "2605.11093", "hep-th/9901001"
     - names with digits, lowercased: "qwen3-14b", "deepseek-v4" (also from "DeepSeek V4"), "h100"
     """
-    work = _fold_map(_ENUMERATOR_RE.sub(" ", s), squeeze=False).text
+    work = fold_map(_ENUMERATOR_RE.sub(" ", s), squeeze=False).text
     found: set[str] = set()
     for pattern, render in _PASSES:
         work = _take(work, pattern, render, found)

@@ -80,6 +80,13 @@ class AnchorRegistry:
             position.setdefault((a.kind, a.key), i)
         return position
 
+    @cached_property
+    def _subject_tokens(self) -> tuple[tuple[Anchor, tuple[str, ...]], tuple[str, ...]]:
+        """Each subject anchor with its tokens, and every distinct token: the part of ranking by
+        overlap that depends on the registry alone, which every document of the evening asks."""
+        subjects = tuple((a, toks) for a in self.anchors if a.kind == "subject" and (toks := _tokens(a.key)))
+        return subjects, tuple(dict.fromkeys(t for _, toks in subjects for t in toks))
+
     def _get(self, kind: AnchorKind, key: str) -> Anchor | None:
         i = self._position.get((kind, key))
         return None if i is None else self.anchors[i]
@@ -139,9 +146,9 @@ class AnchorRegistry:
         found = [self._position.get(("arxiv", k)) for k in keys] + [self._position.get(("url", u)) for u in urls]
         hits = [self.anchors[i] for i in sorted(i for i in found if i is not None)]
         low = text.lower()
-        subjects = [(a, _tokens(a.key)) for a in self.anchors if a.kind == "subject"]
-        present = {t for t in {t for _, toks in subjects for t in toks} if t in low}  # each distinct token once
-        scored = [(sum(t in present for t in toks) / len(toks), a) for a, toks in subjects if toks]
+        subjects, tokens = self._subject_tokens
+        present = {t for t in tokens if t in low}  # each distinct token once
+        scored = [(sum(t in present for t in toks) / len(toks), a) for a, toks in subjects]
         hits += [a for score, a in sorted(scored, key=lambda p: -p[0]) if score > 0.5]
         return _unique(hits)[:limit]
 

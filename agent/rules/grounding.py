@@ -11,10 +11,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from agent.core.arxiv import id_keys, key_of, validate
-from agent.core.text import Alignment, facts, fold, locate
+from agent.core.text import Alignment, Folded, facts, fold, fold_map, locate
 from agent.rules.claims import Candidate, ClaimRef, DocResult, Finding
 from schemas.briefing import KeyPoint
 from schemas.extraction import ArxivRef, Claim
@@ -35,22 +35,32 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
     for r in results:
         if r.extraction is None or not r.extraction.claims:
             continue
-        doc_facts, doc_ids = frozenset(facts(r.doc.text)), id_keys(r.doc.text)
+        doc = _Doc(frozenset(facts(r.doc.text)), id_keys(r.doc.text), fold_map(r.doc.text))
         for index, claim in enumerate(r.extraction.claims):
             order += 1
             ref = ClaimRef(r.doc.path, index)
-            cand, f = _ground_claim(claim, r, ref, doc_ids, doc_facts, order)
+            cand, f = _ground_claim(claim, r, ref, doc, order)
             findings += f
             kept += [cand] if cand else []
     return kept, findings
 
 
+@dataclass(frozen=True)
+class _Doc:
+    """What every claim of one document is checked against, read once from its text."""
+
+    facts: frozenset[str]
+    ids: frozenset[str]
+    folded: Folded
+
+
 def _ground_claim(
-    claim: Claim, r: DocResult, ref: ClaimRef, doc_ids: frozenset[str], doc_facts: frozenset[str], order: int
+    claim: Claim, r: DocResult, ref: ClaimRef, doc: _Doc, order: int
 ) -> tuple[Candidate | None, list[Finding]]:
     """One claim through grounding: dropped whole, or kept with what could not be found removed."""
     assert r.extraction is not None
-    found = {q: locate(q, r.doc.text) for q in claim.evidence}
+    doc_ids, doc_facts = doc.ids, doc.facts
+    found = {q: locate(q, r.doc.text, folded=doc.folded) for q in claim.evidence}
     missing = [q for q, a in found.items() if a.kind == "none"]
     bad_ids = [a.arxiv_id for a in claim.arxiv if key_of(a.arxiv_id) not in doc_ids]
     stray = [p for p in claim.key_points if not point_facts(p) <= doc_facts]
@@ -65,7 +75,7 @@ def _ground_claim(
             + ("" if len(missing) == len(claim.evidence) else ", and a key point's figures are not either")
         )
         return None, [Finding("grounding", claim.title, r.doc.path, "dropped", ref=ref, detail=why)]
-    urls = [u for u in claim.urls if written_in(u, r.doc.text)]
+    urls = [u for u in claim.urls if written_in(u, doc.folded.text)]
     findings = _trimmed(claim, r.doc.path, ref, found, stray, doc_facts, [u for u in claim.urls if u not in urls])
     evidence = [q for q in claim.evidence if q not in missing]
     points = [p for p in claim.key_points if p not in stray]
@@ -110,11 +120,12 @@ _HOST = re.compile(r"(?:[a-z0-9-]+\.)+[a-z]{2,}(?::\d+)?(?:[/?#]|$)", re.I)
 _DOMAIN = re.compile(r"[a-z0-9-]\.(?:com|org|net|io|ai|dev|html?|md)\b", re.I)
 
 
-def written_in(url: str, text: str) -> bool:
+def written_in(url: str, folded: str) -> bool:
     """Whether a claim's source is one its document names. A link (a scheme, a domain or a path)
     must be written in the text, a trailing slash aside; only web links count — a file:// link
     or a local path is not a source the reader can follow. A plain name ('Spheron Blog') is the
-    model's way of naming a source without a link, and stands."""
+    model's way of naming a source without a link, and stands. `folded`: the document's text as
+    `fold` reads it."""
     u = url.strip()
     if not u:
         return False
@@ -128,7 +139,7 @@ def written_in(url: str, text: str) -> bool:
     if not _HOST.match(_SCHEME.sub("", u)):  # a path with no host is a local file, not a link
         return False
     bare = _SCHEME.sub("", u).rstrip("/")
-    return bool(bare) and fold(bare).lower() in fold(text).lower()
+    return bool(bare) and fold(bare).lower() in folded.lower()
 
 
 def point_facts(p: KeyPoint) -> set[str]:

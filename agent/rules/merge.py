@@ -10,6 +10,7 @@ alike their titles are.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from agent.core.text import similarity
 from agent.plan.anchors import normalise_url
@@ -24,39 +25,58 @@ _NAMED_VERSION = re.compile(rf"(?<![A-Za-z0-9])({_NAME})\s?({_VERSION})", re.I)
 _LEAD_NAME = re.compile(rf"(?<![A-Za-z0-9])({_NAME})")
 _CVE = re.compile(r"CVE-\d{4}-\d{4,7}", re.I)
 
+Product = tuple[str, ...]  # a product's name as normalised words: ('microsoft', 'agent', 'framework')
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What a claim says its subject is, read once from the claim: its release, its advisories,
+    its links and the name its title leads with."""
+
+    claim: Candidate
+    release: tuple[Product, str] | None
+    advisories: frozenset[str]
+    urls: frozenset[str]
+    lead: Product
+
+    @classmethod
+    def of(cls, c: Candidate) -> Subject:
+        urls = frozenset(normalise_url(u) for u in c.claim.urls)
+        return cls(c, release_of(c.claim), frozenset(advisories(c.claim)), urls, lead_words(c.claim))
+
 
 def merge(cands: list[Candidate]) -> tuple[list[Group], list[Finding]]:
     """A claim joins the first group (in the order groups were opened) holding a claim of the
     same subject; members are ordered strongest first, so the lead names the increment."""
-    groups: list[list[Candidate]] = []
+    groups: list[list[Subject]] = []
     findings: list[Finding] = []
     for c in cands:
-        home = next((g for g in groups if any(same_subject(c, o) for o in g)), None)
+        s = Subject.of(c)
+        home = next((g for g in groups if any(same_subject(s, o) for o in g)), None)
         if home is None:
-            groups.append([c])
+            groups.append([s])
             continue
-        home.append(c)
-        why = f"same subject as {home[0].claim.title!r} ({home[0].doc.path})"
-        findings.append(Finding("merge", c.claim.title, c.doc.path, "merged", why, ref=c.ref, target=str(home[0].ref)))
-    return [Group(tuple(sorted(g, key=lambda c: (-c.claim.stars, c.order)))) for g in groups], findings
+        home.append(s)
+        first = home[0].claim
+        why = f"same subject as {first.claim.title!r} ({first.doc.path})"
+        findings.append(Finding("merge", c.claim.title, c.doc.path, "merged", why, ref=c.ref, target=str(first.ref)))
+    members = [sorted((s.claim for s in g), key=lambda c: (-c.claim.stars, c.order)) for g in groups]
+    return [Group(tuple(m)) for m in members], findings
 
 
-def same_subject(a: Candidate, b: Candidate) -> bool:
-    ra, rb = release_of(a.claim), release_of(b.claim)
-    if ra and rb:  # two releases: one when product and version agree, whatever else they share
-        return _one_product(ra[0], rb[0]) and ra[1] == rb[1]
-    if a.arxiv_keys & b.arxiv_keys or advisories(a.claim) & advisories(b.claim):
+def same_subject(x: Subject, y: Subject) -> bool:
+    a, b = x.claim, y.claim
+    if x.release and y.release:  # two releases: one when product and version agree, whatever else they share
+        return _one_product(x.release[0], y.release[0]) and x.release[1] == y.release[1]
+    if a.arxiv_keys & b.arxiv_keys or x.advisories & y.advisories:
         return True
     if a.doc.path == b.doc.path:
         return one_release(a, b)
-    if {normalise_url(u) for u in a.claim.urls} & {normalise_url(u) for u in b.claim.urls}:
+    if x.urls & y.urls:
         return True
-    if _two_products(a.claim, b.claim):
+    if _two_products(x.lead, y.lead, a.claim.title, b.claim.title):
         return False  # 'FlashInfer …' / 'FlashAttention …', however alike the rest
     return similarity(a.claim.title, b.claim.title) >= MERGE_SIMILARITY
-
-
-Product = tuple[str, ...]
 
 
 def release_of(claim: Claim) -> tuple[Product, str] | None:
@@ -122,12 +142,11 @@ def _contains(a: Product, b: Product) -> bool:
     return any(long[i : i + len(short)] == short for i in range(len(long) - len(short) + 1))
 
 
-def _two_products(a: Claim, b: Claim) -> bool:
+def _two_products(la: Product, lb: Product, title_a: str, title_b: str) -> bool:
     """Both titles lead with a name, the names differ, and neither title names the other's."""
-    la, lb = lead_words(a), lead_words(b)
     if not la or not lb or _one_product(la, lb) or _contains(la, lb):
         return False
-    ta, tb = _product(a.title), _product(b.title)
+    ta, tb = _product(title_a), _product(title_b)
     return not any(w in tb for w in la) and not any(w in ta for w in lb)
 
 
