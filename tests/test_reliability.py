@@ -129,6 +129,18 @@ def _logs_with_a_malformed_row(ws: Path, tmp: Path) -> None:
     db.close()
 
 
+def _baseline_scored(score: str) -> Setup:
+    """The committed baseline with the first score written as `score` (JSON text)."""
+
+    def setup(ws: Path, tmp: Path) -> None:
+        text = (ROOT / "eval" / "baseline.json").read_text(encoding="utf-8")
+        first = re.search(r'"score": [0-9.]+', text)
+        assert first is not None
+        (tmp / "baseline.json").write_text(text[: first.start()] + f'"score": {score}' + text[first.end() :])
+
+    return setup
+
+
 ESCAPES = "\x1b[2J\x1b]0;owned\x07\x1b]8;;http://x\x1b\\"
 
 
@@ -487,6 +499,16 @@ ROWS = [
     Row("eval-baseline-missing", command=("eval", "--baseline", "{tmp}/nope.json"), exit=2, message="does not exist"),
     Row("eval-html-in-proc", command=("eval", "--html", "/proc/x/eval.html"), exit=2, message="cannot write into"),
     Row("eval-html-is-a-folder", command=("eval", "--html", "{tmp}"), exit=2, message="is a folder"),
+    *[
+        Row(
+            f"eval-baseline-score-{name}",
+            setup=_baseline_scored(score),
+            command=("eval", "--baseline", "{tmp}/baseline.json"),
+            exit=2,
+            message=f"baseline.json: the score of 2026-09-21-inference increment_precision is {said}, not a number",
+        )
+        for name, score, said in [("a-string", '"0.9"', "'0.9'"), ("nan", "NaN", "nan"), ("true", "true", "True")]
+    ],
 ]
 
 
