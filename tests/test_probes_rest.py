@@ -1,8 +1,9 @@
 """What a model answers about one planted report, each a row: orders beside a quote, a section
-reference that names another file, an answer of 10,000 claims.
+reference that names another file, an answer of 10,000 claims; and what a writer of a shared
+cache folder could plant there.
 
-Each row adds one report to a copy of the demo workspace, has the loopback server answer it with
-the row's claims (every other document with its reference answer), runs the evening with
+Each report row adds one report to a copy of the demo workspace, has the loopback server answer
+it with the row's claims (every other document with its reference answer), runs the evening with
 `--explain`, and checks the findings printed and the briefing written. No row may print a traceback.
 """
 
@@ -172,3 +173,69 @@ def test_row(row: Row, world: Path, tmp_path: Path) -> None:
 def _increments(record: dict[str, Any]) -> list[dict[str, Any]]:
     briefing = record.get("briefing", record)
     return list(briefing.get("increments", []))
+
+
+# --- a shared cache folder is data, never code -------------------------------------------------------
+
+
+class _Planted:
+    """A pickle that writes a file when it is loaded: what a writer of a shared cache could plant."""
+
+    def __init__(self, marker: Path, size: int) -> None:
+        self.marker, self.size = marker, size
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Path.write_text, (self.marker, "ran" + " " * self.size))
+
+
+def _pickled(marker: Path, key: str, size: int) -> Any:
+    return key, _Planted(marker, size)
+
+
+def _old_entry(marker: Path, key: str, size: int) -> Any:
+    """An entry as the cache kept it before: the exchange as a pickled dict, under the old namespace."""
+    return key.replace("exchange/v2/", "exchange/v1/"), {"key": key, "request_body": None}
+
+
+def _not_an_exchange(marker: Path, key: str, size: int) -> Any:
+    return key, json.dumps({"hello": "world"})
+
+
+PLANTS = [
+    # (id, what is written under the request's key, the planted pickle's padding)
+    ("a-pickle-in-the-row", _pickled, 10),
+    ("a-pickle-in-a-file-beside-the-db", _pickled, 100_000),
+    ("an-old-pickled-entry", _old_entry, 0),
+    ("json-that-is-not-an-exchange", _not_an_exchange, 0),
+]
+
+
+@pytest.mark.parametrize(("plant", "size"), [p[1:] for p in PLANTS], ids=[p[0] for p in PLANTS])
+def test_a_planted_cache_entry_is_a_miss_and_never_runs(plant: Any, size: int, tmp_path: Path) -> None:
+    """Each request's cache row replaced by a plain diskcache (which pickles) with what a writer
+    of the folder could put there: the answer is asked again, and nothing planted runs."""
+    import diskcache
+
+    from agent.extract.llm import LLMExtractor
+    from tests.fake_openai import make_config, make_request
+
+    marker = tmp_path / "ran.txt"
+    requests = [make_request(f"inbox/jay/2026-09-22-r{i}.md") for i in range(2)]
+    with FakeOpenAI() as server:
+        config = make_config(tmp_path, server.base_url, backend="live")
+        with LLMExtractor(config) as extractor:
+            assert all(r.extraction for r in extractor.extract_all(requests))
+        with diskcache.Cache(str(config.cache_dir)) as cache:
+            keys = [str(k) for k in cache]
+            assert len(keys) == 2 and all(k.startswith("exchange/v2/") for k in keys), keys
+            for key in keys:
+                del cache[key]
+                cache.set(*plant(marker, key, size))
+        if size > 50_000:  # over diskcache's inline size: the pickle is a file of its own
+            assert len(list(config.cache_dir.rglob("*.val"))) == 2
+        server.reset_stats()
+        with LLMExtractor(config) as extractor:
+            results = extractor.extract_all(requests)
+    assert not marker.exists(), "a planted pickle ran"
+    assert all(r.extraction and r.record.source == "live" for r in results)
+    assert server.count == 2  # each planted row was a miss, asked again
