@@ -33,6 +33,7 @@ from agent.plan.outputs import check_out, check_writable, out_path_for, write_se
 from agent.plan.workspace import Workspace, load_workspace
 from agent.rules.claims import DocResult, Finding
 from agent.rules.compose import Composed, Limits, compose
+from agent.rules.grounding import bound_claims
 from agent.rules.injection import screen
 from agent.write.patch_apply import proposed_diff
 from agent.write.render import render
@@ -186,8 +187,9 @@ class Outcome:
 
 def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
     """Rules and layout over the evening's answers. Pure: the same inputs give the same briefing."""
-    doc_results, unread = _doc_results(ev, results)
+    doc_results, unread, bounded = _doc_results(ev, results)
     doc_results, screened = screen(doc_results)
+    before_rules = [*bounded, *screened]
     records = [r.record for r in results]
     s = ev.settings
     footer = (ZH.footer_offline if offline(records) else ZH.footer).format(
@@ -209,8 +211,8 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
         limits=Limits(**ev.ws.config.limits.model_dump()),
         footer=footer,
     )
-    if screened:
-        composed = replace(composed, findings=[*screened, *composed.findings])
+    if before_rules:
+        composed = replace(composed, findings=[*before_rules, *composed.findings])
     if unread:
         composed = _mark_partial(composed, len(unread))
     return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results, tuple(results))
@@ -254,12 +256,15 @@ def _mark_partial(composed: Composed, n: int) -> Composed:
     return replace(composed, briefing=briefing)
 
 
-def _doc_results(ev: Evening, results: Sequence[ExtractionResult]) -> tuple[list[DocResult], list[tuple[str, str]]]:
+def _doc_results(
+    ev: Evening, results: Sequence[ExtractionResult]
+) -> tuple[list[DocResult], list[tuple[str, str]], list[Finding]]:
     by_doc: dict[str, list[ExtractionResult]] = {}
     for r in results:
         by_doc.setdefault(r.request.doc_path, []).append(r)
     out: list[DocResult] = []
     unread: list[tuple[str, str]] = []
+    findings: list[Finding] = []
     for doc in ev.sources:
         parts = sorted(by_doc.get(doc.path, []), key=lambda r: r.request.chunk)
         failed = [r for r in parts if r.extraction is None]
@@ -268,7 +273,9 @@ def _doc_results(ev: Evening, results: Sequence[ExtractionResult]) -> tuple[list
             unread.append((doc.path, why))
             out.append(DocResult(doc, None, ZH.unread_note.format(why=why)))
             continue
-        merged = merge_chunks([r.extraction for r in parts if r.extraction])
+        answers, bounded = bound_claims([r.extraction for r in parts if r.extraction], doc)
+        findings += bounded
+        merged = merge_chunks(answers)
         if (total := parts[0].request.chunks) > len(parts):  # the rest was over [llm] max_parts: not paid for
             why = f"parts {len(parts) + 1}-{total} of {total} not read (over [llm] max_parts)"
             unread.append((doc.path, why))
@@ -282,7 +289,7 @@ def _doc_results(ev: Evening, results: Sequence[ExtractionResult]) -> tuple[list
         out.append(DocResult(doc, None, doc.reason))
         if doc.reason.startswith(UNLISTABLE):  # a whole folder of the evening unread: the briefing is partial
             unread.append((doc.path, doc.reason.removeprefix(UNREADABLE).strip()))
-    return out, unread
+    return out, unread, findings
 
 
 # --- 4. write ---------------------------------------------------------------------------------------

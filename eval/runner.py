@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -317,7 +318,17 @@ def load_baseline(path: Path) -> Baseline:
         for metric, entry in metrics.items():
             # a bare number is accepted too, for a baseline written by hand
             out[name][metric] = entry if isinstance(entry, dict) else {"score": entry}
+            _check_score(out[name][metric].get("score"), f"{name} {metric}", path)
     return out
+
+
+def _check_score(score: object, where: str, path: Path) -> None:
+    """A score the gate can compare: a string or NaN compares as nothing, so the gate would be
+    off for that row while eval exits 0."""
+    if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+        raise CaseError(
+            f"the score of {where} is {score!r}, not a number", path=path, hint="regenerate it with --update-baseline"
+        )
 
 
 def baseline_entry(s: Score) -> dict[str, object]:

@@ -141,6 +141,8 @@ def test_a_run_answered_from_the_cache_makes_no_network_transport(
 def test_the_cache_keeps_answers_without_their_request_and_a_recording_from_it_has_it(tmp_path: Path) -> None:
     """The request body is what the key hashes, and most of an exchange's bytes: the cache keeps
     the answer alone. Recording from the cache, with no endpoint, still writes whole cassettes."""
+    import json
+
     import diskcache
 
     from agent.extract.llm.cassettes import body_key, read_cassette
@@ -150,7 +152,7 @@ def test_the_cache_keeps_answers_without_their_request_and_a_recording_from_it_h
         with LLMExtractor(config) as extractor:
             assert all(r.extraction is not None for r in extractor.extract_all(_requests(3)))
     with diskcache.Cache(str(config.cache_dir)) as cache:
-        kept = [cache[k] for k in cache if str(k).startswith("exchange/")]
+        kept = [json.loads(cache[k]) for k in cache if str(k).startswith("exchange/")]
     assert len(kept) == 3 and all(e["request_body"] is None and e["response_body"] for e in kept)
     offline = config.model_copy(update={"backend": "record", "base_url": "http://127.0.0.1:9/v1"})
     with LLMExtractor(offline) as extractor:

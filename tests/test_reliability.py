@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from agent.plan.ingest import MAX_DOC_BYTES
 from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, answer_with, world_answers, world_responder
 from tests.paths import ROOT, WORLD, predigest
 
@@ -28,6 +29,7 @@ DAY = "2026-09-22"
 OWN = f"inbox/tom/{DAY}-inference-e1prep.md"
 REPORT = "inbox/jay/2026-09-22-1450-jay-engineering-filter.md"
 ADJACENT = "inbox/flyp/2026-09-22-risk-e1prep.md"
+HUGE = "inbox/jay/2026-09-22-1630-jay-log-dump.md"
 
 Setup = Callable[[Path, Path], None]  # (workspace, scratch folder)
 
@@ -58,6 +60,16 @@ def _write(rel: str, text: str | bytes) -> Setup:
             p.write_bytes(text)
         else:
             p.write_text(text, encoding="utf-8")
+
+    return setup
+
+
+def _write_large(rel: str, size: int) -> Setup:
+    """A Markdown report of `size` bytes: an item repeated, as a dump of a log would be."""
+
+    def setup(ws: Path, tmp: Path) -> None:
+        item = "## 条目 1：某推理框架发布\n- 吞吐提升 12%。\n\n".encode()
+        (ws / rel).write_bytes(item * (size // len(item)) + b"\n" * (size % len(item)))
 
     return setup
 
@@ -127,6 +139,18 @@ def _logs_with_a_malformed_row(ws: Path, tmp: Path) -> None:
             "INSERT INTO runs VALUES ('20261201-000000-bad0', 'x', 'run', 'not json', '', '', '', '', 1, '{oops')"
         )
     db.close()
+
+
+def _baseline_scored(score: str) -> Setup:
+    """The committed baseline with the first score written as `score` (JSON text)."""
+
+    def setup(ws: Path, tmp: Path) -> None:
+        text = (ROOT / "eval" / "baseline.json").read_text(encoding="utf-8")
+        first = re.search(r'"score": [0-9.]+', text)
+        assert first is not None
+        (tmp / "baseline.json").write_text(text[: first.start()] + f'"score": {score}' + text[first.end() :])
+
+    return setup
 
 
 ESCAPES = "\x1b[2J\x1b]0;owned\x07\x1b]8;;http://x\x1b\\"
@@ -233,6 +257,18 @@ ROWS = [
         setup=_write("inbox/jay/2026-09-22-1605-chart.png", b"\x89PNG\r\n\x1a\n" + b"\0" * 64),
         listed=("inbox/jay/2026-09-22-1605-chart.png", "not a Markdown file"),
     ),
+    *[
+        Row(
+            f"a-50-mb-report-is-not-read-{backend}",
+            setup=_write_large(HUGE, 50_000_000),
+            args=("--backend", backend, "--out", "-"),
+            live=backend == "live",
+            message="1 file(s) of the inbox were not read",
+            listed=(HUGE, "too large to read (50.0 MB, over the limit of 2.0 MB; no call made)"),
+            max_requests=14 if backend == "live" else None,  # the evening's other documents, one call each
+        )
+        for backend in ("live", "offline")
+    ],
     Row(
         "empty-file-costs-no-call",
         setup=_write("inbox/jay/2026-09-22-1606-empty.md", "\n  \n"),
@@ -487,6 +523,16 @@ ROWS = [
     Row("eval-baseline-missing", command=("eval", "--baseline", "{tmp}/nope.json"), exit=2, message="does not exist"),
     Row("eval-html-in-proc", command=("eval", "--html", "/proc/x/eval.html"), exit=2, message="cannot write into"),
     Row("eval-html-is-a-folder", command=("eval", "--html", "{tmp}"), exit=2, message="is a folder"),
+    *[
+        Row(
+            f"eval-baseline-score-{name}",
+            setup=_baseline_scored(score),
+            command=("eval", "--baseline", "{tmp}/baseline.json"),
+            exit=2,
+            message=f"baseline.json: the score of 2026-09-21-inference increment_precision is {said}, not a number",
+        )
+        for name, score, said in [("a-string", '"0.9"', "'0.9'"), ("nan", "NaN", "nan"), ("true", "true", "True")]
+    ],
 ]
 
 
@@ -542,7 +588,7 @@ def test_row(row: Row, world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPa
         server = FakeOpenAI(default=row.reply or world_responder(world_answers())).__enter__()
         env |= {"OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
         args += ["--backend", "live"] if "--backend" not in args else []
-    elif not row.command:
+    elif not row.command and "--backend" not in args:
         args += ["--backend", "replay"]
     try:
         r = predigest(*args, env=env)
@@ -759,12 +805,13 @@ EMPTY_ANSWER = {
 
 
 def test_a_huge_document_is_cut_and_capped_and_the_rest_reported_unread(world: Path, tmp_path: Path) -> None:
-    """A 5 MB document is neither one 5 MB request nor hundreds of calls: at most [llm] max_parts
-    parts of at most chunk_tokens each are sent, and the rest is reported as not read."""
+    """A document just under the size limit is neither one 1.9 MB request nor a hundred calls: at
+    most [llm] max_parts parts of at most chunk_tokens each are sent, and the rest is reported as
+    not read."""
     huge = "inbox/jay/2026-09-22-1620-jay-huge-dump.md"
     section = "## 条目 {n}\n" + ("推理服务的吞吐与延迟记录。" * 40 + "\n\n") * 12
-    (world / huge).write_text("".join(section.format(n=n) for n in range(400)), encoding="utf-8")
-    assert (world / huge).stat().st_size > 5_000_000
+    (world / huge).write_text("".join(section.format(n=n) for n in range(100)), encoding="utf-8")
+    assert 1_800_000 < (world / huge).stat().st_size <= MAX_DOC_BYTES
     sizes: list[int] = []
     responder = world_responder({**world_answers(), huge: EMPTY_ANSWER})
 

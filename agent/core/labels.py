@@ -110,7 +110,7 @@ class Labels:
     partial_intro: str = "以下来源已检查（标“未读取”者除外），但无 {topic} 主轴净增量，或已被活文档覆盖："
     unread_note: str = "未读取：{why}"
     parts_subject: str = "第 {first}-{total} 部分"
-    injection_note: str = "疑似注入：证据所在段落在向读者或模型下指令（“{passage}”），已剔除"
+    injection_note: str = "疑似注入：证据所在或相邻的段落在向读者或模型下指令（“{passage}”），已剔除"
 
     def circled(self, n: int) -> str:
         return CIRCLED[n - 1] if 1 <= n <= len(CIRCLED) else f"({n})"

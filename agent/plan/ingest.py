@@ -24,6 +24,11 @@ BRIEFING_SUFFIX = "-e1prep"
 # what a run writes beside its briefing (the run record, its calls, the page): outputs, never inputs
 _RUN_OUTPUT = re.compile(r"^\d{4}-\d{2}-\d{2}(?:-\d{4})?-.+-e1prep\.(?:json|calls\.jsonl|html)$")
 RUN_OUTPUT = "a run's output (the record beside a briefing), not an input"
+# Bytes one document may have to be read at all. A model reads at most [llm] max_parts × chunk_tokens
+# of a document (12 × 6000 tokens, about 250 KB of text) and the rest is reported unread; a file
+# several times that is a dump (a log, an export), not a report, and reading it whole would cost
+# the offline extractor minutes for an evening's one file.
+MAX_DOC_BYTES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -242,11 +247,25 @@ def _problem(path: Path, homes: list[Path], seen: dict[Path, str], rel: str) -> 
         return f"{UNREADABLE} a folder, not a file"
     if path.suffix.lower() != ".md":
         return f"{UNREADABLE} not a Markdown file ({path.suffix or 'no suffix'})"
+    if (size := _size(path)) > MAX_DOC_BYTES:
+        return f"{UNREADABLE} too large to read ({_mb(size)}, over the limit of {_mb(MAX_DOC_BYTES)}; no call made)"
     real = path.resolve()
     if real in seen:
         return f"duplicate: the same file as {seen[real]} (read once)"
     seen[real] = rel
     return None
+
+
+def _size(path: Path) -> int:
+    """0 for a file that cannot be looked at: reading it says why, in its own words."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _mb(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB"
 
 
 def is_run_output(name: str) -> bool:

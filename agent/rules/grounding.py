@@ -17,7 +17,25 @@ from agent.core.arxiv import id_keys, key_of, validate
 from agent.core.text import Alignment, Folded, facts, fold, fold_map, locate
 from agent.rules.claims import Candidate, ClaimRef, DocResult, Finding
 from schemas.briefing import KeyPoint
-from schemas.extraction import ArxivRef, Claim
+from schemas.documents import SourceDoc
+from schemas.extraction import ArxivRef, Claim, FileExtraction
+
+# Claims one answer may bring into the rules. A report's answer holds a handful (the richest
+# reference answer has 7); hundreds mean a model looping or a dump read item by item, and every
+# rule after grounding compares a document's claims with each other, so the excess would cost
+# minutes of CPU for nothing a reader could use.
+MAX_CLAIMS = 60
+
+
+def bound_claims(parts: Sequence[FileExtraction], doc: SourceDoc) -> tuple[list[FileExtraction], list[Finding]]:
+    """Each answer of a document cut to its first MAX_CLAIMS claims; one finding says how many went."""
+    total = sum(len(p.claims) for p in parts)
+    dropped = sum(max(0, len(p.claims) - MAX_CLAIMS) for p in parts)
+    if not dropped:
+        return list(parts), []
+    why = f"{dropped} of its {total} claims dropped: one answer holds at most {MAX_CLAIMS}"
+    cut = [p.model_copy(update={"claims": p.claims[:MAX_CLAIMS]}) for p in parts]
+    return cut, [Finding("grounding", doc.name, doc.path, "dropped", why)]
 
 
 def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]]:
@@ -77,9 +95,16 @@ def _ground_claim(
         return None, [Finding("grounding", claim.title, r.doc.path, "dropped", ref=ref, detail=why)]
     urls = [u for u in claim.urls if written_in(u, doc.folded.text)]
     findings = _trimmed(claim, r.doc.path, ref, found, stray, doc_facts, [u for u in claim.urls if u not in urls])
+    section, named = own_section(claim.section_ref)
+    if named:
+        why = f"section_ref names {named[0][:60]!r}, not a place in this document; kept {section or '(none)'!r}"
+        findings.append(Finding("grounding", claim.title, r.doc.path, "relabelled", why, ref))
+    else:
+        section = claim.section_ref
     evidence = [q for q in claim.evidence if q not in missing]
     points = [p for p in claim.key_points if p not in stray]
-    trimmed = claim.model_copy(update={"key_points": points, "evidence": evidence, "urls": urls})
+    update = {"key_points": points, "evidence": evidence, "urls": urls, "section_ref": section}
+    trimmed = claim.model_copy(update=update)
     alignments = tuple(found[q] for q in evidence)
     return Candidate(trimmed, r.doc, ref, order, r.extraction.relevance, alignments), findings
 
@@ -140,6 +165,33 @@ def written_in(url: str, folded: str) -> bool:
         return False
     bare = _SCHEME.sub("", u).rstrip("/")
     return bool(bare) and fold(bare).lower() in folded.lower()
+
+
+# A file the model names in a section reference: a path with a folder, a file name with an
+# extension, a dated report name, a link, or a way out of the folder.
+_FOREIGN = re.compile(
+    r"[^\s（）()§；;]*(?:\.\.|://|\.(?:md|markdown|json|jsonl|html?|txt|toml|ya?ml|py)\b|\d{4}-\d\d-\d\d-\w)[^\s（）()§；;]*"
+    r"|(?<![^\s（(])[/~][^\s（）()§；;]+",
+    re.I,
+)
+
+
+def own_section(section_ref: str) -> tuple[str, list[str]]:
+    """A claim's section reference without the files it names, and those files: 来源 prints it
+    after the document's path, so 'inbox/kai/x.md §一' would credit another report and
+    '../../etc/passwd' would print a path the reader never gave. Before a '§' any word with a
+    slash is a path; after it a slash may be a section's own name ('§二（mcp 与 @x/sdk 行）')."""
+    kept: list[str] = []
+    named: list[str] = []
+    for part in re.split(r"[；;]", section_ref):
+        head, mark, rest = part.partition("§")
+        paths = [w for w in head.split() if "/" in w or "\\" in w or _FOREIGN.search(w)]
+        named += paths + _FOREIGN.findall(rest)
+        place = " ".join(_FOREIGN.sub(" ", rest).split())
+        words = [w for w in head.split() if w not in paths] + ([mark + place] if place else [])
+        if words:
+            kept.append(" ".join(words))
+    return "；".join(kept), named
 
 
 def point_facts(p: KeyPoint) -> set[str]:

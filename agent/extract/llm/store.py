@@ -6,6 +6,7 @@ when it is built, so a cache folder that cannot be written is an error before an
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -18,24 +19,45 @@ from agent.extract.llm.cassettes import Exchange
 
 logger = logging.getLogger("predigest")
 
-_NAMESPACE = "exchange/v1/"  # bump when the stored shape changes
+_NAMESPACE = "exchange/v2/"  # bump when the stored shape changes (v2: JSON text, not a pickled dict)
+
+
+class _TextOnly(diskcache.Disk):
+    """A diskcache disk that never unpickles. diskcache pickles any value that is not a str,
+    bytes or number, and unpickles whatever row it finds, so whoever can write a shared cache
+    folder could run code as the user; answers are kept as JSON text, and a pickled row (an old
+    entry, or a planted one) reads as nothing."""
+
+    def fetch(self, mode: int, filename: str | None, value: object, read: bool) -> object:
+        if mode == diskcache.core.MODE_PICKLE:
+            return None
+        return super().fetch(mode, filename, value, read)
+
+    def get(self, key: object, raw: bool) -> object:
+        return super().get(key, raw) if raw else None  # a key that is not raw is a pickle
 
 
 class ResponseCache:
-    """Validated exchanges by request key, in a diskcache."""
+    """Validated exchanges by request key, as JSON text in a diskcache."""
 
     def __init__(self, cache: diskcache.Cache) -> None:
         self._cache = cache
 
     def stored(self, key: str) -> Exchange | None:
-        """The validated exchange kept for request key `key`, if any."""
+        """The validated exchange kept for request key `key`, if any: text that is not an
+        exchange's JSON is a miss, to be asked again."""
         stored = self._cache.get(_NAMESPACE + key)
-        return Exchange.from_dict(stored) if isinstance(stored, dict) else None
+        try:
+            data = json.loads(stored) if isinstance(stored, str) else None
+            return Exchange.from_dict(data) if isinstance(data, dict) else None
+        except (ValueError, TypeError):
+            return None
 
     def keep(self, key: str, exchange: Exchange) -> None:
         """Without the request body, which is what `key` hashes and most of an exchange's bytes:
         a cassette recorded from the cache takes it from the request."""
-        self._cache.set(_NAMESPACE + key, {**exchange.to_dict(), "request_body": None})
+        text = json.dumps({**exchange.to_dict(), "request_body": None}, ensure_ascii=False)
+        self._cache.set(_NAMESPACE + key, text)
 
     def close(self) -> None:
         self._cache.close()
@@ -56,7 +78,7 @@ def open_cache(cache_dir: Path | None) -> ResponseCache | None:
     if not os.access(cache_dir, os.W_OK | os.X_OK):
         raise PredigestError(f"the response cache folder {cache_dir} is not writable", hint=hint)
     try:
-        return ResponseCache(diskcache.Cache(str(cache_dir)))
+        return ResponseCache(diskcache.Cache(str(cache_dir), disk=_TextOnly))
     except sqlite3.DatabaseError as e:
         logger.warning(
             "the response cache in %s cannot be used (%s); running without it — delete that folder to start afresh",
