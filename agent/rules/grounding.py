@@ -155,8 +155,8 @@ def written_in(url: str, folded: str) -> bool:
     if not u:
         return False
     scheme = _SCHEME.match(u)
-    if scheme is None and "/" not in u and not _DOMAIN.search(u):
-        return True
+    if scheme is None and "/" not in u and (" " in u.strip() or not _DOMAIN.search(u)):
+        return True  # a name, even one that holds a domain ('vllm.ai blog 2026-09')
     if scheme and not scheme[0].lower().startswith(("http://", "https://")):
         return False
     if u.startswith(("/", ".", "~")) or ".." in u:
