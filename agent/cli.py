@@ -186,9 +186,9 @@ def parse_cmd(
 
 
 def _topics(workspace: Path, topic: list[str] | None, all_topics: bool) -> list[str]:
-    from agent.topics import select_topics
+    from agent.plan.workspace import load_workspace
 
-    return select_topics(workspace, topic or [], all_topics=all_topics)
+    return load_workspace(workspace).select(topic or [], all_topics=all_topics)
 
 
 def _per_topic(topics: list[str], as_json: bool, one: Callable[[str], object]) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.core.errors import PredigestError, WorkspaceError
+from agent.core.errors import PredigestError
 from agent.core.labels import ZH, Labels
 from agent.core.settings import LLMSettings, Settings
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
@@ -40,18 +40,8 @@ from schemas.documents import SourceDoc
 
 
 def select_topics(workspace: Path, topics: Sequence[str], *, all_topics: bool) -> list[str]:
-    """The topics a command is for: `--topic` as given (in order, each once), or every topic of
-    predigest.toml with `--all-topics`."""
-    if all_topics and topics:
-        raise PredigestError("--all-topics and --topic were both given", hint="pass one of them")
-    if topics:
-        return list(dict.fromkeys(topics))
-    if not all_topics:
-        raise PredigestError("no topic given", hint="pass --topic NAME (several times for several), or --all-topics")
-    ws = load_workspace(workspace)
-    if not ws.config.topics:
-        raise WorkspaceError(f"{ws.root / 'predigest.toml'} names no topic", hint="add a [topics.NAME] table")
-    return list(ws.config.topics)
+    """`Workspace.select` from the workspace folder."""
+    return load_workspace(workspace).select(topics, all_topics=all_topics)
 
 
 @dataclass(frozen=True)
