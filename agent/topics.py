@@ -109,6 +109,9 @@ def extract_topics(
         return _checked(es, _split(es.evenings, extractor.extract_all(es.requests, on_result)))
     offline = [ev for ev in es.evenings if answers_offline(ev.llm, ev.requests)]
     by_model = [ev for ev in es.evenings if all(ev is not o for o in offline)]
+    for ev in offline:  # said before the first call, as a one-topic run says it
+        if warn is not None and ev.llm.backend == "auto":
+            warn(f"{ev.settings.topic}: {no_model_note(ev)}")
     answers: dict[str, list[ExtractionResult]] = {}
     if by_model:
         first = by_model[0]
@@ -117,8 +120,6 @@ def extract_topics(
             for ev, got in zip(by_model, _split(by_model, own.extract_all(requests, on_result)), strict=True):
                 answers[ev.settings.topic] = got
     for ev in offline:
-        if warn is not None and ev.llm.backend == "auto":
-            warn(f"{ev.settings.topic}: {no_model_note(ev)}")
         with default_extractor(ev) as own:
             answers[ev.settings.topic] = own.extract_all(ev.requests, on_result)
     return _checked(es, [answers[t] for t in es.topics])
