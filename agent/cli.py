@@ -25,12 +25,16 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
-    from agent.extract import ExtractionResult
-    from agent.pipeline import Evening, RunReport
+    from agent.extract import ExtractionRequest, ExtractionResult
+    from agent.pipeline import Evening, RunReport, Settings
+    from agent.plan.workspace import Workspace
     from agent.runlog import DocAnswer
+    from agent.topics import EveningSet, TopicsReport
     from eval.checks import Needs
     from eval.runner import Variant
     from schemas.runlog import RunLog
+
+    Planned = Evening | EveningSet  # what a run's progress sizes itself from
 
 app = typer.Typer(
     add_completion=False,
@@ -88,6 +92,11 @@ EXIT_BUG = 70  # EX_SOFTWARE: not the user's fault
 
 WorkspaceArg = Annotated[Path, typer.Argument(help="The workspace folder (holds predigest.toml).")]
 TopicOpt = Annotated[str, typer.Option("--topic", "-t", help="Topic name from predigest.toml.")]
+TopicsOpt = Annotated[
+    list[str] | None,
+    typer.Option("--topic", "-t", help="Topic name from predigest.toml; give it several times for several topics."),
+]
+AllTopicsOpt = Annotated[bool, typer.Option("--all-topics", help="Every topic of predigest.toml.")]
 DateOpt = Annotated[str, typer.Option("--date", "-d", help="The evening, YYYY-MM-DD.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a summary.")]
 
@@ -176,60 +185,92 @@ def parse_cmd(
         out.print(f"  {ZH.to_verify_short} {v.number}: {v.title} ({v.risk}{carried})")
 
 
+def _topics(workspace: Path, topic: list[str] | None, all_topics: bool) -> list[str]:
+    from agent.plan.workspace import load_workspace
+
+    return load_workspace(workspace).select(topic or [], all_topics=all_topics)
+
+
+def _per_topic(topics: list[str], as_json: bool, one: Callable[[str], object]) -> None:
+    """An inspection command over its topics: each topic's listing in turn, or its JSON (keyed
+    by topic when there are several)."""
+    data = {t: one(t) for t in topics}
+    if as_json:
+        _print_json(data[topics[0]] if len(topics) == 1 else data)
+
+
 @app.command("inbox")
-def inbox_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json: JsonOpt = False) -> None:
+def inbox_cmd(
+    workspace: WorkspaceArg,
+    date: DateOpt,
+    topic: TopicsOpt = None,
+    all_topics: AllTopicsOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
     """List the documents the evening's run would read, and why each other file is left out.
 
     Example: predigest inbox examples/world --topic inference --date 2026-09-22
     """
-    from agent.plan.ingest import evening_window, scan
     from agent.plan.workspace import load_workspace
 
     ws = load_workspace(workspace)
-    docs = scan(ws, topic, _date(date))  # read as the run reads: an empty or non-UTF-8 file says so here too
+    _per_topic(_topics(workspace, topic, all_topics), as_json, lambda t: _inbox_of(ws, t, _date(date), as_json))
+
+
+def _inbox_of(ws: Workspace, topic: str, day: dt.date, as_json: bool) -> object:
+    from agent.plan.ingest import evening_window, scan
+
+    docs = scan(ws, topic, day)  # read as the run reads: an empty or non-UTF-8 file says so here too
     if as_json:
-        _print_json([d.model_dump(mode="json", exclude={"text"}) for d in docs])
-        return
+        return [d.model_dump(mode="json", exclude={"text"}) for d in docs]
     rows = [
         ("✓" if d.read else "·", d.kind, d.agent, _when(d.timestamp, d.date_only), d.path, d.reason)
         for d in sorted(docs, key=lambda d: (not d.read, d.kind, d.path))
     ]
-    _list(f"{topic} · window {evening_window(ws, _date(date))}", ("read", "kind", "agent", "time", "path", "why"), rows)
+    _list(f"{topic} · window {evening_window(ws, day)}", ("read", "kind", "agent", "time", "path", "why"), rows)
+    return None
 
 
 @app.command("anchors")
-def anchors_cmd(workspace: WorkspaceArg, topic: TopicOpt, date: DateOpt, as_json: JsonOpt = False) -> None:
+def anchors_cmd(
+    workspace: WorkspaceArg,
+    date: DateOpt,
+    topic: TopicsOpt = None,
+    all_topics: AllTopicsOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
     """List what is already anchored for a topic on an evening, with where and when it was first anchored.
 
     Example: predigest anchors examples/world --topic inference --date 2026-09-22
     """
-    from agent.plan.anchors import build_registry
-    from agent.plan.ingest import scan
     from agent.plan.workspace import load_workspace
 
-    day = _date(date)
-    reg = build_registry(scan(load_workspace(workspace), topic, day), topic, day)
+    ws = load_workspace(workspace)
+    _per_topic(_topics(workspace, topic, all_topics), as_json, lambda t: _anchors_of(ws, t, _date(date), as_json))
+
+
+def _anchors_of(ws: Workspace, topic: str, day: dt.date, as_json: bool) -> object:
+    from agent.plan.anchors import build_registry
+    from agent.plan.ingest import scan
+
+    reg = build_registry(scan(ws, topic, day), topic, day)
     if as_json:
-        _print_json(
-            {
-                "anchors": [
-                    {"kind": a.kind, "key": a.key, "label": a.label, "first": a.first_date, "source": a.source}
-                    for a in reg.anchors
-                ],
-                "open_to_verify": [
-                    {"title": o.item.title, "origin": o.origin, "source": o.source} for o in reg.open_items
-                ],
-                "sections": list(reg.sections),
-                "adjacent": [{"key": a.key, "source": a.source} for a in reg.adjacent],
-            }
-        )
-        return
+        return {
+            "anchors": [
+                {"kind": a.kind, "key": a.key, "label": a.label, "first": a.first_date, "source": a.source}
+                for a in reg.anchors
+            ],
+            "open_to_verify": [{"title": o.item.title, "origin": o.origin, "source": o.source} for o in reg.open_items],
+            "sections": list(reg.sections),
+            "adjacent": [{"key": a.key, "source": a.source} for a in reg.adjacent],
+        }
     rows = [(a.kind, a.display_id or a.key, a.when, a.source, _clip(a.label, 60)) for a in reg.anchors]
     _list(f"{topic} anchors before {day}", ("kind", "key", "first anchored", "source", "label"), rows)
     said = [f"living sections: {' · '.join(reg.sections) or 'none'}"]
     said += [f"open to-verify: {o.item.title} (since {o.origin}, {o.source})" for o in reg.open_items]
     said.append(f"adjacent references: {len(reg.adjacent)} (same-evening briefings of other topics; not anchors)")
     sys.stdout.write("".join(f"{line}\n" for line in said))
+    return None
 
 
 def _when(stamp: dt.datetime | None, date_only: bool) -> str:
@@ -299,8 +340,9 @@ def _llm_flags(given: Mapping[str, object]) -> dict[str, object]:
 @app.command("run")
 def run_cmd(
     workspace: WorkspaceArg,
-    topic: TopicOpt,
     date: DateOpt,
+    topic: TopicsOpt = None,
+    all_topics: AllTopicsOpt = False,
     out: OutOpt = None,
     force: ForceOpt = False,
     allow_partial: AllowPartialOpt = False,
@@ -319,7 +361,11 @@ def run_cmd(
     html: HtmlOpt = False,
     patch: Annotated[bool, typer.Option("--patch", help="Also write the E2 patch it proposes (.patch).")] = False,
 ) -> None:
-    """Write the evening's briefing for one topic (Markdown, JSON beside it, and a JSONL call record).
+    """Write the evening's briefing for a topic (Markdown, JSON beside it, and a JSONL call record).
+
+    Several topics (--topic given several times, or --all-topics) are one run: all checked before
+    the first call, --max-calls and --max-cost bound them together, a briefing set per topic, and
+    the exit status is the worst topic's.
 
     Reads OPENAI_API_KEY / OPENAI_BASE_URL for a live endpoint; without a key it replays cassettes.
     Exit status: 0 done; 2 a usage or input error (nothing spent or written); 3 a partial evening
@@ -335,8 +381,12 @@ def run_cmd(
     from agent.pipeline import run, settings_from
 
     given["replace_reference"] = force  # --force also lets `record` replace reference cassettes
-    run_flags = {"workspace": workspace, "topic": topic, "out": out, "force": force, "allow_partial": allow_partial}
+    topics = _topics(workspace, topic, all_topics)
+    run_flags = {"workspace": workspace, "topic": topics[0], "out": out, "force": force, "allow_partial": allow_partial}
     settings = settings_from({**run_flags, **_llm_flags(given), "date": _date(date)}, os.environ)
+    if len(topics) > 1:
+        _run_topics(settings, topics, as_json=as_json, explain=explain, patch=patch, html=html)
+        return
     with _progress() as (on_plan, on_result):
         on_plan, on_result = _kept_so_far(_page_checked(on_plan, html, force), on_result)
         report = run(settings, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
@@ -347,12 +397,87 @@ def run_cmd(
     _report_run(report, as_json=as_json, explain=explain, patch=patch, html=html)
 
 
+def _run_topics(
+    settings: Settings, topics: list[str], *, as_json: bool, explain: bool, patch: bool, html: bool
+) -> None:
+    """`run` for several topics: one progress bar over all their requests, a run log per topic."""
+    from agent.runlog import log_quietly, logs_path, run_log
+    from agent.topics import run_topics
+
+    with _progress() as (on_plan, on_result):
+        on_plan, on_result = _kept_so_far(_pages_checked(on_plan, html, settings.force), on_result)
+        report = run_topics(settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
+    _state["written"] = ", ".join(str(r.written.out_path) for r in report.reports if r.written.out_path) or None
+    for rep in report.reports:
+        log_quietly(run_log(rep, _command()), logs_path())
+    if as_json:
+        _print_json({"exit_code": report.exit_code, "topics": {_topic(r): _run_json(r) for r in report.reports}})
+    else:
+        _print_topics(report, explain)
+    for rep in report.reports:
+        _report_extras(rep, as_json=as_json, patch=patch, html=html)
+    if report.exit_code:
+        raise typer.Exit(report.exit_code)
+
+
+def _topic(report: RunReport) -> str:
+    return report.evening.settings.topic
+
+
+def _print_topics(report: TopicsReport, explain: bool) -> None:
+    """A line per topic (what it wrote and held), its notes, then one line for the evening."""
+    from agent.pipeline import answered_by
+
+    for rep in report.reports:
+        b, w = rep.composed.briefing, rep.written
+        if explain:
+            for f in rep.findings:
+                out.print(f"{_topic(rep)}: {f.line()}", markup=False, highlight=False)
+        where = f"wrote {w.out_path} (+ .json, .calls.jsonl)" if w.out_path else f"not written: {w.withheld}"
+        out.print(
+            f"{_topic(rep)}: {where} · documents {rep.documents} · increments {len(b.increments)}"
+            f" · to-verify {len(b.to_verify)} · calls {len(rep.records)} · exit {rep.exit_code}",
+            markup=False,
+        )
+        _print_run_notes(rep)
+    recs, llm = report.records, report.reports[0].evening.llm
+    priced = not [r for r in recs if r.source == "live"] or llm.price() is not None
+    cost = f"cost ${sum(r.cost_usd for r in recs):.4f}" if priced else f"cost unknown: no price for {llm.model}"
+    out.print(
+        f"evening {report.reports[0].evening.settings.date} · topics {len(report.reports)} · calls {len(recs)}"
+        f" · answered by {answered_by(recs, llm.model)}"
+        f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
+        f" · {cost} · {report.seconds:.1f}s · exit {report.exit_code}",
+        markup=False,
+    )
+
+
+def _pages_checked(on_plan: Callable[[EveningSet], None], html: bool, force: bool) -> Callable[[EveningSet], None]:
+    """With --html, every topic's page is checked with its briefing, before the first call."""
+    from agent.plan.outputs import check_page_free
+
+    def plan(es: EveningSet) -> None:
+        if html:
+            for ev in es.evenings:
+                check_page_free(ev.out_path.with_suffix(".html"), force=force)
+        on_plan(es)
+
+    return plan
+
+
 def _report_run(report: RunReport, *, as_json: bool, explain: bool, patch: bool, html: bool) -> None:
     """The run's summary (or its JSON), the extra files it wrote, and its exit status."""
     if as_json:
         _print_json(_run_json(report))
     else:
         _print_run(report, explain)
+    _report_extras(report, as_json=as_json, patch=patch, html=html)
+    if report.exit_code:
+        raise typer.Exit(report.exit_code)
+
+
+def _report_extras(report: RunReport, *, as_json: bool, patch: bool, html: bool) -> None:
+    """The patch and page beside a written briefing."""
     if patch and not as_json and report.written.out_path is not None and not report.outcome.partial:
         _wrote(report.written.out_path.with_suffix(".patch"))
     if html and report.written.json_path is not None:  # from the JSON just written, as `predigest view` would
@@ -361,8 +486,6 @@ def _report_run(report: RunReport, *, as_json: bool, explain: bool, patch: bool,
         page = view(report.written.json_path)
         if not as_json:
             _wrote(page)
-    if report.exit_code:
-        raise typer.Exit(report.exit_code)
 
 
 def _page_checked(on_plan: Callable[[Evening], None], html: bool, force: bool) -> Callable[[Evening], None]:
@@ -378,11 +501,12 @@ def _page_checked(on_plan: Callable[[Evening], None], html: bool, force: bool) -
 
 
 def _kept_so_far(
-    on_plan: Callable[[Evening], None], on_result: Callable[[ExtractionResult], None]
-) -> tuple[Callable[[Evening], None], Callable[[ExtractionResult], None]]:
-    """The progress callbacks, also counting what an interruption keeps (see `_interrupted_line`)."""
+    on_plan: Callable[[Planned], None], on_result: Callable[[ExtractionResult], None]
+) -> tuple[Callable[[Planned], None], Callable[[ExtractionResult], None]]:
+    """The progress callbacks, also counting what an interruption keeps (see `_interrupted_line`);
+    for one topic's evening or several topics' (both say their `llm` and their `requests`)."""
 
-    def plan(ev: Evening) -> None:
+    def plan(ev: Planned) -> None:
         kept = ev.llm.cache_dir is not None and ev.llm.effective_backend in ("live", "record")
         _state["run"] = {"total": len(ev.requests), "received": 0, "cached": kept, "backend": ev.llm.backend}
         on_plan(ev)
@@ -423,7 +547,7 @@ def _bar() -> Progress:
 
 
 @contextmanager
-def _progress() -> Iterator[tuple[Callable[[Evening], None], Callable[[ExtractionResult], None]]]:
+def _progress() -> Iterator[tuple[Callable[[Planned], None], Callable[[ExtractionResult], None]]]:
     """A progress bar on a terminal; one line per finished document when piped (cron logs)."""
     if err.is_terminal:
         with _bar() as progress:
@@ -612,9 +736,10 @@ app.add_typer(prompt_app, name="prompt")
 @prompt_app.command("show")
 def prompt_show(
     workspace: WorkspaceArg,
-    topic: TopicOpt,
     date: DateOpt,
     doc: Annotated[str, typer.Option(help="Workspace-relative path of the document.")],
+    topic: TopicsOpt = None,
+    all_topics: AllTopicsOpt = False,
     prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -623,29 +748,38 @@ def prompt_show(
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
     """
-    from agent.pipeline import Settings, plan, requests_for
+    from agent.pipeline import Settings, requests_for
+    from agent.topics import plan_topics
 
-    s = Settings(workspace=workspace, topic=topic, date=_date(date), prompt_file=prompt.absolute() if prompt else None)
-    requests = requests_for(plan(s, for_writing=False), doc)
+    topics = _topics(workspace, topic, all_topics)
+    s = Settings(
+        workspace=workspace, topic=topics[0], date=_date(date), prompt_file=prompt.absolute() if prompt else None
+    )
+    evenings = plan_topics(s, topics, for_writing=False).evenings  # what a run of these topics would send
+    by_topic = {ev.settings.topic: requests_for(ev, doc) for ev in evenings}
+    _per_topic(topics, as_json, lambda t: _prompt_of(by_topic[t], t if len(topics) > 1 else "", as_json))
+
+
+def _prompt_of(requests: list[ExtractionRequest], topic: str, as_json: bool) -> object:
     if as_json:
         from schemas.extraction import FileExtraction
 
         parts = [
             {"doc": r.doc_path, "part": r.chunk + 1, "of": r.chunks, "messages": list(r.messages)} for r in requests
         ]
-        _print_json(
-            {
-                "prompt": str(requests[0].prompt),
-                "requests": parts,
-                "response_schema": FileExtraction.model_json_schema(),
-            }
-        )
-        return
+        return {
+            "prompt": str(requests[0].prompt),
+            "requests": parts,
+            "response_schema": FileExtraction.model_json_schema(),
+        }
+    if topic:
+        out.print(f"# topic {topic}", markup=False)
     for r in requests:
         out.print(f"# prompt {r.prompt} · {r.doc_path} · part {r.chunk + 1}/{r.chunks}", markup=False)
         for m in r.messages:
             out.print(f"--- {m['role']} ---", markup=False)
             out.print(m["content"], markup=False, highlight=False)
+    return None
 
 
 cassettes_app = typer.Typer(help="Manage recorded and reference cassettes.", no_args_is_help=True)

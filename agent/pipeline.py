@@ -38,6 +38,7 @@ from agent.rules.injection import screen
 from agent.write.patch_apply import proposed_diff
 from agent.write.render import render
 from agent.write.trace import run_record
+from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction, SkippedItem
 
@@ -75,7 +76,12 @@ def plan(s: Settings, *, for_writing: bool = True, own_tonight: bool = True) -> 
     `for_writing=False` is for inspection and the eval: the output path is not checked.
     `own_tonight=False` is for the eval: see `agent.plan.ingest.scan`."""
     ws = load_workspace(s.workspace)
-    docs = scan(ws, s.topic, s.date, own_tonight=own_tonight)
+    return plan_from(ws, s, scan(ws, s.topic, s.date, own_tonight=own_tonight), for_writing=for_writing)
+
+
+def plan_from(ws: Workspace, s: Settings, docs: list[SourceDoc], *, for_writing: bool = True) -> Evening:
+    """`plan` over documents already judged for `s.topic`: several topics of one run share the
+    workspace and adjust what each reads (see `agent.topics`)."""
     registry = build_registry(docs, s.topic, s.date)
     template = load_template_file(s.prompt_file) if s.prompt_file else load_template()
     srcs = sources(docs)
@@ -135,10 +141,17 @@ def extract(
     else:
         with default_extractor(ev) as own:
             results = own.extract_all(ev.requests, on_result)
+    return refuse_nothing_read(results)
+
+
+def refuse_nothing_read(results: list[ExtractionResult], topic: str = "") -> list[ExtractionResult]:
+    """The results, unless every one failed: a briefing built from nothing would read as "a
+    quiet evening". `topic` names it when a run makes several."""
     failed = [r for r in results if r.extraction is None]
     if results and len(failed) == len(results):
+        of = f" for {topic}" if topic else ""
         raise LLMError(
-            f"every extraction failed ({len(failed)} of {len(results)}); nothing was written. "
+            f"every extraction{of} failed ({len(failed)} of {len(results)}); nothing was written. "
             f"First: {failed[0].record.doc_path}: {failed[0].record.error}",
             hint="fix the endpoint or the cassettes and run again",
         )
@@ -185,8 +198,10 @@ class Outcome:
         return record.model_dump_json(indent=2)
 
 
-def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
-    """Rules and layout over the evening's answers. Pure: the same inputs give the same briefing."""
+def brief(ev: Evening, results: Sequence[ExtractionResult], *, siblings: Sequence[SourceRow] = ()) -> Outcome:
+    """Rules and layout over the evening's answers. Pure: the same inputs give the same briefing.
+    `siblings`: the other topics' briefings the same run writes, listed in 一 as adjacent rows
+    (never extracted: they are outputs of this run, not inputs)."""
     doc_results, unread, bounded = _doc_results(ev, results)
     doc_results, screened = screen(doc_results)
     before_rules = [*bounded, *screened]
@@ -210,6 +225,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult]) -> Outcome:
         window=str(ev.window),
         limits=Limits(**ev.ws.config.limits.model_dump()),
         footer=footer,
+        siblings=siblings,
     )
     if before_rules:
         composed = replace(composed, findings=[*before_rules, *composed.findings])
@@ -317,11 +333,8 @@ def write(outcome: Outcome, *, force: bool, allow_partial: bool = False, patch: 
     briefing, whose patch would leave out what was not read)."""
     ev = outcome.evening
     out = ev.out_path
-    into_inbox = out.parent.resolve().is_relative_to(ev.ws.inbox().resolve())
-    if outcome.partial and not allow_partial and into_inbox:
-        return Written(None, None, None, withheld=f"partial briefing not written into {out.parent}")
-    if into_inbox and fell_back(ev.llm, outcome.records):
-        return Written(None, None, None, withheld=f"offline briefing not written into {out.parent}")
+    if why := withheld(outcome, allow_partial=allow_partial):
+        return Written(None, None, None, withheld=why)
     json_path, calls_path = out.with_suffix(".json"), out.with_suffix(".calls.jsonl")
     payload = outcome.payload() + "\n"
     calls = "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in outcome.records)
@@ -330,6 +343,19 @@ def write(outcome: Outcome, *, force: bool, allow_partial: bool = False, patch: 
         files[out.with_suffix(".patch")] = proposed_diff(payload, ev.ws.root)
     write_set(files, force=force, guarded=out)
     return Written(out, json_path, calls_path)
+
+
+def withheld(outcome: Outcome, *, allow_partial: bool) -> str:
+    """Why `write` will not put this briefing down (empty: it will), decided before it is written
+    so a run of several topics lists in 一 only the briefings it really writes."""
+    ev = outcome.evening
+    folder = ev.out_path.parent
+    into_inbox = folder.resolve().is_relative_to(ev.ws.inbox().resolve())
+    if outcome.partial and not allow_partial and into_inbox:
+        return f"partial briefing not written into {folder}"
+    if into_inbox and fell_back(ev.llm, outcome.records):
+        return f"offline briefing not written into {folder}"
+    return ""
 
 
 # --- the four in a row --------------------------------------------------------------------------------
@@ -461,9 +487,12 @@ __all__ = [
     "brief",
     "extract",
     "plan",
+    "plan_from",
+    "refuse_nothing_read",
     "rekey",
     "requests_for",
     "run",
     "settings_from",
+    "withheld",
     "write",
 ]

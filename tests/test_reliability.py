@@ -972,7 +972,8 @@ CTRL_C = [
     # arrive a moment after the Ctrl-C, so one or two are counted)
     ("once", 1, (), r"[12] of 14 answers received are cached, so the same command again resumes from them"),
     ("once-under-no-cache", 1, ("--no-cache",), r"[12] of 14 answers received are not kept \(no cache\)"),
-    ("twice", 2, (), "interrupted: nothing was written"),
+    # a second Ctrl-C ends it at once; under load it may land after the first was already handled
+    ("twice", 2, (), r"interrupted: (nothing was written|[12] of 14 answers received)"),
 ]
 
 

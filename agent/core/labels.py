@@ -65,6 +65,10 @@ class Labels:
     baseline_of: str = "{when} 基线"
     baseline_held: str = "{label}；{n}条锚定：{subjects}"
     baseline_level: str = "基线"
+    adjacent_level: str = "邻接"
+    # another topic's briefing written by the same run: what it holds, said from that run's result
+    sibling_held: str = "本次运行同晚的 {topic} 简报，{n}条增量：{headlines}；邻接参考，不作增量来源"
+    sibling_empty: str = "本次运行同晚的 {topic} 简报，无主增量；邻接参考，不作增量来源"
     named: str = "{name}（{what}）"
     other_cards: str = "其余 {n} 张卡主分类非 {topic}"
     in_increments: str = "主体已纳入增量 {numbers}"

@@ -34,13 +34,21 @@ def make_extractor(
 ) -> EveningExtractor:
     """The extractor for one evening, decided per evening (a workspace may have cassettes for
     some evenings and not others)."""
-    from agent.extract.llm import LLMExtractor, cassettes_answer
+    from agent.extract.llm import LLMExtractor
 
-    if llm.backend == "offline" or (
-        llm.backend == "auto" and not llm.api_key and not cassettes_answer(list(requests), llm)
-    ):
+    if answers_offline(llm, requests):
         return OfflineExtractor({d.path: d for d in docs if d.read}, registry, topic, section)
     return LLMExtractor(llm)
+
+
+def answers_offline(llm: LLMSettings, requests: Sequence[ExtractionRequest]) -> bool:
+    """Whether the offline extractor answers these requests: asked for, or `auto` with neither
+    a key nor a cassette that answers any of them."""
+    from agent.extract.llm import cassettes_answer
+
+    if llm.backend == "offline":
+        return True
+    return llm.backend == "auto" and not llm.api_key and not cassettes_answer(list(requests), llm)
 
 
 def offline(records: Sequence[CallRecord]) -> bool:

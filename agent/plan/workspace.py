@@ -7,12 +7,13 @@ The sections themselves are defined once, in `agent.core.settings`.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agent.core.errors import WorkspaceError
+from agent.core.errors import PredigestError, WorkspaceError
 from agent.core.settings import LimitsSection, LLMSettings, TopicSection, WorkspaceConfig, WorkspaceSection
 
 CONFIG_NAME = "predigest.toml"
@@ -39,6 +40,20 @@ class Workspace(BaseModel):
                 f"topic {name!r} is not in {self.root / CONFIG_NAME} (known: {known})",
                 hint=f'add a [topics.{name}] table with at least `living = "living/{name}.md"`',
             ) from None
+
+    def select(self, topics: Sequence[str], *, all_topics: bool) -> list[str]:
+        """The topics a command is for: `--topic` as given (in order, each once; an unknown one
+        is an error here, before anything is read), or every topic with `--all-topics`."""
+        if all_topics and topics:
+            raise PredigestError("--all-topics and --topic were both given", hint="pass one of them")
+        if not topics and not all_topics:
+            raise PredigestError("no topic given", hint="pass --topic NAME (once per topic), or --all-topics")
+        names = list(dict.fromkeys(topics)) if topics else list(self.config.topics)
+        if not names:
+            raise WorkspaceError(f"{self.root / CONFIG_NAME} names no topic", hint="add a [topics.NAME] table")
+        for name in names:
+            self.topic(name)
+        return names
 
     def living_path(self, topic: str) -> Path:
         return self.root / self.topic(topic).living

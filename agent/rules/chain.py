@@ -20,6 +20,7 @@ from agent.rules.grounding import check_arxiv, ground
 from agent.rules.merge import merge
 from agent.rules.select import reconcile_sections, relevance, select
 from agent.rules.verify import Doubt, Stopped, evenings_since, to_verify
+from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
 
 
@@ -44,6 +45,8 @@ class Scope:
     date: dt.date
     window: str
     limits: Limits
+    # the other topics' briefings written by the same run: 一 lists them as adjacent; no rule reads them
+    siblings: tuple[SourceRow, ...] = ()
 
     @property
     def sources(self) -> list[DocResult]:

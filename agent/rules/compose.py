@@ -16,7 +16,7 @@ from agent.rules.claims import DocResult, Finding
 from agent.rules.edit import NumberConflict
 from agent.rules.layout import lay_out
 from agent.rules.verify import evenings_since
-from schemas.briefing import Briefing
+from schemas.briefing import Briefing, SourceRow
 from schemas.documents import SourceDoc
 
 
@@ -42,10 +42,12 @@ def compose(
     limits: Limits,
     footer: str = "",
     labels: Labels = ZH,
+    siblings: Sequence[SourceRow] = (),
 ) -> Composed:
     """Run the rule chain over one evening's extractions and lay the result out as the seven
-    blocks; every decision on the way is returned as a finding."""
-    outcome = run_chain(Scope(results, registry, baselines, topic, date, window, limits))
+    blocks; every decision on the way is returned as a finding. `siblings`: rows of 一 for the
+    other topics' briefings of the same run (see `Scope.siblings`)."""
+    outcome = run_chain(Scope(results, registry, baselines, topic, date, window, limits, tuple(siblings)))
     layout = lay_out(outcome, footer, labels)
     return Composed(layout.briefing, outcome.findings, outcome, layout.conflict_items)
 

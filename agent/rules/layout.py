@@ -293,6 +293,7 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
         key = b.name.removesuffix(".md")
         rows.append(SourceRow(directory=b.directory, key_file=key, held=held, relevance=labels.baseline_level))
     rows += [_doc_row(r, o.relevance, labels) for r in s.results if r.doc.kind == "adjacent"]
+    rows += s.siblings
     cards = [r for r in s.results if r.doc.kind == "paper_card"]
     if cards:
         rows.append(_cards_row(cards, o.selection, s.topic, labels))

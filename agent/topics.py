@@ -1,0 +1,225 @@
+"""Several topics of one evening in one run: one plan, one extraction, one briefing set per topic.
+
+Each topic is the one-topic evening of `agent.pipeline`, planned over one load of the workspace.
+What the topics share is the run: every topic's inputs and output are checked before the first
+call, one extractor answers all their requests (so `--max-calls` and `--max-cost` bound the
+evening as a whole, not each topic), and each topic's 一 lists the other topics' briefings this
+run writes as 邻接, said from their results: they are this run's outputs, never its inputs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.core.errors import PredigestError
+from agent.core.labels import ZH, Labels
+from agent.core.settings import LLMSettings, Settings
+from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
+from agent.extract.backends import answers_offline, make_extractor, used_backend
+from agent.pipeline import (
+    Evening,
+    Outcome,
+    RunReport,
+    brief,
+    default_extractor,
+    no_model_note,
+    plan_from,
+    refuse_nothing_read,
+    withheld,
+    write,
+)
+from agent.plan.ingest import scan
+from agent.plan.outputs import out_path_for
+from agent.plan.workspace import load_workspace
+from agent.rules.merge import short_subject
+from schemas.briefing import SourceRow
+from schemas.documents import SourceDoc
+
+
+def select_topics(workspace: Path, topics: Sequence[str], *, all_topics: bool) -> list[str]:
+    """`Workspace.select` from the workspace folder."""
+    return load_workspace(workspace).select(topics, all_topics=all_topics)
+
+
+@dataclass(frozen=True)
+class EveningSet:
+    """Every selected topic's evening, decided before the first call of any."""
+
+    evenings: tuple[Evening, ...]
+
+    @property
+    def topics(self) -> list[str]:
+        return [ev.settings.topic for ev in self.evenings]
+
+    @property
+    def requests(self) -> list[ExtractionRequest]:
+        """All topics' requests, topic after topic, in the order they are answered."""
+        return [r for ev in self.evenings for r in ev.requests]
+
+    @property
+    def llm(self) -> LLMSettings:
+        """One `[llm]` for the run: it is the workspace's and the command line's, not a topic's."""
+        return self.evenings[0].llm
+
+
+def plan_topics(s: Settings, topics: Sequence[str], *, for_writing: bool = True) -> EveningSet:
+    """`plan` for each topic over one load of the workspace; raises, before any call, on the first
+    topic that is unknown, has no living document or no writable output. A briefing another topic
+    of this run writes is not read by the others (it is about to be replaced): it is listed in
+    their 一 from this run's result instead."""
+    ws = load_workspace(s.workspace)
+    outs = {t: out_path_for(ws, s.out, s.date, t) for t in topics}
+    _check_distinct(outs)
+    evenings = []
+    for topic in topics:
+        others = {p.resolve() for t, p in outs.items() if t != topic}
+        docs = [_rewritten(d) if (ws.root / d.path).resolve() in others else d for d in scan(ws, topic, s.date)]
+        evenings.append(plan_from(ws, s.model_copy(update={"topic": topic}), docs, for_writing=for_writing))
+    return EveningSet(tuple(evenings))
+
+
+def _check_distinct(outs: dict[str, Path]) -> None:
+    seen: dict[Path, str] = {}
+    for topic, path in outs.items():
+        if (first := seen.setdefault(path.resolve(), topic)) != topic:
+            raise PredigestError(
+                f"topics {first} and {topic} would both be written to {path}",
+                hint="pass --out a folder (each topic's briefing gets its own name there)",
+            )
+
+
+def _rewritten(doc: SourceDoc) -> SourceDoc:
+    why = f"same-evening {doc.topic} briefing that this run writes again: listed from this run's result"
+    return doc.model_copy(update={"read": False, "in_window": False, "reason": why})
+
+
+def extract_topics(
+    es: EveningSet,
+    extractor: Extractor | None = None,
+    on_result: Callable[[ExtractionResult], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> list[list[ExtractionResult]]:
+    """Each topic's answers, in its requests' order. The topics a model answers share one
+    extractor (one budget, one cache, one cassette index); a topic the offline extractor answers
+    (`--backend offline`, or `auto` with nothing else) gets its own, since it reads for a topic."""
+    if extractor is not None:
+        return _checked(es, _split(es.evenings, extractor.extract_all(es.requests, on_result)))
+    offline = [ev for ev in es.evenings if answers_offline(ev.llm, ev.requests)]
+    by_model = [ev for ev in es.evenings if all(ev is not o for o in offline)]
+    for ev in offline:  # said before the first call, as a one-topic run says it
+        if warn is not None and ev.llm.backend == "auto":
+            warn(f"{ev.settings.topic}: {no_model_note(ev)}")
+    answers: dict[str, list[ExtractionResult]] = {}
+    if by_model:
+        first = by_model[0]
+        requests = [r for ev in by_model for r in ev.requests]
+        with make_extractor(first.llm, requests, first.docs, first.registry, first.settings.topic, None) as own:
+            for ev, got in zip(by_model, _split(by_model, own.extract_all(requests, on_result)), strict=True):
+                answers[ev.settings.topic] = got
+    for ev in offline:
+        with default_extractor(ev) as own:
+            answers[ev.settings.topic] = own.extract_all(ev.requests, on_result)
+    return _checked(es, [answers[t] for t in es.topics])
+
+
+def _split(evenings: Sequence[Evening], results: list[ExtractionResult]) -> list[list[ExtractionResult]]:
+    """The answers to the concatenated requests, cut back into each evening's (in request order)."""
+    out, at = [], 0
+    for ev in evenings:
+        out.append(results[at : at + len(ev.requests)])
+        at += len(ev.requests)
+    return out
+
+
+def _checked(es: EveningSet, answers: list[list[ExtractionResult]]) -> list[list[ExtractionResult]]:
+    """Nothing is written when any topic got no answer at all, as a one-topic run refuses."""
+    return [refuse_nothing_read(got, ev.settings.topic) for ev, got in zip(es.evenings, answers, strict=True)]
+
+
+def brief_topics(
+    es: EveningSet, answers: Sequence[Sequence[ExtractionResult]], *, allow_partial: bool
+) -> list[Outcome]:
+    """Each topic's briefing, its 一 listing the others this run writes (a withheld one is not
+    listed: it will not exist). Briefed twice: the rows need the others' briefings, and the
+    rows are all that the second pass changes."""
+    first = [brief(ev, got) for ev, got in zip(es.evenings, answers, strict=True)]
+    kept = [o for o in first if not withheld(o, allow_partial=allow_partial)]
+    return [
+        brief(ev, got, siblings=[sibling_row(o, ev) for o in kept if o.evening is not ev])
+        for ev, got in zip(es.evenings, answers, strict=True)
+    ]
+
+
+def sibling_row(other: Outcome, ev: Evening, labels: Labels = ZH) -> SourceRow:
+    """The 一 row of `ev` for another topic's briefing of the same run: where it is written and
+    what it holds, from its briefing (no call)."""
+    b = other.composed.briefing
+    topic = other.evening.settings.topic
+    subjects = " · ".join(map(short_subject, b.summary.headlines))
+    held = (
+        labels.sibling_held.format(topic=topic, n=len(b.increments), headlines=subjects)
+        if b.increments
+        else labels.sibling_empty.format(topic=topic)
+    )
+    out = other.evening.out_path
+    folder = out.parent.resolve()
+    root = ev.ws.root.resolve()
+    directory = folder.relative_to(root).as_posix() if folder.is_relative_to(root) else str(folder)
+    return SourceRow(directory=directory, key_file=out.name, held=held, relevance=labels.adjacent_level)
+
+
+@dataclass(frozen=True)
+class TopicsReport:
+    """Every topic's run report, and the run's own figures."""
+
+    reports: tuple[RunReport, ...]
+    seconds: float
+
+    @property
+    def records(self) -> list[CallRecord]:
+        return [r for rep in self.reports for r in rep.records]
+
+    @property
+    def exit_code(self) -> int:
+        """The worst topic's: a partial topic (3) or one no model answered (4) is the evening's."""
+        return max(rep.exit_code for rep in self.reports)
+
+
+def run_topics(
+    s: Settings,
+    topics: Sequence[str],
+    extractor: Extractor | None = None,
+    on_result: Callable[[ExtractionResult], None] | None = None,
+    on_plan: Callable[[EveningSet], None] | None = None,
+    *,
+    patch: bool = False,
+    warn: Callable[[str], None] | None = None,
+) -> TopicsReport:
+    """`run` for several topics of one evening (`s.topic` is not read): planned and checked for
+    all before the first call, extracted under one budget, each topic's set written as one unit."""
+    started = time.monotonic()
+    es = plan_topics(s, topics)
+    if on_plan is not None:
+        on_plan(es)
+    answers = extract_topics(es, extractor, on_result, warn)
+    reports = []
+    for outcome in brief_topics(es, answers, allow_partial=s.allow_partial):
+        written = write(outcome, force=s.force, allow_partial=s.allow_partial, patch=patch)
+        backend, note = used_backend(outcome.evening.llm, outcome.records)
+        reports.append(RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note))
+    return TopicsReport(tuple(reports), time.monotonic() - started)
+
+
+__all__ = [
+    "EveningSet",
+    "TopicsReport",
+    "brief_topics",
+    "extract_topics",
+    "plan_topics",
+    "run_topics",
+    "select_topics",
+    "sibling_row",
+]
