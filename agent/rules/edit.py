@@ -24,7 +24,7 @@ from agent.rules.grounding import point_facts
 from agent.rules.merge import subject_head
 from schemas.briefing import KeyPoint
 
-FOLD_WITH_FACTS = 0.5  # share of a point's wording the others must also cover, when they state all its facts
+FOLD_WITH_FACTS = 0.6  # share of a point's wording the others must also cover, when they state all its facts
 FOLD_WORDING_ONLY = 0.65  # a point with no figure, flag or name: the share one other point must cover
 
 
@@ -197,7 +197,7 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
     """Drop each point the others already state, weighing the poorest first."""
     facts = [point_facts(u.point) for u in units]
     grams = [_grams(u.point) for u in units]
-    title = KeyPoint(text=g.title or g.lead.claim.title)  # what the title states is stated
+    named = _names(g.title or g.lead.claim.title)  # the title names the subject; it states no figure
     alive = list(range(len(units)))
     holds: set[int] = set()  # points something was folded into: what they absorbed must stay stated
 
@@ -209,8 +209,8 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
         others = [j for j in alive if j != i and not (richness(j) < richness(i) and facts[j] <= facts[i])]
         if i in holds or not others:
             continue
-        known_facts = [point_facts(title), *(facts[j] for j in others)]
-        if not _said_by(facts[i], grams[i], known_facts, [_grams(title), *(grams[j] for j in others)]):
+        known = [named, *(facts[j] for j in others)]
+        if not _said_by(facts[i], grams[i], known, [grams[j] for j in others]):
             continue
         alive.remove(i)
         into = max(others, key=lambda j: (facts[i] <= facts[j], len(grams[i] & grams[j]), richness(j)))
@@ -233,15 +233,16 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
 
 def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[Point], list[Finding]]:
     """Within the points kept, drop what is said twice: a nested step, or a clause after the
-    first of a sentence ('…71.4%，记忆库缩小 58%'), whose every fact and figure another statement
-    of the increment (or its title) also states. The first clause of a point carries its subject
-    and stays."""
-    told = Counter[str]()
-    for text in [g.title or g.lead.claim.title, *(n.text for p in points for n in p.point.walk())]:
+    first of a sentence ('…71.4%，记忆库缩小 58%'), whose every fact another statement of the
+    increment also states, in much the same words ('记忆库体积缩小 58%' / '记忆库缩小 58%'; not '新增
+    B300 支持' beside '+35% on B300'). The first clause of a point carries its subject and stays."""
+    told = Counter[str](_names(g.title or g.lead.claim.title))  # the title names; it states no figure
+    for text in [n.text for p in points for n in p.point.walk()]:
         told.update(_statements(text))
     out: list[Point] = []
     for p in points:
-        trimmed = _trim_node(p.point, told)
+        rest = set().union(*(_grams(o.point) for o in points if o is not p))
+        trimmed = _trim_node(p.point, told, rest)
         if trimmed is None or trimmed.model_dump() != p.point.model_dump():
             doc = _doc_of(g, p.ref)
             findings.append(Finding("merge", p.point.text[:40], doc, "point folded", "a part stated twice", ref=p.ref))
@@ -250,13 +251,14 @@ def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[
     return out, findings
 
 
-def _trim_node(node: KeyPoint, told: Counter[str]) -> KeyPoint | None:
-    """The node without what is said twice; None for a heading ('结果：') whose steps all went."""
+def _trim_node(node: KeyPoint, told: Counter[str], rest: set[str]) -> KeyPoint | None:
+    """The node without what is said twice; None for a heading ('结果：') whose steps all went.
+    `rest`: the wording (bigrams) of the increment's other points."""
     clauses = _CLAUSE.split(node.text)
     kept = [clauses[0]]
     for i in range(2, len(clauses), 2):  # the split keeps each separator before its clause
         said = _statements(clauses[i])
-        if said and all(told[s] >= 2 for s in said):
+        if said and all(told[s] >= 2 for s in said) and _covered(clauses[i], rest):
             told.subtract(said)
             continue
         kept += [clauses[i - 1], clauses[i]]
@@ -266,16 +268,22 @@ def _trim_node(node: KeyPoint, told: Counter[str]) -> KeyPoint | None:
     children = []
     for child in node.children:
         said = _statements(" ".join(x.text for x in child.walk()))
-        if said and all(told[s] >= 2 for s in said):
+        if said and all(told[s] >= 2 for s in said) and _covered(" ".join(x.text for x in child.walk()), rest):
             told.subtract(said)
             continue
-        if (kept_child := _trim_node(child, told)) is not None:
+        if (kept_child := _trim_node(child, told, rest)) is not None:
             children.append(kept_child)
     if node.children and not children and not _statements(text):
         return None
     if text == node.text and children == node.children:
         return node
     return node.model_copy(update={"text": text, "children": children})
+
+
+def _covered(text: str, rest: set[str]) -> bool:
+    """Most of `text`'s wording is in the other points: it restates, it does not add."""
+    grams = _grams(KeyPoint(text=text))
+    return bool(grams) and len(grams & rest) / len(grams) >= FOLD_WITH_FACTS
 
 
 _CLAUSE = re.compile(r"([，；;]|,(?!\d{3}))(?![^（(`]*[）)`])")
@@ -289,6 +297,15 @@ def _statements(text: str) -> list[str]:
 
 def _norm_label(label: str) -> str:
     return label.lower() if label.isascii() else label.rstrip("量率值数")
+
+
+def _names(title: str) -> set[str]:
+    """What a title names (versions, flags, IDs, names with digits), leaving out its figures: a
+    figure in a title alone would be a fact the increment's points no longer state."""
+    return {f for f in facts(title) if not _FIGURE_FACT.fullmatch(f)}
+
+
+_FIGURE_FACT = re.compile(r"[<>≤≥+\-]?\d[\d.,]*(?:%|×|x|倍|ms|s|k|m|b|t|gb|gib|tb|bit)?", re.I)
 
 
 def _said_by(facts: set[str], grams: set[str], other_facts: Iterable[set[str]], other_grams: list[set[str]]) -> bool:

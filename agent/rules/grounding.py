@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent.core.arxiv import id_keys, key_of, validate
+from agent.core.arxiv import find_ids, id_keys, key_of, validate
 from agent.core.text import Alignment, Folded, facts, fold, fold_map, locate
 from agent.rules.claims import Candidate, ClaimRef, DocResult, Finding
 from schemas.briefing import KeyPoint
@@ -213,15 +213,18 @@ def check_arxiv(
     findings: list[Finding] = []
     for c in cands:
         good: list[ArxivRef] = []
+        gone: set[str] = set()  # keys of the IDs rejected: a link to one of them goes too
         for a in c.claim.arxiv:
             v = validate(a.arxiv_id, not_after=date)
             if v.ok and v.id is not None:
                 good.append(a.model_copy(update={"arxiv_id": v.id.display}))
-            else:
-                detail = f"{a.arxiv_id}: {v.reason}"
-                findings.append(
-                    Finding("arxiv", c.claim.title, c.doc.path, "id rejected", detail, ref=c.ref, target=a.arxiv_id)
-                )
-                rejected.append((c, a.arxiv_id))
-        out.append(replace(c, claim=c.claim.model_copy(update={"arxiv": good})))
+                continue
+            detail = f"{a.arxiv_id}: {v.reason}"
+            findings.append(
+                Finding("arxiv", c.claim.title, c.doc.path, "id rejected", detail, ref=c.ref, target=a.arxiv_id)
+            )
+            rejected.append((c, a.arxiv_id))
+            gone |= {m.id.key for m in find_ids(a.arxiv_id)}
+        urls = [u for u in c.claim.urls if not id_keys(u) & gone]
+        out.append(replace(c, claim=c.claim.model_copy(update={"arxiv": good, "urls": urls})))
     return out, rejected, findings

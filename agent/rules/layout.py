@@ -88,7 +88,9 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
 def _increment(number: int, g: Group, topic: str, labels: Labels, item_of: dict[int, int]) -> Increment:
     lead = g.lead.claim
     arx = g.arxiv
-    sources = [*_file_refs(g, labels), *(SourceRef(ref=u) for c in g.members for u in c.claim.urls)]
+    keys = {key_of(a.arxiv_id) for a in arx}
+    links = [u for c in g.members for u in c.claim.urls if not (id_keys(u) & keys)]  # the ID names the paper
+    sources = [*_file_refs(g, labels), *(SourceRef(ref=u) for u in links)]
     sources += [SourceRef(ref=f"arXiv {a.arxiv_id}") for a in arx]
     points = (
         [p.point for p in g.points] if g.points or g.disputes else [p for c in g.members for p in c.claim.key_points]
@@ -372,10 +374,12 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
             continue  # everything it held is in the increments
         if r.doc.kind == "paper_card":
             card_notes.append(
-                labels.named.format(name=r.doc.name.removesuffix(".md"), what=labels.list_sep.join(parts))
+                labels.named.format(
+                    name=r.doc.name.removesuffix(".md"), what=labels.list_sep.join(p.rstrip("。") for p in parts)
+                )
             )
         else:
-            notes.append(NoIncrementNote(source=r.doc.path, note=labels.list_sep.join(parts)))
+            notes.append(NoIncrementNote(source=r.doc.path, note=labels.list_sep.join(p.rstrip("。") for p in parts)))
     if card_notes:  # one line for the card folder, as the sources table has one row for it
         cards = [r for r in s.results if r.doc.kind == "paper_card"]
         notes.append(NoIncrementNote(source=f"paper_cards {_span(cards)}", note=labels.list_sep.join(card_notes)))
@@ -450,14 +454,15 @@ def _stopped(x: Stopped, labels: Labels) -> NoIncrementNote:
 
 
 def _priorities(sel: Selection, labels: Labels) -> list[PriorityRow]:
-    """Derived: the first half of the increments (in living-document order) are 最高, the rest
-    and the secondary anchors 中. A rank, not a second opinion from the model."""
+    """Derived: the first half of the increments (in living-document order, as the seed ranks
+    them) are 最高, the rest and the secondary anchors 中. A rank, not a second opinion from the
+    model; each row names its increment as 二 titles it."""
     top = math.ceil(len(sel.increments) / 2)
     rows = []
     for i, g in enumerate(sel.increments):
         level = labels.level_high if i < top else labels.level_mid
         action = labels.write_into.format(section=g.lead.claim.suggested_section)
-        rows.append(PriorityRow(level=level, content=g.lead.claim.title, action=action))
+        rows.append(PriorityRow(level=level, content=g.title or g.lead.claim.title, action=action))
     for g in sel.secondary:
         ids = " / ".join(f"arXiv {a.arxiv_id}" for a in g.arxiv)
         action = labels.write_into.format(section=g.lead.claim.suggested_section)

@@ -25,6 +25,10 @@ _NAMED_VERSION = re.compile(rf"(?<![A-Za-z0-9])({_NAME})\s?({_VERSION})", re.I)
 _LEAD_NAME = re.compile(rf"(?<![A-Za-z0-9])({_NAME})")
 _CVE = re.compile(r"CVE-\d{4}-\d{4,7}", re.I)
 
+# Words that end many products' names: 'NeMo Framework' and 'Agent Framework' are two products.
+_GENERIC = frozenset(
+    {"framework", "sdk", "api", "server", "engine", "library", "toolkit", "cli", "platform", "runtime"}
+)
 Product = tuple[str, ...]  # a product's name as normalised words: ('microsoft', 'agent', 'framework')
 
 
@@ -66,10 +70,10 @@ def merge(cands: list[Candidate]) -> tuple[list[Group], list[Finding]]:
 
 def same_subject(x: Subject, y: Subject) -> bool:
     a, b = x.claim, y.claim
+    if a.arxiv_keys & b.arxiv_keys or x.advisories & y.advisories:
+        return True  # one paper, one advisory (whatever releases fix it)
     if x.release and y.release:  # two releases: one when product and version agree, whatever else they share
         return _one_product(x.release[0], y.release[0]) and x.release[1] == y.release[1]
-    if a.arxiv_keys & b.arxiv_keys or x.advisories & y.advisories:
-        return True
     if a.doc.path == b.doc.path:
         return one_release(a, b)
     if x.urls & y.urls:
@@ -125,7 +129,7 @@ def _one_product(a: Product, b: Product) -> bool:
     """'Agent Framework' and 'Microsoft Agent Framework' name one product (one ends the other),
     and so do 'TRT-LLM' and 'TensorRT-LLM' (one name is the other with letters left out)."""
     n = min(len(a), len(b))
-    if a[len(a) - n :] == b[len(b) - n :]:
+    if a[len(a) - n :] == b[len(b) - n :] and (n > 1 or len(a) == len(b) or a[-1] not in _GENERIC):
         return True
     short, long = sorted((a[-1], b[-1]), key=len)
     return len(short) >= 3 and short[0] == long[0] and _subsequence(short, long)
@@ -206,7 +210,12 @@ def one_release(a: Candidate, b: Candidate) -> bool:
 def short_subject(title: str) -> str:
     """The subject of an increment title as 三 and 一 name it: before its dash, full-width colon
     or parenthesis, at most 30 characters."""
-    return re.split(r"\s+[—–-]+\s+|——|：|（|\(", title, maxsplit=1)[0].strip()[:30].strip()
+    head = re.split(r"\s+[—–-]+\s+|——|：|（|\(", title, maxsplit=1)[0].strip()
+    if len(head) <= 30:
+        return head
+    cut = head[:30]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 10 and head[30].isascii() and head[30].isalnum() else cut).strip()
 
 
 def subject_head(title: str) -> str:
