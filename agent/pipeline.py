@@ -35,7 +35,7 @@ from agent.rules.claims import DocResult, Finding
 from agent.rules.compose import Composed, Limits, compose
 from agent.rules.grounding import bound_claims
 from agent.rules.injection import screen
-from agent.write.patch_apply import proposed_diff
+from agent.write.patch_apply import patch_lines, proposed_diff
 from agent.write.render import render
 from agent.write.trace import run_record
 from schemas.briefing import SourceRow
@@ -194,7 +194,8 @@ class Outcome:
             unread=self.unread,
             workspace=str(ev.ws.root),
         )
-        record = record.model_copy(update={"answered_by": answered_by(self.records, ev.llm.model)})
+        done = {"answered_by": answered_by(self.records, ev.llm.model), "patch": patch_lines(record, ev.docs)}
+        record = record.model_copy(update=done)
         return record.model_dump_json(indent=2)
 
 

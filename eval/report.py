@@ -73,6 +73,18 @@ def detail_lines(r: CaseResult, room: int | None) -> list[str]:
     return lines
 
 
+def patch_line(r: CaseResult) -> str:
+    """The row's E2 patch against the editor's living document, in one line."""
+    p = r.run.patch
+    head = f"patch ({r.name}, {r.run.answers})"
+    if "error" in p:
+        return f"{head}: not scored: {p['error']}"
+    return (
+        f"{head}: {p['placed']}/{p['editor_lines']} lines under the editor's sections, "
+        f"{len(p['missing'])} missing, {len(p['extra'])} extra"
+    )
+
+
 def print_report(report: EvalReport, console: Console, *, verbose: bool = False) -> None:
     """The overview (failing rows first), then in full each row that failed or moved (every row
     with `verbose`), the notes, and a last line that counts the rows. Plain text styled with
@@ -88,6 +100,11 @@ def print_report(report: EvalReport, console: Console, *, verbose: bool = False)
         title, overview.SHORT_HEADERS, [r.as_list() for r in overview.rows(report)], room
     ).splitlines():
         say(line)  # a failing row says FAILED in its first cell (a folded row spans several lines)
+    patched = [r for r in order if r.run.patch]
+    if patched:
+        say("")
+    for r in patched:
+        say(patch_line(r))
     for r in order:
         if verbose or overview.status(r) in ("FAILED", "moved"):
             say("")
@@ -135,6 +152,7 @@ def to_json(report: EvalReport) -> dict[str, object]:
                 "seconds": round(r.run.seconds, 3),
                 "errors": list(r.run.errors),
                 "metrics": metrics,
+                "patch": r.run.patch or None,
             }
         )
     return {
@@ -146,4 +164,4 @@ def to_json(report: EvalReport) -> dict[str, object]:
     }
 
 
-__all__ = ["detail_lines", "print_report", "to_json", "write_html"]
+__all__ = ["detail_lines", "patch_line", "print_report", "to_json", "write_html"]

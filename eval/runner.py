@@ -26,7 +26,9 @@ from agent.pipeline import Evening, Outcome, Settings, answered_by, brief, extra
 from agent.plan.parse import parse
 from eval.cases import Case, CaseError, load_rows
 from eval.metrics import COUNTS, METRICS, RuleContext, Score, Scorecard, file_refs, score
+from eval.patch_score import patch_score
 from schemas.briefing import Briefing
+from schemas.run import RunRecord
 
 DIGITS = 6  # scores are stored and compared at this precision
 EPSILON = 1e-6  # scores are exact fractions; this only absorbs float rounding
@@ -124,6 +126,7 @@ class CaseRun:
     outcome: Outcome | None = None  # the briefing and everything that explains it (calls, findings)
     results: tuple[ExtractionResult, ...] = ()  # every call's validated answer, for the run log and the report
     backend: str = ""
+    patch: dict[str, Any] = field(default_factory=dict)  # eval.patch_score's, for a case with living-gold.md
 
     @property
     def scores(self) -> dict[str, Score]:
@@ -256,13 +259,22 @@ def run_case(
     except PredigestError as e:
         return CaseRun(case, gold, None, "", None, (str(e),), time.monotonic() - started, backend=used)
     errors = tuple(f"{r.doc_path}: {r.error}" for r in report.records if r.error)
-    done = {"outcome": report, "results": results, "backend": used}
+    done = {"outcome": report, "results": results, "backend": used, "patch": _patch(case, report)}
     try:
         output = parse(report.markdown, path=f"<output of {case.name}>")
     except PredigestError as e:
         return CaseRun(case, gold, None, report.markdown, None, (*errors, str(e)), time.monotonic() - started, **done)
     card = score(gold, output, rule_context(report.evening, output))
     return CaseRun(case, gold, output, report.markdown, card, errors, time.monotonic() - started, **done)
+
+
+def _patch(case: Case, report: Outcome) -> dict[str, Any]:
+    """The row's E2 patch against the editor's (not a metric: it is reported, never gated); a
+    living document or gold the patch cannot be read against is said in the score, not raised."""
+    try:
+        return patch_score(case.folder, RunRecord.model_validate_json(report.payload()))
+    except PredigestError as e:
+        return {"error": str(e)}
 
 
 def rule_context(p: Evening, output: Briefing) -> RuleContext:

@@ -214,6 +214,14 @@ class LivingRef(_Model):
     sha256: str = Field(description="Of its text as read (UTF-8, byte-order mark and carriage returns removed).")
 
 
+class PatchLine(_Model):
+    """A line of the unified diff of the E2 patch the briefing proposes, kept in the record so the
+    page shows the patch from the JSON alone (the living document may have changed since)."""
+
+    text: str = Field(description="A diff line without its line end; its first character says what it is.")
+    increment: int | None = Field(default=None, description="The increment an added line writes, if one.")
+
+
 class RunRecord(_Model):
     """What `predigest run` writes beside the briefing, and what `predigest view` reads."""
 
@@ -229,3 +237,7 @@ class RunRecord(_Model):
     spans: list[Span] = Field(default_factory=list)
     trace: Trace = Field(default_factory=Trace)
     living: LivingRef | None = Field(default=None, description="None in records written before E2 patches.")
+    patch: list[PatchLine] = Field(
+        default_factory=list,
+        description="The E2 patch as diff lines; empty for a partial briefing or a living document without sections.",
+    )

@@ -12,7 +12,7 @@ import pytest
 from agent.plan.parse import parse
 from eval.cases import load_case
 from eval.metrics import RuleContext, score
-from eval.report import write_html
+from eval.report import patch_line, write_html
 from eval.runner import OFFLINE_ROW, CaseRun, EvalReport, compare, offline_row, run_case
 from tests.paths import ROOT, WORLD, predigest
 
@@ -60,11 +60,57 @@ def test_the_offline_row_finds_most_of_the_gold_increments(
     assert offline["metrics"]["increment_f1"]["score"] >= 0.5, offline["metrics"]["increment_f1"]
 
 
+def test_a_case_with_the_editors_living_document_reports_each_rows_patch(
+    demo: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    """The reference answers' patch is the editor's E2, line for line; every row of the case is
+    scored, and a case without `living-gold.md` has no patch score."""
+    r, _ = demo
+    rows = {c["case"]: c for c in json.loads(r.stdout)["cases"]}
+    ref = rows[CASE]["patch"]
+    assert ref["case"] == CASE and ref["missing"] == [] and ref["extra"] == [], ref
+    assert ref["placed"] == ref["matched"] == ref["editor_lines"] == ref["patch_lines"] > 0, ref
+    for name in (CASE + OFFLINE_ROW, f"{CASE}@world-relayed"):
+        p = rows[name]["patch"]
+        assert p["editor_lines"] == ref["editor_lines"] and p["placed"] <= p["matched"] <= p["patch_lines"], (name, p)
+    with_gold = {p.parent.name for p in (ROOT / "eval" / "cases").glob("*/living-gold.md")}
+    for name, row in rows.items():
+        assert (row["patch"] is not None) == (name.split("@")[0].removesuffix(OFFLINE_ROW) in with_gold), name
+    assert any(row["patch"] is None for row in rows.values())  # some case holds no editor's living document
+
+
+@pytest.mark.parametrize(
+    ("gold", "said"),
+    [
+        (b"# inference\n\n## \xa71.1 \xff\n", "is not UTF-8 text"),
+        ("# inference 活文档\n\n- 只有一行，没有章节\n".encode(), "has no section headings"),
+    ],
+    ids=["not-utf8", "no-sections"],
+)
+def test_an_editors_living_document_the_patch_cannot_be_read_against_says_so(
+    tmp_path: Path, gold: bytes, said: str
+) -> None:
+    folder = tmp_path / CASE
+    folder.mkdir()
+    (folder / "gold.md").write_bytes((ROOT / "eval" / "cases" / CASE / "gold.md").read_bytes())
+    (folder / "living-gold.md").write_bytes(gold)
+    (folder / "case.toml").write_text(f'workspace = "{WORLD}"\ntopic = "inference"\ndate = 2026-09-22\n', "utf-8")
+    run = run_case(offline_row(load_case(folder)), backend="offline")
+    assert run.card is not None and not run.errors  # the briefing is scored as ever
+    assert said in run.patch["error"], run.patch
+    line = patch_line(compare(run, None))
+    assert line.startswith(f"patch ({CASE}{OFFLINE_ROW}, offline extractor): not scored: ") and said in line
+
+
 def test_html_shows_output_and_gold_side_by_side(tmp_path: Path) -> None:
     page = tmp_path / "eval.html"  # the demo case alone, so the page's pairs are its pairs
     r = predigest("eval", "--case", CASE, "--html", str(page))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[-1] == "ok 3 rows", r.stdout  # styled, not markup
+    n = 15  # the lines the editor added to living/inference.md in living-gold.md
+    line = f"patch ({CASE}, reference answers): {n}/{n} lines under the editor's sections, 0 missing, 0 extra"
+    assert line in r.stdout.splitlines(), r.stdout
+    assert sum(ln.startswith("patch (") for ln in r.stdout.splitlines()) == 3  # one per row of the case
     # the first page holds the scores; each row's briefings are on its own page beside it
     pages = [page, *sorted((tmp_path / "eval-rows").glob("*.html"))]
     assert len(pages) == 4

@@ -24,11 +24,12 @@ from agent.plan.anchors import AnchorRegistry
 from agent.rules.claims import DocResult
 from agent.rules.compose import Limits, compose
 from agent.write.page import load_record, render_page, view
+from agent.write.patch_apply import proposed_diff
 from agent.write.trace import run_record
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
 from schemas.extraction import Claim, FileExtraction
-from schemas.run import RunRecord
+from schemas.run import PatchLine, RunRecord
 from tests.paths import ROOT, WORLD, predigest
 
 DATE = dt.date(2026, 9, 22)
@@ -170,6 +171,30 @@ def test_view_rebuilds_the_same_page_from_the_json_alone(demo: tuple[RunRecord, 
     assert r.returncode == 0, r.stderr
     assert copy.with_suffix(".html").read_text(encoding="utf-8") == page.read_text(encoding="utf-8")
     assert render_page(rec) == page.read_text(encoding="utf-8")
+
+
+def test_the_e2_patch_is_shown_as_a_diff_whose_added_lines_link_to_their_increments(
+    demo: tuple[RunRecord, Path],
+) -> None:
+    rec, page = demo
+    html = page.read_text(encoding="utf-8")
+    block = re.search(r'<section id="patch">.*?<pre class="diff">(.*?)</pre>', html, re.S)
+    assert block is not None and '<a href="#patch">' in html
+    # the diff `predigest patch` prints (its file headers aside), against the living document the run read
+    assert [p.text for p in rec.patch] == proposed_diff(
+        page.with_suffix(".json").read_text("utf-8"), WORLD
+    ).splitlines()[2:]
+    added = re.findall(r'<span class="d-add">(.*?)</span>', block[1], re.S)
+    assert len(added) == sum(p.text.startswith("+") for p in rec.patch) > 0
+    linked = {int(m[1]) for a in added if (m := re.search(r'<a class="inc-link" href="#inc-(\d+)">', a))}
+    # every increment is written into the living document, and each link lands on an increment of the page
+    assert linked == {inc.number for inc in rec.briefing.increments}
+    assert linked <= {int(n) for n in re.findall(r'<article class="inc" id="inc-(\d+)"', html)}
+    # escaped like the rest of the page; no block when the record proposes no patch
+    evil = rec.model_copy(update={"patch": [PatchLine(text="+<script>alert(1)</script>", increment=1)]})
+    assert "+&lt;script&gt;alert(1)&lt;/script&gt;" in render_page(evil)
+    bare = render_page(rec.model_copy(update={"patch": []}))
+    assert 'id="patch"' not in bare and 'href="#patch"' not in bare
 
 
 def _bad_records(tmp: Path) -> list[tuple[Path, str]]:

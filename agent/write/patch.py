@@ -48,7 +48,7 @@ from agent.write.living import (
     words,
 )
 from schemas.briefing import Increment, KeyPoint
-from schemas.run import RunRecord
+from schemas.run import PatchLine, RunRecord
 
 _VERIFY = ZH_LIVING.verify_mark
 _SAME_SUBJECT = 0.8  # two lines this alike in their subject are one subject
@@ -97,6 +97,19 @@ class Proposal:
 
     def diff(self) -> str:
         return unified_diff(self.old, self.new, self.path)
+
+    def diff_lines(self) -> list[PatchLine]:
+        """The diff as the page shows it: without the two file headers (the page names the
+        document), each added line with the increment it writes."""
+        numbers: dict[str, int] = {}
+        for c in self.changes:
+            if c.increment is not None:
+                numbers.setdefault(c.line, c.increment)
+        out = []
+        for ln in self.diff().splitlines()[2:]:
+            number = numbers.get(ln[1:]) if ln.startswith("+") else None
+            out.append(PatchLine(text=ln, increment=number))
+        return out
 
 
 def unified_diff(old: str, new: str, path: str) -> str:
@@ -370,6 +383,8 @@ class _Editor:
         have = {m.id.key for ln in self.lines[header : last + 1] for m in find_ids(ln)}
         have |= {c.strip()[:10] for ln in self.lines[header + 2 : last + 1] for c in ln.split("|")[1:2]}
         at = last + 1
+        # a row names the increment of its paper, so the page links it there too
+        numbers = {m.id.key: inc.number for inc in self.record.briefing.increments for m in find_ids(inc.arxiv_line)}
         for r in self.record.briefing.arxiv_rows:
             key = key_of(r.arxiv_id) or r.arxiv_id
             if r.anchored_on is not None or key in have or not r.relation.startswith(ZH.arxiv_new_relation):
@@ -377,7 +392,7 @@ class _Editor:
             section = self.placed.get(key) or r.relation.split("→", 1)[-1]
             number = SECTION_REF.match(section.strip())
             cells = [self._cell(c, r.arxiv_id, r.title, f"§{number[1]}" if number else "") for c in cols]
-            self._put(at, "| " + " | ".join(cells) + " |", "index")
+            self._put(at, "| " + " | ".join(cells) + " |", "index", numbers.get(key))
             have.add(key)
             at += 1
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,8 @@ from agent.plan.outputs import write_set
 from agent.plan.workspace import load_workspace
 from agent.write.living import LivingDocError, read_living
 from agent.write.patch import Proposal, propose
-from schemas.run import RunRecord
+from schemas.documents import SourceDoc
+from schemas.run import PatchLine, RunRecord
 
 HISTORY = ".history"
 
@@ -139,6 +141,22 @@ def apply_patch(target: Target, now: dt.datetime | None = None) -> Path | None:
     write_set({target.living: p.new, history: p.old}, force=True, guarded=target.living)
     os.chmod(target.living, mode)  # the document keeps its permissions; the copy takes the umask's
     return history
+
+
+def patch_lines(record: RunRecord, docs: Sequence[SourceDoc]) -> list[PatchLine]:
+    """The patch the page shows, against the living document as the run read it: none for a
+    partial briefing (its patch would leave out what was not read) or a document without
+    sections (`predigest patch` says why)."""
+    ref = record.living
+    if record.partial or ref is None:
+        return []
+    text = next((d.text for d in docs if d.path == ref.path and d.read and d.text), None)
+    if text is None:
+        return []
+    try:
+        return propose(record, text, ref.path).diff_lines()
+    except LivingDocError:
+        return []
 
 
 def proposed_diff(payload: str, root: Path) -> str:
