@@ -1012,7 +1012,8 @@ def test_ctrl_c_says_what_was_kept_and_how_to_resume(
         timer.start()
         _, stderr = proc[0].communicate()
         timer.cancel()
-    assert proc[0].returncode == 130, stderr
+    # 130, or ended by the second signal itself once the first was handled: a shell says 130 for both
+    assert proc[0].returncode in (130, -signal.SIGINT), stderr
     assert "Traceback" not in stderr and "Exception ignored" not in stderr, stderr
     lines = [ln for ln in stderr.splitlines() if ln.startswith("interrupted")]
     assert len(lines) == 1 and re.search(said, lines[0]), stderr
