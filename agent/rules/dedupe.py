@@ -18,9 +18,21 @@ from agent.rules.grounding import claim_facts
 from agent.rules.merge import release_of, same_release, title_release
 from schemas.documents import SourceDoc
 
+Releases = dict[str, list[tuple[tuple[tuple[str, ...], str], Anchor]]]  # version -> (release, anchor)
 
-def match_anchor(c: Candidate, reg: AnchorRegistry) -> Anchor | None:
-    """The anchor a claim is about: by arXiv ID, then URL, then the anchor the model named, then title."""
+
+def anchored_releases(reg: AnchorRegistry) -> Releases:
+    """The releases the registry's subjects name, by version: read once per evening."""
+    out: Releases = {}
+    for a in reg.anchors:
+        if a.kind == "subject" and (release := title_release(a.label)) is not None:
+            out.setdefault(release[1], []).append((release, a))
+    return out
+
+
+def match_anchor(c: Candidate, reg: AnchorRegistry, releases: Releases | None = None) -> Anchor | None:
+    """The anchor a claim is about: by arXiv ID, then URL, then the anchor the model named, then
+    the release it names, then title. `releases`: `anchored_releases(reg)`, for many claims."""
     for key in sorted(c.arxiv_keys):
         if hit := reg.arxiv(key):
             return hit
@@ -34,7 +46,8 @@ def match_anchor(c: Candidate, reg: AnchorRegistry) -> Anchor | None:
         if hit := reg.subject(c.claim.anchor, threshold=0.45):
             return hit
     if (release := release_of(c.claim)) is not None:  # one product, one version: the anchored release
-        same = [a for a in reg.anchors if a.kind == "subject" and same_release(release, title_release(a.label))]
+        known = (releases if releases is not None else anchored_releases(reg)).get(release[1], [])
+        same = [a for r, a in known if same_release(release, r)]
         if same:
             return max(same, key=lambda a: similarity(c.claim.title, a.label))
     return reg.subject(c.claim.title, threshold=0.6)
@@ -46,8 +59,9 @@ def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate]
     kept: list[Candidate] = []
     covered: list[Candidate] = []
     findings: list[Finding] = []
+    releases = anchored_releases(reg)
     for c in cands:
-        anchor = match_anchor(c, reg)
+        anchor = match_anchor(c, reg, releases)
         if anchor is None:
             if c.claim.relation != "new":
                 why = f"model said {c.claim.relation} ({c.claim.anchor!r}) but no anchor matches"
