@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 from agent.core.errors import BudgetExceeded, Interrupted, PredigestError
-from agent.extract.llm.cassettes import token_counts
+from agent.extract.llm.cassettes import cached_tokens, token_counts
 from agent.extract.llm.config import LLMConfig
 
 # The request carries no `max_tokens` (it is part of every cassette's key), so a call's answer
@@ -90,7 +90,7 @@ class Budget:
 
     def settle(self, reserved: float, usage: dict[str, Any]) -> None:
         """Replace a call's reservation by what it cost (nothing for a call that got no answer)."""
-        cost = self._config.cost_usd(*token_counts(usage))
+        cost = self._config.cost_usd(*token_counts(usage), cached_tokens=cached_tokens(usage))
         with self._settled:
             self.reserved_usd = max(0.0, self.reserved_usd - reserved)
             self.cost_usd += cost
