@@ -1258,9 +1258,12 @@ def _print_answer(record: RunLog, answer: DocAnswer) -> None:
     out.print(f"run {record.id} · {e.name} · {e.prompt or 'offline'} · {e.model} · {e.backend}", markup=False)
     for c in answer.calls:
         stale = f" · stale ({c.stale})" if c.stale else ""
+        cached = f" ({c.cached_tokens} cached)" if c.cached_tokens else ""
+        shared = f" · shared by {c.topics}" if c.topics else ""
         out.print(
             f"{c.doc} part {c.part + 1}/{c.parts} · {c.source} · request {c.request_hash[:12]} · "
-            f"{c.input_tokens}+{c.output_tokens} tokens · {c.latency_s:.2f}s · ${c.cost_usd:.4f}{stale}",
+            f"{c.input_tokens}{cached}+{c.output_tokens} tokens · {c.latency_s:.2f}s · ${c.cost_usd:.4f}"
+            f"{stale}{shared}",
             markup=False,
             highlight=False,
         )

@@ -19,6 +19,7 @@ from agent.extract.chunking import estimate_tokens
 from agent.extract.llm.cassettes import cached_tokens
 from agent.extract.prompting import SHARED, response_schema
 from agent.topics import plan_topics
+from benchmarks.endpoint import CACHE_MIN_TOKENS, CACHE_STEP_TOKENS, simulated
 from schemas.extraction import SharedExtraction
 from tests.fake_openai import FAKE_KEY, WORLD_SETS, FakeOpenAI, SeenRequest, shared_responder, world_topic_answers
 from tests.paths import ROOT, WORLD, predigest
@@ -148,7 +149,12 @@ def test_cached_prompt_tokens_are_counted_priced_and_shown(tmp_path: Path) -> No
     shutil.copytree(WORLD, ws)
     (ws / "predigest.toml").write_text(toml + '\n[llm.prices]\n"gpt-4o-mini" = [1.0, 10.0, 0.25]\n', encoding="utf-8")
     with FakeOpenAI(default=shared_responder(world_topic_answers(), cached=4000)) as server:
-        env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
+        env = {
+            **os.environ,
+            "OPENAI_API_KEY": FAKE_KEY,
+            "OPENAI_BASE_URL": server.base_url,
+            "PREDIGEST_LOGS_DB": str(tmp_path / "logs.db"),
+        }
         r = predigest(
             "run", str(ws), "--all-topics", "-d", DAY, "--out", f"{tmp_path / 'out'}/", "--backend", "live",
             "--extraction", "shared", "--no-cache", env=env,
@@ -159,6 +165,11 @@ def test_cached_prompt_tokens_are_counted_priced_and_shown(tmp_path: Path) -> No
     per_call = (2000 * 1.0 + 4000 * 0.25 + 900 * 10.0) / 1_000_000
     assert "tokens 84000 in / 12600 out · cached 56000 in" in evening
     assert f"cost ${14 * per_call:.4f}" in evening
+    logged = predigest("logs", "show", "last", "--doc", DOC, env=env)  # the last topic's run: risk
+    assert logged.returncode == 0, logged.stderr
+    call = next(ln for ln in logged.stdout.splitlines() if ln.startswith(DOC))
+    assert "6000 (4000 cached)+900 tokens" in call and f"${per_call:.4f}" in call
+    assert call.endswith("shared by inference, llm-infra, risk")
 
 
 @pytest.mark.parametrize(
@@ -221,3 +232,24 @@ def test_prompt_show_prints_the_one_shared_request_with_its_schema() -> None:
     assert shown["response_schema"]["title"] == "SharedExtraction"
     system = shown["requests"][0]["messages"][0]["content"]
     assert "topics: inference, llm-infra, risk" in system
+
+
+def test_the_simulated_endpoint_answers_every_topic_and_serves_the_shared_prefix_from_its_cache(
+    tmp_path: Path,
+) -> None:
+    """benchmarks.endpoint's provider: a part per topic asked, and the prompt prefix it has seen
+    before reported as cached, as a provider with prefix caching does."""
+    with FakeOpenAI(default=simulated()) as server:
+        r = _shared_run(tmp_path, server, "--concurrency", "1")
+        prefix = server.stats()["common_prefix_tokens"]
+    assert r.returncode == 0, r.stderr
+    calls = [
+        json.loads(c)
+        for c in (tmp_path / "shared" / _name("risk")).with_suffix(".calls.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert len(calls) == 13 and prefix >= CACHE_MIN_TOKENS
+    cached = [c["cached_tokens"] for c in calls]
+    assert sum(1 for c in cached if c == 0) <= 1, "only the evening's first request finds nothing cached"
+    assert all(c % CACHE_STEP_TOKENS == 0 and c > prefix - CACHE_STEP_TOKENS for c in cached if c)
+    assert all(c["cached_tokens"] < c["input_tokens"] for c in calls), "the document itself is never cached"
+    assert "· cached " in r.stdout.splitlines()[-1]
