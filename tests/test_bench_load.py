@@ -4,7 +4,7 @@ each target. Nothing here judges a time: speed is the benchmark's job, on a quie
 
 from __future__ import annotations
 
-from benchmarks.bench import TARGETS, measure
+from benchmarks.bench import TARGETS, measure, measure_topics
 
 
 def test_the_benchmark_runs_every_row_and_reports_every_target() -> None:
@@ -19,3 +19,12 @@ def test_the_benchmark_runs_every_row_and_reports_every_target() -> None:
     assert rows["warm"]["requests"] == 0 and rows["warm"]["sources"] == {"cache": rows["warm"]["calls"]}
     assert set(result["summary"]) == set(TARGETS)
     assert all(value > 0 for value in result["summary"].values())
+
+
+def test_the_three_topic_rows_compare_per_topic_and_shared_extraction() -> None:
+    result = measure_topics(docs=4, concurrency=2, latency_ms=10)
+    per, shared = result["rows"]["per-topic"], result["rows"]["shared"]
+    assert (per["topics"], shared["topics"]) == (3, 3) and per["errors"] == shared["errors"] == 0
+    assert (per["calls"], shared["calls"]) == (12, 4), "a request per document and topic, or per document"
+    assert 0 < shared["prompt_tokens"] < per["prompt_tokens"]
+    assert 0 < shared["cached_tokens"] < shared["prompt_tokens"], "the shared prefix served from the cache"
