@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from agent.core.labels import ZH
 from agent.core.settings import LLMSettings, Settings
 from agent.extract.chunking import estimate_tokens
+from agent.extract.llm.budget import WORST_ANSWER_TOKENS, Budget
 from agent.extract.llm.cassettes import cached_tokens
 from agent.extract.prompting import SHARED, response_schema
 from agent.topics import plan_topics
@@ -253,3 +254,12 @@ def test_the_simulated_endpoint_answers_every_topic_and_serves_the_shared_prefix
     assert all(c % CACHE_STEP_TOKENS == 0 and c > prefix - CACHE_STEP_TOKENS for c in cached if c)
     assert all(c["cached_tokens"] < c["input_tokens"] for c in calls), "the document itself is never cached"
     assert "· cached " in r.stdout.splitlines()[-1]
+
+
+@pytest.mark.parametrize("answers", [1, 3])
+def test_a_shared_call_reserves_a_worst_answer_per_topic(answers: int) -> None:
+    """Under --max-cost a call reserves its worst case before it is sent: a shared answer holds a
+    reading per topic, so it may be that many times as long."""
+    llm = LLMSettings(model="m", prices={"m": (1.0, 10.0)}, max_cost_usd=1.0)
+    reserved = Budget(llm).reserve(1000, answers)
+    assert reserved == pytest.approx(llm.cost_usd(1000, WORST_ANSWER_TOKENS * answers))

@@ -53,12 +53,14 @@ class Budget:
         if self._stopped.wait(seconds):
             raise Interrupted("interrupted while waiting to retry", hint=self._resume)
 
-    def reserve(self, prompt_tokens: int) -> float:
+    def reserve(self, prompt_tokens: int, answers: int = 1) -> float:
         """Reserve one HTTP call and its worst-case cost (returned, to `settle` later), or raise
         `BudgetExceeded` when the call limit is reached or that worst case would pass the cost
         limit. A call that fits what is spent but not what is in flight waits for those calls
-        to settle, rather than being skipped for a reservation that may never be spent."""
-        worst = self._config.cost_usd(prompt_tokens, WORST_ANSWER_TOKENS)
+        to settle, rather than being skipped for a reservation that may never be spent. An answer
+        that holds `answers` readings (a shared request's, one per topic) is planned that many
+        times the size."""
+        worst = self._config.cost_usd(prompt_tokens, WORST_ANSWER_TOKENS * max(1, answers))
         with self._settled:
             while not self._fits(worst):
                 self._settled.wait(0.5)  # with a timeout: a stop is seen even if no call settles
