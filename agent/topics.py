@@ -14,9 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agent.core.errors import PredigestError
+from agent.core.errors import PredigestError, PromptError
 from agent.core.labels import ZH, Labels
-from agent.core.settings import LLMSettings, Settings
+from agent.core.settings import LLMSettings, Settings, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.extract.backends import answers_offline, make_extractor, used_backend
 from agent.extract.prompting import SHARED, build_shared_requests, load_template, load_template_file
@@ -78,22 +78,29 @@ def plan_topics(s: Settings, topics: Sequence[str], *, for_writing: bool = True)
     ws = load_workspace(s.workspace)
     outs = {t: out_path_for(ws, s.out, s.date, t) for t in topics}
     _check_distinct(outs)
+    shared = len(topics) > 1 and resolve_llm(ws.config.llm, s.llm, ws.root).extraction == "shared"
+    # shared: `--prompt` is the shared template; each topic's own requests (what it reads, how
+    # its answers line up) are the default one-topic template's
+    own = s.model_copy(update={"prompt_file": None}) if shared else s
     evenings = []
     for topic in topics:
         others = {p.resolve() for t, p in outs.items() if t != topic}
         docs = [_rewritten(d) if (ws.root / d.path).resolve() in others else d for d in scan(ws, topic, s.date)]
-        evenings.append(plan_from(ws, s.model_copy(update={"topic": topic}), docs, for_writing=for_writing))
-    if len(evenings) > 1 and evenings[0].llm.extraction == "shared":
-        return shared_set(evenings, s)
-    return EveningSet(tuple(evenings))
+        evenings.append(plan_from(ws, own.model_copy(update={"topic": topic}), docs, for_writing=for_writing))
+    return shared_set(evenings, s) if shared else EveningSet(tuple(evenings))
 
 
 def shared_set(evenings: Sequence[Evening], s: Settings) -> EveningSet:
     """The evenings with one shared request per document (or part) read by any of them; each
-    evening is stamped with the shared prompt, the one that asked for its answers. `--prompt`
-    replaces the shared template only with a file that names itself extract-shared."""
-    own = load_template_file(s.prompt_file) if s.prompt_file else None
-    template = own if own is not None and own.stamp.name == SHARED else load_template(SHARED)
+    evening is stamped with the shared prompt, the one that asked for its answers. A `--prompt`
+    file replaces the shared template when it names itself extract-shared (its answer has a part
+    per topic); a one-topic template cannot ask for that, so it is refused before any call."""
+    template = load_template_file(s.prompt_file) if s.prompt_file else load_template(SHARED)
+    if template.stamp.name != SHARED:
+        raise PromptError(
+            f"{s.prompt_file} is a one-topic prompt ({template.stamp}); shared extraction needs one named {SHARED}",
+            hint=f"start from prompts/{SHARED}.md (name: {SHARED} in its front matter), or --extraction per-topic",
+        )
     docs = list({d.path: d for ev in evenings for d in ev.sources}.values())
     registries = {ev.settings.topic: ev.registry for ev in evenings}
     first = evenings[0]

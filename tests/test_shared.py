@@ -263,3 +263,26 @@ def test_a_shared_call_reserves_a_worst_answer_per_topic(answers: int) -> None:
     llm = LLMSettings(model="m", prices={"m": (1.0, 10.0)}, max_cost_usd=1.0)
     reserved = Budget(llm).reserve(1000, answers)
     assert reserved == pytest.approx(llm.cost_usd(1000, WORST_ANSWER_TOKENS * answers))
+
+
+@pytest.mark.parametrize(
+    ("template", "said"),
+    [
+        ("extract.md", "is a one-topic prompt"),  # its answer has no part per topic
+        ("extract-shared.md", ""),
+    ],
+)
+def test_a_prompt_file_for_shared_extraction_names_itself_so(template: str, said: str, tmp_path: Path) -> None:
+    variant = tmp_path / "variant.md"
+    text = (ROOT / "prompts" / template).read_text(encoding="utf-8")
+    variant.write_text(text.replace("You are the extraction stage", "You are the careful extraction stage"), "utf-8")
+    r = predigest(
+        "prompt", "show", str(WORLD), "--all-topics", "-d", DAY, "--doc", DOC, "--extraction", "shared",
+        "--prompt", str(variant), "--json",
+    )  # fmt: skip
+    if said:
+        assert r.returncode == 2 and said in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        return
+    assert r.returncode == 0, r.stderr
+    shown = json.loads(r.stdout)
+    assert shown["prompt"].startswith(f"{SHARED}@1#") and "careful extraction" in json.dumps(shown, ensure_ascii=False)
