@@ -5,6 +5,8 @@ What the topics share is the run: every topic's inputs and output are checked be
 call, one extractor answers all their requests (so `--max-calls` and `--max-cost` bound the
 evening as a whole, not each topic), and each topic's 一 lists the other topics' briefings this
 run writes as 邻接, said from their results: they are this run's outputs, never its inputs.
+With shared extraction (`[llm] extraction = "shared"`), each document is one request for every
+topic, and its answer is split back into each topic's own answers before the rules.
 """
 
 from __future__ import annotations
