@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
-    from agent.extract import ExtractionRequest, ExtractionResult
+    from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
     from agent.pipeline import Evening, RunReport, Settings
     from agent.plan.workspace import Workspace
     from agent.runlog import DocAnswer
@@ -302,6 +302,7 @@ NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or wri
 ConcurrencyOpt = Annotated[int | None, typer.Option(help=_llm_help("concurrency"))]
 MaxCallsOpt = Annotated[int | None, typer.Option(help=_llm_help("max_calls"))]
 MaxCostOpt = Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))]
+ExtractionOpt = Annotated[str | None, typer.Option(help=_llm_help("extraction"))]
 PromptOpt = Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")]
 OutOpt = Annotated[Path | None, typer.Option(help="File or folder for the briefing (default: the workspace's inbox).")]
 ForceOpt = Annotated[bool, typer.Option(help="Replace an existing briefing (and, with record, reference cassettes).")]
@@ -324,6 +325,7 @@ _LLM_FLAGS = {
     "max_calls": "max_calls",
     "max_cost": "max_cost_usd",
     "replace_reference": "replace_reference",
+    "extraction": "extraction",
 }
 
 
@@ -356,6 +358,7 @@ def run_cmd(
     concurrency: ConcurrencyOpt = None,
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
+    extraction: ExtractionOpt = None,
     explain: ExplainOpt = False,
     as_json: JsonOpt = False,
     html: HtmlOpt = False,
@@ -365,7 +368,8 @@ def run_cmd(
 
     Several topics (--topic given several times, or --all-topics) are one run: all checked before
     the first call, --max-calls and --max-cost bound them together, a briefing set per topic, and
-    the exit status is the worst topic's.
+    the exit status is the worst topic's. With --extraction shared, each document is one request
+    for all of them, its answer split by topic.
 
     Reads OPENAI_API_KEY / OPENAI_BASE_URL for a live endpoint; without a key it replays cassettes.
     Exit status: 0 done; 2 a usage or input error (nothing spent or written); 3 a partial evening
@@ -447,9 +451,15 @@ def _print_topics(report: TopicsReport, explain: bool) -> None:
         f"evening {report.reports[0].evening.settings.date} · topics {len(report.reports)} · calls {len(recs)}"
         f" · answered by {answered_by(recs, llm.model)}"
         f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
-        f" · {cost} · {report.seconds:.1f}s · exit {report.exit_code}",
+        f"{_cached(recs)} · {cost} · {report.seconds:.1f}s · exit {report.exit_code}",
         markup=False,
     )
+
+
+def _cached(recs: Sequence[CallRecord]) -> str:
+    """The prompt tokens a provider's prompt cache served, when it said so for any call."""
+    cached = sum(r.cached_tokens for r in recs)
+    return f" · cached {cached} in" if cached else ""
 
 
 def _pages_checked(on_plan: Callable[[EveningSet], None], html: bool, force: bool) -> Callable[[EveningSet], None]:
@@ -615,7 +625,7 @@ def _print_run(report: RunReport, explain: bool) -> None:
         f"calls {len(recs)} ({', '.join(f'{k} {v}' for k, v in sorted(by_source.items()))}) · backend {report.backend}"
         f" · answered by {answered_by(recs, llm.model)}"
         f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
-        f" · {cost} · {report.seconds:.1f}s",
+        f"{_cached(recs)} · {cost} · {report.seconds:.1f}s",
         markup=False,
     )
     out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())), markup=False)
@@ -741,9 +751,11 @@ def prompt_show(
     topic: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
     prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
+    extraction: ExtractionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the exact messages one document would be sent (--json: with the response schema sent).
+    With several topics and --extraction shared, the one request that carries them all.
 
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
@@ -753,16 +765,27 @@ def prompt_show(
 
     topics = _topics(workspace, topic, all_topics)
     s = Settings(
-        workspace=workspace, topic=topics[0], date=_date(date), prompt_file=prompt.absolute() if prompt else None
+        workspace=workspace,
+        topic=topics[0],
+        date=_date(date),
+        prompt_file=prompt.absolute() if prompt else None,
+        llm={"extraction": extraction} if extraction else {},
     )
-    evenings = plan_topics(s, topics, for_writing=False).evenings  # what a run of these topics would send
-    by_topic = {ev.settings.topic: requests_for(ev, doc) for ev in evenings}
+    es = plan_topics(s, topics, for_writing=False)  # what a run of these topics would send
+    if es.shared:
+        rel = requests_for(es.evenings[0], doc)[0].doc_path
+        shared = [r for r in es.shared if r.doc_path == rel]
+        data = _prompt_of(shared, ", ".join(topics), as_json)
+        if as_json:
+            _print_json(data)
+        return
+    by_topic = {ev.settings.topic: requests_for(ev, doc) for ev in es.evenings}
     _per_topic(topics, as_json, lambda t: _prompt_of(by_topic[t], t if len(topics) > 1 else "", as_json))
 
 
 def _prompt_of(requests: list[ExtractionRequest], topic: str, as_json: bool) -> object:
     if as_json:
-        from schemas.extraction import FileExtraction
+        from agent.extract.prompting import response_schema
 
         parts = [
             {"doc": r.doc_path, "part": r.chunk + 1, "of": r.chunks, "messages": list(r.messages)} for r in requests
@@ -770,7 +793,7 @@ def _prompt_of(requests: list[ExtractionRequest], topic: str, as_json: bool) -> 
         return {
             "prompt": str(requests[0].prompt),
             "requests": parts,
-            "response_schema": FileExtraction.model_json_schema(),
+            "response_schema": response_schema(requests[0].prompt.name).model_json_schema(),
         }
     if topic:
         out.print(f"# topic {topic}", markup=False)
@@ -1235,9 +1258,12 @@ def _print_answer(record: RunLog, answer: DocAnswer) -> None:
     out.print(f"run {record.id} · {e.name} · {e.prompt or 'offline'} · {e.model} · {e.backend}", markup=False)
     for c in answer.calls:
         stale = f" · stale ({c.stale})" if c.stale else ""
+        cached = f" ({c.cached_tokens} cached)" if c.cached_tokens else ""
+        shared = f" · shared by {c.topics}" if c.topics else ""
         out.print(
             f"{c.doc} part {c.part + 1}/{c.parts} · {c.source} · request {c.request_hash[:12]} · "
-            f"{c.input_tokens}+{c.output_tokens} tokens · {c.latency_s:.2f}s · ${c.cost_usd:.4f}{stale}",
+            f"{c.input_tokens}{cached}+{c.output_tokens} tokens · {c.latency_s:.2f}s · ${c.cost_usd:.4f}"
+            f"{stale}{shared}",
             markup=False,
             highlight=False,
         )

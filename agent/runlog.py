@@ -274,10 +274,12 @@ def call_entries(results: Iterable[ExtractionResult]) -> list[CallEntry]:
             attempts=r.record.attempts,
             input_tokens=r.record.input_tokens,
             output_tokens=r.record.output_tokens,
+            cached_tokens=r.record.cached_tokens,
             latency_s=r.record.latency_s,
             cost_usd=r.record.cost_usd,
             cassette=r.record.cassette,
             stale=r.record.stale,
+            topics=r.record.topics,
             error=r.record.error,
             answer=r.extraction,
         )

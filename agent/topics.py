@@ -5,20 +5,23 @@ What the topics share is the run: every topic's inputs and output are checked be
 call, one extractor answers all their requests (so `--max-calls` and `--max-cost` bound the
 evening as a whole, not each topic), and each topic's 一 lists the other topics' briefings this
 run writes as 邻接, said from their results: they are this run's outputs, never its inputs.
+With shared extraction (`[llm] extraction = "shared"`), each document is one request for every
+topic, and its answer is split back into each topic's own answers before the rules.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agent.core.errors import PredigestError
+from agent.core.errors import PredigestError, PromptError
 from agent.core.labels import ZH, Labels
-from agent.core.settings import LLMSettings, Settings
+from agent.core.settings import LLMSettings, Settings, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
 from agent.extract.backends import answers_offline, make_extractor, used_backend
+from agent.extract.prompting import SHARED, build_shared_requests, load_template, load_template_file
 from agent.pipeline import (
     Evening,
     Outcome,
@@ -49,6 +52,9 @@ class EveningSet:
     """Every selected topic's evening, decided before the first call of any."""
 
     evenings: tuple[Evening, ...]
+    # with shared extraction: one request per document (or part) for every topic, in place of
+    # each evening's own requests (which stay, to say what each topic reads)
+    shared: tuple[ExtractionRequest, ...] = ()
 
     @property
     def topics(self) -> list[str]:
@@ -56,8 +62,9 @@ class EveningSet:
 
     @property
     def requests(self) -> list[ExtractionRequest]:
-        """All topics' requests, topic after topic, in the order they are answered."""
-        return [r for ev in self.evenings for r in ev.requests]
+        """The requests the run sends, in the order they are answered: the shared ones, or all
+        topics' own, topic after topic."""
+        return list(self.shared) if self.shared else [r for ev in self.evenings for r in ev.requests]
 
     @property
     def llm(self) -> LLMSettings:
@@ -73,12 +80,34 @@ def plan_topics(s: Settings, topics: Sequence[str], *, for_writing: bool = True)
     ws = load_workspace(s.workspace)
     outs = {t: out_path_for(ws, s.out, s.date, t) for t in topics}
     _check_distinct(outs)
+    shared = len(topics) > 1 and resolve_llm(ws.config.llm, s.llm, ws.root).extraction == "shared"
+    # shared: `--prompt` is the shared template; each topic's own requests (what it reads, how
+    # its answers line up) are the default one-topic template's
+    own = s.model_copy(update={"prompt_file": None}) if shared else s
     evenings = []
     for topic in topics:
         others = {p.resolve() for t, p in outs.items() if t != topic}
         docs = [_rewritten(d) if (ws.root / d.path).resolve() in others else d for d in scan(ws, topic, s.date)]
-        evenings.append(plan_from(ws, s.model_copy(update={"topic": topic}), docs, for_writing=for_writing))
-    return EveningSet(tuple(evenings))
+        evenings.append(plan_from(ws, own.model_copy(update={"topic": topic}), docs, for_writing=for_writing))
+    return shared_set(evenings, s) if shared else EveningSet(tuple(evenings))
+
+
+def shared_set(evenings: Sequence[Evening], s: Settings) -> EveningSet:
+    """The evenings with one shared request per document (or part) read by any of them; each
+    evening is stamped with the shared prompt, the one that asked for its answers. A `--prompt`
+    file replaces the shared template when it names itself extract-shared (its answer has a part
+    per topic); a one-topic template cannot ask for that, so it is refused before any call."""
+    template = load_template_file(s.prompt_file) if s.prompt_file else load_template(SHARED)
+    if template.stamp.name != SHARED:
+        raise PromptError(
+            f"{s.prompt_file} is a one-topic prompt ({template.stamp}); shared extraction needs one named {SHARED}",
+            hint=f"start from prompts/{SHARED}.md (name: {SHARED} in its front matter), or --extraction per-topic",
+        )
+    docs = list({d.path: d for ev in evenings for d in ev.sources}.values())
+    registries = {ev.settings.topic: ev.registry for ev in evenings}
+    first = evenings[0]
+    shared = build_shared_requests(docs, registries, first.ws, template, first.llm)
+    return EveningSet(tuple(replace(ev, template=template) for ev in evenings), tuple(shared))
 
 
 def _check_distinct(outs: dict[str, Path]) -> None:
@@ -104,7 +133,11 @@ def extract_topics(
 ) -> list[list[ExtractionResult]]:
     """Each topic's answers, in its requests' order. The topics a model answers share one
     extractor (one budget, one cache, one cassette index); a topic the offline extractor answers
-    (`--backend offline`, or `auto` with nothing else) gets its own, since it reads for a topic."""
+    (`--backend offline`, or `auto` with nothing else) gets its own, since it reads for a topic.
+    With shared requests, their answers are split by topic (`split_shared`)."""
+    if es.shared and (extractor is not None or not answers_offline(es.llm, es.shared)):
+        return _checked(es, _extract_shared(es, extractor, on_result))
+    es = replace(es, shared=())  # the offline extractor reads for one topic at a time
     if extractor is not None:
         return _checked(es, _split(es.evenings, extractor.extract_all(es.requests, on_result)))
     offline = [ev for ev in es.evenings if answers_offline(ev.llm, ev.requests)]
@@ -123,6 +156,39 @@ def extract_topics(
         with default_extractor(ev) as own:
             answers[ev.settings.topic] = own.extract_all(ev.requests, on_result)
     return _checked(es, [answers[t] for t in es.topics])
+
+
+def _extract_shared(
+    es: EveningSet, extractor: Extractor | None, on_result: Callable[[ExtractionResult], None] | None
+) -> list[list[ExtractionResult]]:
+    if extractor is not None:
+        results = extractor.extract_all(es.shared, on_result)
+    else:
+        first = es.evenings[0]
+        with make_extractor(first.llm, es.shared, first.docs, first.registry, first.settings.topic, None) as own:
+            results = own.extract_all(es.shared, on_result)
+    return [split_shared(results, ev) for ev in es.evenings]
+
+
+def split_shared(results: Sequence[ExtractionResult], ev: Evening) -> list[ExtractionResult]:
+    """One topic's answers out of the shared ones, one per request of its own (same document and
+    part), so the rule layer runs as for a one-topic evening. An answer that leaves the topic out
+    is this topic's failure for that document, said in its 五; the other topics keep theirs."""
+    topic = ev.settings.topic
+    by_part = {(r.request.doc_path, r.request.chunk): r for r in results}
+    out = []
+    for req in ev.requests:
+        got = by_part.get((req.doc_path, req.chunk))
+        if got is None:  # a part the run never sent (interrupted before it): not read, as any unsent call
+            record = CallRecord(req.doc_path, req.chunk, "skipped", ev.llm.model, attempts=0, error="not asked")
+            out.append(ExtractionResult(req, None, record))
+            continue
+        reading = got.shared.for_topic(topic) if got.shared is not None else None
+        error = got.record.error
+        if got.shared is not None and reading is None:
+            error = f"the shared answer for this document has no part for topic {topic}: not read for {topic}"
+        out.append(ExtractionResult(req, reading, replace(got.record, error=error)))
+    return out
 
 
 def _split(evenings: Sequence[Evening], results: list[ExtractionResult]) -> list[list[ExtractionResult]]:
@@ -180,7 +246,16 @@ class TopicsReport:
 
     @property
     def records(self) -> list[CallRecord]:
-        return [r for rep in self.reports for r in rep.records]
+        """The evening's calls: a shared call is in every topic's records, and counted once here."""
+        seen: set[tuple[str, int]] = set()
+        calls = []
+        for r in (r for rep in self.reports for r in rep.records):
+            if r.topics:
+                if (r.doc_path, r.chunk) in seen:
+                    continue
+                seen.add((r.doc_path, r.chunk))
+            calls.append(r)
+        return calls
 
     @property
     def exit_code(self) -> int:
@@ -221,5 +296,7 @@ __all__ = [
     "plan_topics",
     "run_topics",
     "select_topics",
+    "shared_set",
     "sibling_row",
+    "split_shared",
 ]

@@ -81,8 +81,37 @@ def run_row(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def topics_row(spec: dict[str, Any]) -> dict[str, Any]:
+    """Every topic of the evening in one run, with `spec['extraction']` (per-topic or shared),
+    live against `spec['base_url']` with no cache, in this (fresh) process."""
+    from agent.core.settings import Settings
+    from agent.topics import run_topics, select_topics
+
+    workspace = Path(spec["workspace"])
+    llm = {"api_key": FAKE_KEY, "base_url": spec["base_url"], "concurrency": spec["concurrency"]}
+    llm |= {"backend": "live", "cache_dir": None, "extraction": spec["extraction"]}
+    topics = select_topics(workspace, [], all_topics=True)
+    given = {"workspace": workspace, "topic": topics[0], "date": DATE, "out": Path(spec["out"]), "force": True}
+    t = time.perf_counter()
+    report = run_topics(Settings(**given, llm=llm), topics)
+    records = report.records
+    return {
+        "wall_s": time.perf_counter() - t,
+        "plan_s": 0.0,
+        "first_evening_s": 0.0,
+        "documents": max(rep.documents for rep in report.reports),
+        "topics": len(topics),
+        "calls": len(records),
+        "sources": dict(Counter(r.source for r in records)),
+        "errors": sum(bool(r.error) for r in records),
+        "prompt_tokens": sum(r.input_tokens for r in records),
+        "cached_tokens": sum(r.cached_tokens for r in records),
+    }
+
+
 def live_row(endpoint: Endpoint, spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    """`run_row(spec)` in a child process against `endpoint`, with what the endpoint saw."""
+    """`run_row(spec)` (or `topics_row`, for a spec with an extraction) in a child process against
+    `endpoint`, with what the endpoint saw."""
     spec = {"base_url": endpoint.base_url, "cache_dir": None, "first": None, **spec}
     command = [sys.executable, "-m", "benchmarks.bench", "--row", json.dumps(spec, default=str)]
     done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT, env=env)
@@ -159,6 +188,31 @@ def measure(
     return setup | {"history": history, "ideal_s": ideal, "rows": rows, "demo_s_runs": demo, "summary": summary}
 
 
+def measure_topics(docs: int = 200, concurrency: int = 16, latency_ms: float = 500, repeat: int = 1) -> dict[str, Any]:
+    """The generated evening with three topics, per-topic and shared extraction: calls, prompt
+    tokens (and of them, those the simulated provider's prefix cache served) and wall time."""
+    with tempfile.TemporaryDirectory(prefix="predigest-topics-") as tmp, installed_bytecode() as env:
+        workspace = write_evening(Path(tmp) / "evening", docs, topics=3)
+        rows = {}
+        for extraction in ("per-topic", "shared"):
+            row = {"workspace": workspace, "out": Path(tmp) / extraction, "concurrency": concurrency}
+            row["extraction"] = extraction
+            with Endpoint(simulated(latency_ms / 1000), keep_bodies=False) as endpoint:  # a cold cache per row
+                rows[extraction] = repeated(lambda _, row=row, at=endpoint: live_row(at, row, env), repeat)
+    return {"documents": docs, "concurrency": concurrency, "latency_ms": latency_ms, "rows": rows}
+
+
+def print_topics(result: dict[str, Any]) -> None:
+    print(
+        f"three topics · {result['documents']} documents · {result['latency_ms']:g} ms · "
+        f"{result['concurrency']} in flight"
+    )
+    print(f"{'extraction':<10} {'calls':>5} {'prompt tokens':>13} {'cached':>9} {'not cached':>10} {'wall s':>7}")
+    for key, r in result["rows"].items():
+        tokens, cached = r["prompt_tokens"], r["cached_tokens"]
+        print(f"{key:<10} {r['calls']:>5} {tokens:>13} {cached:>9} {tokens - cached:>10} {r['wall_s']:>7.2f}")
+
+
 def print_report(result: dict[str, Any]) -> None:
     print(f"load benchmark · {result['machine']}")
     print(f"{'row':<6} {'docs':>4} {'calls':>5} {'requests':>8} {'in flight':>9} {'plan s':>6} {'wall s (runs)'}")
@@ -185,10 +239,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--docs", type=int, default=200, help="documents in the generated evening")
     parser.add_argument("--latency-ms", type=float, default=500.0)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each row (their median is reported)")
+    parser.add_argument("--topics", action="store_true", help="three topics, per-topic vs shared extraction")
     parser.add_argument("--row", help=argparse.SUPPRESS)  # internal: one live row, in a child process
     args = parser.parse_args(argv)
     if args.row:
-        print(json.dumps(run_row(json.loads(args.row))))
+        spec = json.loads(args.row)
+        print(json.dumps(topics_row(spec) if "extraction" in spec else run_row(spec)))
+        return
+    if args.topics:
+        topics = measure_topics(args.docs, latency_ms=args.latency_ms, repeat=args.repeat)
+        print(json.dumps(topics, indent=2, default=str) if args.json else "", end="")
+        if not args.json:
+            print_topics(topics)
         return
     result = measure(args.docs, latency_ms=args.latency_ms, repeat=args.repeat)
     if args.json:

@@ -39,6 +39,9 @@ _HEADING = re.compile(r"^#{2,3}\s+(.+?)\s*$", re.M)
 _SENTENCE = re.compile(r"[^。！？\n]{12,80}[。！？]")
 _NUMBERING = re.compile(r"^(?:条目\s*\d+\s*[：:]\s*|\d+\s*[.、]\s*)")
 _ARXIV = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(v\d+)?(?![\d])")
+_TOPICS = re.compile(r"^Evening: \S+ · topics: (.+)$", re.M)  # a shared request's system message names them
+# a provider's prompt cache as OpenAI's works: prefixes of at least 1024 tokens, in steps of 128
+CACHE_MIN_TOKENS, CACHE_STEP_TOKENS, CACHE_PROMPTS = 1024, 128, 256
 
 
 @dataclass
@@ -65,8 +68,9 @@ class SeenRequest:
 Responder = Callable[[Any], Reply]
 
 
-def completion(body: Any, extraction: Any, usage: tuple[int, int] = (120, 40)) -> dict[str, Any]:
-    """A chat completion answering `body` with `extraction`, shaped for the request's mode."""
+def completion(body: Any, extraction: Any, usage: tuple[int, int] = (120, 40), cached: int = 0) -> dict[str, Any]:
+    """A chat completion answering `body` with `extraction`, shaped for the request's mode;
+    `cached` prompt tokens are reported as served from a prompt cache when not 0."""
     arguments = json.dumps(extraction, ensure_ascii=False)
     message, finish = answer_message(body, arguments, "call_0")
     return {
@@ -75,7 +79,12 @@ def completion(body: Any, extraction: Any, usage: tuple[int, int] = (120, 40)) -
         "created": 1790000000,
         "model": body.get("model", "fake-model"),
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)},
+        "usage": {
+            "prompt_tokens": usage[0],
+            "completion_tokens": usage[1],
+            "total_tokens": sum(usage),
+            **({"prompt_tokens_details": {"cached_tokens": cached}} if cached else {}),
+        },
     }
 
 
@@ -139,6 +148,33 @@ def extraction_for(document: str, max_claims: int = 3) -> dict[str, Any]:
     }
 
 
+def shared_extraction_for(body: Any, document: str) -> dict[str, Any] | None:
+    """A `SharedExtraction` for a shared request (one part per topic its prompt names, each the
+    document's extraction), or None for a request for one topic."""
+    system = next((m.get("content") for m in body.get("messages") or [] if isinstance(m, dict)), "")
+    topics = _TOPICS.search(system) if isinstance(system, str) else None
+    if topics is None:
+        return None
+    return {"topics": [{"topic": t, "reading": extraction_for(document)} for t in topics.group(1).split(", ")]}
+
+
+class PrefixCache:
+    """What a provider with prefix caching serves from cache: the longest prefix a prompt shares
+    with one seen before, in whole steps of `CACHE_STEP_TOKENS` from `CACHE_MIN_TOKENS` on (the
+    last `CACHE_PROMPTS` prompts are kept, as a cache evicts)."""
+
+    def __init__(self) -> None:
+        self._seen: deque[str] = deque(maxlen=CACHE_PROMPTS)
+        self._lock = threading.Lock()
+
+    def cached_tokens(self, text: str) -> int:
+        with self._lock:
+            longest = max((len(os.path.commonprefix([text, s])) for s in self._seen), default=0)  # noqa: RUF071
+            self._seen.append(text)
+        tokens = estimate_tokens(text[:longest])
+        return 0 if tokens < CACHE_MIN_TOKENS else tokens - tokens % CACHE_STEP_TOKENS
+
+
 def prompt_text(body: Any) -> str:
     """What a provider tokenises for a request, in its order: the tools / schema, then the messages."""
     schema = body.get("tools") or body.get("response_format") or ""
@@ -150,9 +186,12 @@ def prompt_text(body: Any) -> str:
 def simulated(latency_s: float = 0.0, jitter_s: float = 0.0, error_rate: float = 0.0, seed: int = 0) -> Responder:
     """Answers like a provider under load: after `latency_s` ± `jitter_s`, either an error (a 500 or
     a 429 with Retry-After, with probability `error_rate`) or the document's extraction with
-    usage estimated the way `agent.extract.chunking.estimate_tokens` counts (CJK character = 1 token)."""
+    usage estimated the way `agent.extract.chunking.estimate_tokens` counts (CJK character = 1 token),
+    the prefix it shares with an earlier prompt reported as cached (`PrefixCache`). A shared
+    request gets a part per topic it names."""
     rng = random.Random(seed)
     lock = threading.Lock()
+    cache = PrefixCache()
 
     def respond(body: Any) -> Reply:
         with lock:
@@ -164,9 +203,10 @@ def simulated(latency_s: float = 0.0, jitter_s: float = 0.0, error_rate: float =
             error = {"error": {"message": "simulated failure"}}
             return Reply(status=status, body=error, headers=headers, delay_s=delay)
         _, document = request_document(body)
-        extraction = extraction_for(document)
-        usage = (estimate_tokens(prompt_text(body)), estimate_tokens(json.dumps(extraction, ensure_ascii=False)))
-        return Reply(body=completion(body, extraction, usage), delay_s=delay)
+        extraction = shared_extraction_for(body, document) or extraction_for(document)
+        text = prompt_text(body)
+        usage = (estimate_tokens(text), estimate_tokens(json.dumps(extraction, ensure_ascii=False)))
+        return Reply(body=completion(body, extraction, usage, cache.cached_tokens(text)), delay_s=delay)
 
     return respond
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 from schemas.briefing import KeyPoint
 
@@ -101,3 +101,42 @@ class FileExtraction(_Model):
         default_factory=list,
         description="Open to-verify items from earlier briefings that this document settles (confirms or refutes). Only with a verbatim quote.",
     )
+
+
+class TopicReading(_Model):
+    """One topic's part of a shared answer: the document read for that topic alone."""
+
+    topic: str = Field(description="The topic this part is for, exactly as its name is written in the prompt.")
+    reading: FileExtraction = Field(
+        description="The document read for this topic only: its relevance to this topic, the claims that are "
+        "increments for this topic's living document (anchors and sections of this topic), what was seen and "
+        "left for this topic, and this topic's open items it settles."
+    )
+
+
+class SharedExtraction(_Model):
+    """The whole answer for one document (or one chunk) read for every topic of the evening at once."""
+
+    topics: list[TopicReading] = Field(
+        description="One part per topic listed in the prompt, in the prompt's order, each topic exactly once "
+        "— also a topic the document says nothing about (relevance 参考, no claims). A claim goes under the "
+        "one topic it is an increment for; a subject that matters to two topics is claimed under each, "
+        "judged against that topic's anchors."
+    )
+
+    @model_validator(mode="after")
+    def _known_topics(self, info: ValidationInfo) -> SharedExtraction:
+        """A part for a topic the prompt did not list, or a topic twice, is an invalid answer (and re-asked):
+        the rule layer would have no topic to give it to, or two answers for one. The topics asked
+        come as the validation context `{"topics": [...]}`; without it any name is accepted."""
+        asked = (info.context or {}).get("topics") if isinstance(info.context, dict) else None
+        names = [part.topic for part in self.topics]
+        if asked is not None and (unknown := [n for n in names if n not in asked]):
+            raise ValueError(f"topics {unknown} are not among the topics asked {list(asked)}; use those names only")
+        if len(set(names)) < len(names):
+            raise ValueError(f"a topic has several parts ({names}); give each topic asked exactly one part")
+        return self
+
+    def for_topic(self, topic: str) -> FileExtraction | None:
+        """This topic's reading, or None when the answer left it out."""
+        return next((part.reading for part in self.topics if part.topic == topic), None)

@@ -37,9 +37,11 @@ class CallEntry(_Model):
     attempts: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = Field(default=0, description="Of input_tokens, those the provider's prompt cache served.")
     latency_s: float = 0.0
     cost_usd: float = 0.0
     cassette: str = ""
+    topics: str = Field(default="", description="A shared request's topics: its answer was split among them.")
     stale: str = Field(default="", description="Prompt stamp of an answer replayed under another prompt.")
     error: str = ""
     answer: FileExtraction | None = Field(default=None, description="The validated answer; None when it failed.")

@@ -25,8 +25,10 @@ __all__ = [
     "completion",
     "make_config",
     "make_request",
+    "shared_responder",
     "world_answers",
     "world_responder",
+    "world_topic_answers",
 ]
 
 FAKE_KEY = "sk-test-FAKEKEY0123456789abcdef"
@@ -106,12 +108,13 @@ def make_config(tmp_path: Path, base_url: str, **overrides: Any) -> LLMConfig:
     return LLMConfig(**settings)
 
 
-def world_answers() -> dict[str, Any]:
-    """Document path → its reference extraction for the demo evening, read from the committed cassettes."""
+def world_answers(folder: str = "world") -> dict[str, Any]:
+    """Document path → its reference extraction for the demo evening, read from the committed
+    cassettes (`folder`: one topic's set, cassettes/world is inference's)."""
     from agent.extract.llm.cassettes import read_cassette
 
     out = {}
-    for f in (Path(__file__).resolve().parent.parent / "cassettes" / "world").glob("*.json"):
+    for f in (Path(__file__).resolve().parent.parent / "cassettes" / folder).glob("*.json"):
         c = read_cassette(f)
         msg = c.exchange.response_body["choices"][0]["message"]
         args = msg["tool_calls"][0]["function"]["arguments"] if msg.get("tool_calls") else msg["content"]
@@ -131,3 +134,51 @@ def world_responder(answers: dict[str, Any]) -> Responder:
         return Reply(body=completion(body, answers[doc.group(1)], usage=(2000, 300)))
 
     return answer
+
+
+# which committed cassette set answers which topic of the demo evening (eval/cases/2026-09-22-*/case.toml)
+WORLD_SETS = {"inference": "world", "llm-infra": "world-llm-infra", "risk": "world-risk"}
+_TOPICS_LINE = re.compile(r"^Evening: \S+ · topics: (.+)$", re.M)
+
+
+def world_topic_answers() -> dict[str, dict[str, Any]]:
+    """Topic → document path → that topic's reference extraction for the demo evening."""
+    return {topic: world_answers(folder) for topic, folder in WORLD_SETS.items()}
+
+
+def shared_responder(
+    by_topic: dict[str, dict[str, Any]],
+    *,
+    left_out: tuple[str, str] = ("", ""),
+    misnamed: tuple[str, str] = ("", ""),
+    cached: int = 0,
+) -> Responder:
+    """Answers a shared request with each topic's own reference answer for the document, in the
+    prompt's order of topics (a topic without one reads it as background). `left_out` (document,
+    topic) leaves that topic's part out; `misnamed` (document, name) puts the first part under a
+    topic never asked, the first time only (a re-ask carries the validation error after the
+    prompt). `cached` is the prompt tokens the usage reports as served from a prompt cache."""
+
+    def answer(body: Any) -> Reply:
+        system, user = body["messages"][0]["content"], body["messages"][1]["content"]
+        doc, topics = re.search(r'<document path="([^"]+)">', user), _TOPICS_LINE.search(system)
+        if doc is None or topics is None:
+            return Reply(status=400, body={"error": {"message": "not a shared extraction request"}})
+        path = doc.group(1)
+        parts = [
+            {"topic": t, "reading": by_topic.get(t, {}).get(path, _background(t))}
+            for t in topics.group(1).split(", ")
+            if (path, t) != left_out
+        ]
+        if path == misnamed[0] and len(body["messages"]) == 2:
+            parts[0] = {**parts[0], "topic": misnamed[1]}
+        reply = completion(body, {"topics": parts}, usage=(6000, 900))
+        if cached:
+            reply["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
+        return Reply(body=reply)
+
+    return answer
+
+
+def _background(topic: str) -> dict[str, Any]:
+    return {"relevance": "参考", "relevance_reason": f"nothing in it for {topic}", "held": "", "claims": []}

@@ -21,6 +21,7 @@ from agent.core.errors import PredigestError
 Mode = Literal["tools", "json_schema"]
 Backend = Literal["auto", "live", "record", "replay", "offline"]  # offline: agent.extract.offline.extractor, no model
 EffectiveBackend = Literal["live", "record", "replay", "offline"]
+Extraction = Literal["per-topic", "shared"]  # several topics: a request per document and topic, or one per document
 
 
 def default_cache_dir() -> Path:
@@ -89,8 +90,15 @@ class LLMSettings(_Frozen):
     max_cost_usd: float | None = Field(default=None, ge=0, description="Stop after this much spend in USD (0: none).")
     chunk_tokens: int = Field(default=6000, ge=500, description="Estimated tokens per call before a document is split.")
     max_parts: int = Field(default=12, ge=1, description="Calls one document may take; the rest is reported unread.")
-    prices: dict[str, tuple[float, float]] = Field(
-        default_factory=dict, description="model -> (USD per 1M input tokens, USD per 1M output tokens)."
+    prices: dict[str, tuple[float, float] | tuple[float, float, float]] = Field(
+        default_factory=dict,
+        description="model -> (USD per 1M input tokens, USD per 1M output tokens[, USD per 1M cached input tokens]); "
+        "without the third, a cached input token costs what any input token costs.",
+    )
+    extraction: Extraction = Field(
+        default="per-topic",
+        description="With several topics: per-topic (one request per document and topic) or shared "
+        "(one request per document carrying every topic).",
     )
     temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
     replace_reference: bool = Field(default=False, description="Let `record` write over reference cassettes.")
@@ -103,16 +111,19 @@ class LLMSettings(_Frozen):
     def with_(self, **changes: Any) -> LLMSettings:
         return updated(self, changes, origin="setting")
 
-    def price(self, model: str = "") -> tuple[float, float] | None:
-        """USD per 1M (input, output) tokens for `model` (default: the configured model)."""
+    def price(self, model: str = "") -> tuple[float, float] | tuple[float, float, float] | None:
+        """USD per 1M (input, output[, cached input]) tokens for `model` (default: the configured model)."""
         return self.prices.get(model or self.model)
 
-    def cost_usd(self, input_tokens: int, output_tokens: int, model: str = "") -> float:
-        """What the tokens cost at the configured price; 0.0 when the model has no price."""
+    def cost_usd(self, input_tokens: int, output_tokens: int, model: str = "", cached_tokens: int = 0) -> float:
+        """What the tokens cost at the configured price; 0.0 when the model has no price.
+        `cached_tokens` are the part of `input_tokens` the provider served from its prompt cache."""
         price = self.price(model)
         if price is None:
             return 0.0
-        return (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
+        cached = min(max(cached_tokens, 0), input_tokens)
+        cached_price = price[2] if len(price) == 3 else price[0]
+        return ((input_tokens - cached) * price[0] + cached * cached_price + output_tokens * price[1]) / 1_000_000
 
     @property
     def effective_backend(self) -> EffectiveBackend:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from schemas.extraction import FileExtraction
+from schemas.extraction import FileExtraction, SharedExtraction
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,9 @@ class ExtractionRequest:
     prompt: PromptStamp
     chunk: int = 0  # 0-based index when a long document is split
     chunks: int = 1
+    # the topics a shared request reads the document for (its answer is a `SharedExtraction`);
+    # empty for a request for one topic (its answer is a `FileExtraction`)
+    topics: tuple[str, ...] = ()
 
 
 CallSource = Literal["live", "cache", "cassette", "skipped", "offline"]
@@ -52,6 +55,7 @@ class CallRecord:
     attempts: int = 1  # HTTP attempts including transport retries and validation re-asks
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0  # of input_tokens, those the provider's prompt cache served (when it says)
     cost_usd: float = 0.0
     latency_s: float = 0.0
     prompt: str = ""  # str(PromptStamp)
@@ -62,6 +66,7 @@ class CallRecord:
     # who wrote the answer a cassette gave: its provenance kind (recorded / relayed / reference) and model
     provenance: str = ""
     provenance_model: str = ""
+    topics: str = ""  # a shared request's topics, ", "-joined: the call is every one of those topics'
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,7 @@ class ExtractionResult:
     request: ExtractionRequest
     extraction: FileExtraction | None  # None when the call failed; `record.error` says why
     record: CallRecord
+    shared: SharedExtraction | None = None  # a shared request's whole answer (`extraction` is then None)
 
 
 class Extractor(Protocol):

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from agent.core.errors import PromptError
 from agent.core.settings import LLMSettings
 from agent.extract import ExtractionRequest, PromptStamp
@@ -22,7 +24,7 @@ from agent.extract.chunking import split_sections
 from agent.plan.anchors import Anchor, AnchorRegistry
 from agent.plan.workspace import Workspace
 from schemas.documents import SourceDoc
-from schemas.extraction import FileExtraction
+from schemas.extraction import FileExtraction, SharedExtraction
 
 # The templates ship with the package (`prompts` is package data), so a wheel or pipx install finds them.
 PROMPTS_DIR = Path(str(resources.files("prompts")))
@@ -56,9 +58,17 @@ class Template:
         return {"role": "system", "content": fill(self.system)}, {"role": "user", "content": fill(self.user)}
 
 
-def schema_hash() -> str:
+SHARED = "extract-shared"  # the template of one request per document for every topic of the evening
+
+
+def response_schema(name: str) -> type[BaseModel]:
+    """The answer a template asks for: the shared template's carries a part per topic."""
+    return SharedExtraction if name == SHARED else FileExtraction
+
+
+def schema_hash(schema: type[BaseModel] = FileExtraction) -> str:
     """Content hash of the extraction schema, so records can tell a schema change from a prompt change."""
-    text = json.dumps(FileExtraction.model_json_schema(), sort_keys=True, ensure_ascii=False)
+    text = json.dumps(schema.model_json_schema(), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
@@ -86,7 +96,9 @@ def load_template_file(path: Path, name: str = "") -> Template:
         )
     digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
     return Template(
-        PromptStamp(meta.get("name", name), meta["version"], digest, schema_hash()),
+        PromptStamp(
+            meta.get("name", name), meta["version"], digest, schema_hash(response_schema(meta.get("name", name)))
+        ),
         sections["system"],
         sections["user"],
         path,
@@ -127,30 +139,78 @@ def build_requests(
 ) -> list[ExtractionRequest]:
     """One request per document, or per part of a long one, at most `max_parts` per document: a
     request's `chunks` keeps the true number of parts, so the parts not sent can be reported."""
-    t = ws.topic(topic)
     llm = llm or ws.config.llm
     budget = llm.chunk_tokens
-    base = {
-        "topic": topic,
-        "profile": t.profile.strip() or f"Everything about {topic}.",
-        "adjacent": t.adjacent.strip() or "(not configured)",
-        "living": t.living,
-        "sections": "\n".join(f"- {s}" for s in registry.sections) or "(the living document has no § sections yet)",
-        "date": registry.date.isoformat(),
-        "open_items": "\n".join(f"- {o.item.title}（since {o.origin}）" for o in registry.open_items) or "(none)",
-    }
+    base = {**_topic_values(ws, topic, registry), "date": registry.date.isoformat()}
     requests = []
     for doc in docs:
         chunks = split_sections(doc.text, budget)
         for i, chunk in enumerate(chunks[: llm.max_parts]):
             values = {
                 **base,
-                "doc_path": html.escape(doc.path).replace("\n", "&#10;").replace("\r", "&#13;"),  # a name is data
-                "doc_kind": doc.kind,
-                "chunk_note": f", part {i + 1} of {len(chunks)}" if len(chunks) > 1 else "",
+                **_doc_values(doc, i, len(chunks), chunk),
                 "anchors": format_anchors(registry.relevant_to(chunk)),
-                "document": contain(chunk.strip()),
             }
             system, user = template.render(values)
             requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks)))
+    return requests
+
+
+def _topic_values(ws: Workspace, topic: str, registry: AnchorRegistry) -> dict[str, str]:
+    t = ws.topic(topic)
+    return {
+        "topic": topic,
+        "profile": t.profile.strip() or f"Everything about {topic}.",
+        "adjacent": t.adjacent.strip() or "(not configured)",
+        "living": t.living,
+        "sections": "\n".join(f"- {s}" for s in registry.sections) or "(the living document has no § sections yet)",
+        "open_items": "\n".join(f"- {o.item.title}（since {o.origin}）" for o in registry.open_items) or "(none)",
+    }
+
+
+def _doc_values(doc: SourceDoc, part: int, parts: int, chunk: str) -> dict[str, str]:
+    return {
+        "doc_path": html.escape(doc.path).replace("\n", "&#10;").replace("\r", "&#13;"),  # a name is data
+        "doc_kind": doc.kind,
+        "chunk_note": f", part {part + 1} of {parts}" if parts > 1 else "",
+        "document": contain(chunk.strip()),
+    }
+
+
+def _topic_block(values: dict[str, str]) -> str:
+    """One topic's texts in the shared system prompt: the same for every document of the evening."""
+    return (
+        f'### Topic "{values["topic"]}"\n'
+        f"Profile — what counts as on-topic:\n{values['profile']}\n\n"
+        f"Adjacent topics — mention, but do not claim:\n{values['adjacent']}\n\n"
+        f"Sections of its living document ({values['living']}); suggest one of these, or propose a new"
+        f' block ("§1.4 …") when nothing fits:\n{values["sections"]}\n\n'
+        "Open to-verify items from its earlier briefings (put one in this topic's `resolved` only if the"
+        f" document settles it, quoting the sentence that does):\n{values['open_items']}"
+    )
+
+
+def build_shared_requests(
+    docs: list[SourceDoc],
+    registries: dict[str, AnchorRegistry],
+    ws: Workspace,
+    template: Template,
+    llm: LLMSettings,
+) -> list[ExtractionRequest]:
+    """One request per document (or part) for every topic of `registries` at once. What every
+    request of the evening shares — the system prompt with each topic's profile, adjacent text,
+    sections and open items — is the system message, byte-identical across the evening's
+    requests, so a provider's prefix cache serves it; what is the document's own (its anchors per
+    topic, its text) is the user message, after it."""
+    topics = tuple(registries)
+    blocks = "\n\n".join(_topic_block(_topic_values(ws, t, registries[t])) for t in topics)
+    date = next(iter(registries.values())).date.isoformat()
+    shared = {"topics": blocks, "topic_names": ", ".join(topics), "date": date}
+    requests = []
+    for doc in docs:
+        chunks = split_sections(doc.text, llm.chunk_tokens)
+        for i, chunk in enumerate(chunks[: llm.max_parts]):
+            anchors = "\n".join(f"#### {t}\n{format_anchors(registries[t].relevant_to(chunk))}" for t in topics)
+            system, user = template.render({**shared, **_doc_values(doc, i, len(chunks), chunk), "anchors": anchors})
+            requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks), topics))
     return requests

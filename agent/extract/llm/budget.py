@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 from agent.core.errors import BudgetExceeded, Interrupted, PredigestError
-from agent.extract.llm.cassettes import token_counts
+from agent.extract.llm.cassettes import cached_tokens, token_counts
 from agent.extract.llm.config import LLMConfig
 
 # The request carries no `max_tokens` (it is part of every cassette's key), so a call's answer
@@ -53,12 +53,14 @@ class Budget:
         if self._stopped.wait(seconds):
             raise Interrupted("interrupted while waiting to retry", hint=self._resume)
 
-    def reserve(self, prompt_tokens: int) -> float:
+    def reserve(self, prompt_tokens: int, answers: int = 1) -> float:
         """Reserve one HTTP call and its worst-case cost (returned, to `settle` later), or raise
         `BudgetExceeded` when the call limit is reached or that worst case would pass the cost
         limit. A call that fits what is spent but not what is in flight waits for those calls
-        to settle, rather than being skipped for a reservation that may never be spent."""
-        worst = self._config.cost_usd(prompt_tokens, WORST_ANSWER_TOKENS)
+        to settle, rather than being skipped for a reservation that may never be spent. An answer
+        that holds `answers` readings (a shared request's, one per topic) is planned that many
+        times the size."""
+        worst = self._config.cost_usd(prompt_tokens, WORST_ANSWER_TOKENS * max(1, answers))
         with self._settled:
             while not self._fits(worst):
                 self._settled.wait(0.5)  # with a timeout: a stop is seen even if no call settles
@@ -90,7 +92,7 @@ class Budget:
 
     def settle(self, reserved: float, usage: dict[str, Any]) -> None:
         """Replace a call's reservation by what it cost (nothing for a call that got no answer)."""
-        cost = self._config.cost_usd(*token_counts(usage))
+        cost = self._config.cost_usd(*token_counts(usage), cached_tokens=cached_tokens(usage))
         with self._settled:
             self.reserved_usd = max(0.0, self.reserved_usd - reserved)
             self.cost_usd += cost

@@ -24,6 +24,7 @@ class CallLog:
     doc_path: str = ""
     prompt: str = ""
     part: int = 0  # 0-based part of a split document: a stale replay matches on document and part
+    answers: int = 1  # the readings one answer holds: a shared request's answer has one per topic
     attempts: int = 0  # HTTP attempts sent, plus exchanges answered by the cache or a cassette
     usages: list[dict[str, Any]] = field(default_factory=list)  # every answer's usage, once
     paid_usages: list[dict[str, Any]] = field(default_factory=list)  # those the network answered
@@ -72,9 +73,9 @@ def current_call() -> CallLog:
 
 
 @contextmanager
-def call_scope(doc_path: str, prompt: str, part: int = 0) -> Iterator[CallLog]:
+def call_scope(doc_path: str, prompt: str, part: int = 0, answers: int = 1) -> Iterator[CallLog]:
     """Open the log for one request; always reset, because pool threads are reused."""
-    log = CallLog(doc_path=doc_path, prompt=prompt, part=part)
+    log = CallLog(doc_path=doc_path, prompt=prompt, part=part, answers=answers)
     token = _current.set(log)
     try:
         yield log

@@ -114,6 +114,14 @@ def token_counts(usage: dict[str, Any]) -> tuple[int, int]:
     return _count(usage.get("prompt_tokens")) or 0, _count(usage.get("completion_tokens")) or 0
 
 
+def cached_tokens(usage: dict[str, Any]) -> int:
+    """The prompt tokens the provider served from its prompt cache
+    (`prompt_tokens_details.cached_tokens`); 0 when it does not say, and never more than the prompt."""
+    details = usage.get("prompt_tokens_details")
+    cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    return min(cached or 0, token_counts(usage)[0])
+
+
 @dataclass(frozen=True)
 class Provenance:
     """Where a cassette's answer came from, said honestly: a model's or a person's."""

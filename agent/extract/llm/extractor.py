@@ -23,10 +23,10 @@ from agent.core.errors import BudgetExceeded, CassetteMiss, LLMError, PredigestE
 from agent.extract import CallRecord, CallSource, ExtractionRequest, ExtractionResult
 from agent.extract.llm.budget import Budget
 from agent.extract.llm.calllog import CallLog, call_scope
-from agent.extract.llm.cassettes import CassetteIndex, token_counts
+from agent.extract.llm.cassettes import CassetteIndex, cached_tokens, token_counts
 from agent.extract.llm.config import LLMConfig, require_key
 from agent.extract.llm.store import open_cache
-from schemas.extraction import FileExtraction
+from schemas.extraction import FileExtraction, SharedExtraction
 
 if TYPE_CHECKING:
     import httpx2
@@ -121,13 +121,17 @@ class LLMExtractor:
 
         started = time.monotonic()
         extraction: FileExtraction | None = None
+        shared: SharedExtraction | None = None
         error = ""
         budget_hit = False
-        with call_scope(request.doc_path, str(request.prompt), request.chunk) as log:
+        with call_scope(request.doc_path, str(request.prompt), request.chunk, max(1, len(request.topics))) as log:
             try:
                 answer = create_extraction(self.client(), request, self.config)
                 # a fresh model: instructor hangs the raw completion on the one it returns
-                extraction = FileExtraction.model_validate(answer.model_dump())
+                if request.topics:
+                    shared = SharedExtraction.model_validate(answer.model_dump(), context={"topics": request.topics})
+                else:
+                    extraction = FileExtraction.model_validate(answer.model_dump())
                 for write in log.deferred:  # only a validated answer is worth keeping
                     write()
             except Exception as exc:  # one document's failure must not stop the run
@@ -138,6 +142,7 @@ class LLMExtractor:
             request=request,
             extraction=extraction,
             record=self._record(request, log, elapsed, error, budget_hit),
+            shared=shared,
         )
 
     def client(self) -> instructor.Instructor:
@@ -166,6 +171,7 @@ class LLMExtractor:
         output_tokens = sum(token_counts(u)[1] for u in log.usages)
         paid_in = sum(token_counts(u)[0] for u in log.paid_usages)
         paid_out = sum(token_counts(u)[1] for u in log.paid_usages)
+        paid_cached = sum(cached_tokens(u) for u in log.paid_usages)
         replayed = bool(log.sources) and all(s == "cassette" for s in log.sources)
         return CallRecord(
             doc_path=request.doc_path,
@@ -175,8 +181,9 @@ class LLMExtractor:
             attempts=log.attempts,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
+            cached_tokens=sum(cached_tokens(u) for u in log.usages),
             # what this run paid: answers from the cache or a cassette cost nothing tonight
-            cost_usd=round(self.config.cost_usd(paid_in, paid_out), 6),
+            cost_usd=round(self.config.cost_usd(paid_in, paid_out, cached_tokens=paid_cached), 6),
             latency_s=round(log.recorded_latency_s if replayed else elapsed, 3),
             prompt=str(request.prompt),
             cassette=", ".join(dict.fromkeys(log.cassettes)),
@@ -185,6 +192,7 @@ class LLMExtractor:
             stale=", ".join(dict.fromkeys(log.stale)),
             provenance=log.provenance[0] if replayed else "",
             provenance_model=log.provenance[1] if replayed else "",
+            topics=", ".join(request.topics),
         )
 
     def _source(self, log: CallLog, budget_hit: bool) -> CallSource:

@@ -159,7 +159,7 @@ class RetryTransport(httpx2.BaseTransport):
     def _attempt(self, request: httpx2.Request, raw: bytes, prompt: int, started: float) -> httpx2.Response:
         log = current_call()
         self._check_reachable()
-        reserved = self._budget.reserve(prompt)
+        reserved = self._budget.reserve(prompt, log.answers)
         sent = time.monotonic()
         try:
             with deadline(min(self._policy.timeout_s, self._policy.max_total_s - (sent - started))):
