@@ -20,12 +20,13 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
 from agent.core.arxiv import find_ids, key_of
 from agent.core.labels import CIRCLED, ZH, ZH_LIVING
-from agent.core.text import facts, similarity
+from agent.core.text import bigram_counts, facts, similarity
 from agent.rules.merge import subject_head
 from agent.write.living import (
     BULLET,
@@ -147,6 +148,12 @@ def key_facts(points: list[KeyPoint], wanted: set[str] | None = None) -> str:
     return "；".join(_point_text(p) for p in keep or points)
 
 
+def _dice(a: tuple[Counter[str], int], b: tuple[Counter[str], int]) -> float:
+    """`agent.core.text.similarity` of two texts' bigram counts."""
+    (ga, na), (gb, nb) = a, b
+    return 1.0 if not na + nb else 2 * sum((ga & gb).values()) / (na + nb)
+
+
 def subject_of(inc: Increment) -> str:
     """A paper is named by its title, as the living document names papers; anything else by the
     head of the increment's title."""
@@ -191,6 +198,7 @@ class _Editor:
 
     def __init__(self, text: str, record: RunRecord, path: str) -> None:
         self.lines = text.splitlines(keepends=True)
+        self._grams: dict[str, tuple[Counter[str], int, set[str]]] = {}
         self.record = record
         self.path = path
         b = record.briefing
@@ -224,13 +232,21 @@ class _Editor:
 
     def _same(self, subject: str, key: str | None) -> tuple[int, str] | None:
         """The top-level line already about this subject (by arXiv ID, else by its subject)."""
-        for i, ln in self._tops():
-            if key and key in {m.id.key for m in find_ids(ln)}:
+        tops = self._tops()
+        for i, ln in tops:
+            if key and key in self._line_grams(ln)[2]:
                 return i, ln
-        best = max(self._tops(), key=lambda p: similarity(line_subject(p[1]), subject), default=None)
-        if best and similarity(line_subject(best[1]), subject) >= _SAME_SUBJECT:
-            return best
-        return None
+        mine = bigram_counts(subject)
+        scored = [(_dice(mine, self._line_grams(ln)[:2]), i, ln) for i, ln in tops]
+        score, i, ln = max(scored, key=lambda s: s[0], default=(0.0, -1, ""))
+        return (i, ln) if scored and score >= _SAME_SUBJECT else None
+
+    def _line_grams(self, line: str) -> tuple[Counter[str], int, set[str]]:
+        """A line's subject as `similarity` reads it, and the arXiv keys it names: read once per
+        line of this proposal, which asks them of every line for every subject it places."""
+        if line not in self._grams:
+            self._grams[line] = (*bigram_counts(line_subject(line)), {m.id.key for m in find_ids(line)})
+        return self._grams[line]
 
     # -- increments ---------------------------------------------------------------------------
 
