@@ -113,6 +113,11 @@ class Group:
         return self.members[0]
 
     @property
+    def headline(self) -> str:
+        """The increment's title: the edited one, or (before the editor's pass) the lead's."""
+        return self.title or self.lead.claim.title
+
+    @property
     def stars(self) -> int:
         return max(c.claim.stars for c in self.members)
 

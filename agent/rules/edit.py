@@ -197,7 +197,7 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
     """Drop each point the others already state, weighing the poorest first."""
     facts = [point_facts(u.point) for u in units]
     grams = [_grams(u.point) for u in units]
-    named = _names(g.title or g.lead.claim.title)  # the title names the subject; it states no figure
+    named = _names(g.headline)  # the title names the subject; it states no figure
     alive = list(range(len(units)))
     holds: set[int] = set()  # points something was folded into: what they absorbed must stay stated
 
@@ -236,7 +236,7 @@ def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[
     first of a sentence ('…71.4%，记忆库缩小 58%'), whose every fact another statement of the
     increment also states, in much the same words ('记忆库体积缩小 58%' / '记忆库缩小 58%'; not '新增
     B300 支持' beside '+35% on B300'). The first clause of a point carries its subject and stays."""
-    told = Counter[str](_names(g.title or g.lead.claim.title))  # the title names; it states no figure
+    told = Counter[str](_names(g.headline))  # the title names; it states no figure
     for text in [n.text for p in points for n in p.point.walk()]:
         told.update(_statements(text))
     out: list[Point] = []

@@ -109,7 +109,7 @@ def _increment(number: int, g: Group, topic: str, labels: Labels, item_of: dict[
         relation += labels.supplement_note.format(when=anchor.when, topic=topic, anchor=anchor.label[:30])
     return Increment(
         number=number,
-        title=g.title or lead.title,
+        title=g.headline,
         stars=g.stars,
         sources=_unique_refs(sources),
         arxiv_line=f"arXiv:{arx[0].arxiv_id} {arx[0].title}" if arx else "",
@@ -462,7 +462,7 @@ def _priorities(sel: Selection, labels: Labels) -> list[PriorityRow]:
     for i, g in enumerate(sel.increments):
         level = labels.level_high if i < top else labels.level_mid
         action = labels.write_into.format(section=g.lead.claim.suggested_section)
-        rows.append(PriorityRow(level=level, content=g.title or g.lead.claim.title, action=action))
+        rows.append(PriorityRow(level=level, content=g.headline, action=action))
     for g in sel.secondary:
         ids = " / ".join(f"arXiv {a.arxiv_id}" for a in g.arxiv)
         action = labels.write_into.format(section=g.lead.claim.suggested_section)

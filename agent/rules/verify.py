@@ -159,7 +159,7 @@ def _doubts(sel: Selection, open_titles: list[str]) -> tuple[list[Doubt], list[N
     conflicts: list[NumberConflict] = []
     findings: list[Finding] = []
     for pos, g in enumerate([*sel.increments, *sel.secondary]):
-        subject, doc = short_subject(g.title or g.lead.claim.title), g.lead.doc.path
+        subject, doc = short_subject(g.headline), g.lead.doc.path
         mine: list[Doubt] = []
         for conflict in g.disputes:
             findings.append(Finding("contradiction", conflict.subject, doc, "to verify", _conflict_detail(conflict)))

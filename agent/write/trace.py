@@ -185,7 +185,7 @@ def _increment(inc: Increment, g: Group, spans: _Spans) -> IncrementTrace:
     points: list[PointTrace] = []
     for i, top in enumerate(inc.key_points):
         owner = ctraces.get(g.points[i].ref) if i < len(g.points) else None  # past them: the disputed-figure notes
-        for path, point in _walk([top], f"{i}", top_level=True):
+        for path, point in [(f"{i}", top), *_walk(top.children, f"{i}.")]:
             points.append(_point(path, point, owner, spans))
     return IncrementTrace(
         number=inc.number,
@@ -340,12 +340,8 @@ def _removed_spans(claims: dict[str, DocResult], ref: ClaimRef | None, spans: _S
 # --- trees ------------------------------------------------------------------------------------------
 
 
-def _walk(points: list[KeyPoint], prefix: str = "", *, top_level: bool = False) -> list[tuple[str, KeyPoint]]:
-    """Every point with its position ('0', '0.1', …), depth first, as the page numbers them.
-    `top_level`: `points` is one point whose position is `prefix` itself."""
-    if top_level:
-        (p,) = points
-        return [(prefix, p), *_walk(p.children, f"{prefix}.")]
+def _walk(points: list[KeyPoint], prefix: str = "") -> list[tuple[str, KeyPoint]]:
+    """Every point with its position ('0', '0.1', …), depth first, as the page numbers them."""
     out = []
     for i, p in enumerate(points):
         path = f"{prefix}{i}"
