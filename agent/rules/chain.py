@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.plan.anchors import AnchorRegistry
-from agent.rules.claims import Candidate, DocResult, Finding, Selection
+from agent.rules.claims import Candidate, DocResult, Finding, Group, Selection
 from agent.rules.dedupe import Resolved, dedupe, resolve
 from agent.rules.edit import NumberConflict, edit
 from agent.rules.grounding import check_arxiv, ground
@@ -67,6 +67,11 @@ class RuleOutcome:
     conflicts: list[NumberConflict]  # figures two documents state differently (in 三 or dropped)
     relevance: dict[str, str]  # document path -> its 一 label
     findings: list[Finding]
+
+    @property
+    def supplements(self) -> list[Group]:
+        """Increments that add to an anchor rather than start a subject."""
+        return [g for g in self.selection.increments if g.lead.relation == "supplement"]
 
 
 def run_chain(scope: Scope) -> RuleOutcome:
