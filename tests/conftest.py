@@ -13,6 +13,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +33,34 @@ FOREIGN = (
 _SESSION_HOME: dict[str, str] = {}
 
 
+def _demo_outputs() -> list[str]:
+    """Files a demo run without `--out` left in the demo workspace's own inbox (as cron would):
+    files git does not know there. The tests read and copy that workspace, and with tonight's
+    briefing already in it, it is no longer the one they know. Without git, nothing is checked."""
+    import subprocess
+
+    from tests.paths import ROOT
+
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(ROOT), "ls-files", "--others", "--exclude-standard", "examples/world/inbox"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [] if done.returncode else sorted(Path(line).name for line in done.stdout.splitlines() if line)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    if left := _demo_outputs():
+        pytest.exit(
+            f"examples/world/inbox/tom holds a demo run's own outputs ({', '.join(left)}): delete them "
+            "(or `git clean -n examples/` to see them) and run the demo with --out, as the README does",
+            returncode=2,
+        )
     home = tempfile.mkdtemp(prefix="predigest-test-home-")
     _SESSION_HOME["root"] = home
     os.environ["HOME"] = home
