@@ -812,22 +812,32 @@ app.add_typer(cassettes_app, name="cassettes")
 @cassettes_app.command("add-reference")
 def cassettes_add_reference(
     workspace: WorkspaceArg,
-    topic: TopicOpt,
     date: DateOpt,
     doc: Annotated[str, typer.Option(help="Workspace-relative path of the document.")],
-    extraction: Annotated[Path, typer.Option(help="A FileExtraction JSON written by hand: the expected answer.")],
+    extraction: Annotated[
+        Path,
+        typer.Option(
+            help="The expected answer written by hand: a FileExtraction JSON, or with several topics the "
+            "SharedExtraction of the shared request."
+        ),
+    ],
+    topic: TopicsOpt = None,
+    all_topics: AllTopicsOpt = False,
     note: Annotated[str, typer.Option(help="Who wrote it and why, stamped on the cassette.")] = "",
     cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
 ) -> None:
-    """Store a hand-written expected extraction as a reference cassette for one document.
+    """Store a hand-written expected extraction as a reference cassette for one document (with
+    several topics: for the one shared request that carries them all).
 
     Example: predigest cassettes add-reference examples/world -t inference -d 2026-09-22 --doc D --extraction x.json
     """
-    from agent.pipeline import Settings, add_reference
+    from agent.pipeline import Settings
+    from agent.topics import add_reference
 
+    topics = _topics(workspace, topic, all_topics)
     folder = cassettes.absolute() if cassettes else None  # as `run` does: relative to here, not the workspace
-    s = Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=folder)
-    path = add_reference(s, doc, extraction, note)
+    s = Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=folder)
+    path = add_reference(s, topics, doc, extraction, note)
     out.print(f"wrote {path}", markup=False)
 
 

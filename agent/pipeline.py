@@ -17,8 +17,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from agent.core.errors import LLMError, PredigestError, WorkspaceError
 from agent.core.labels import ZH
 from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_llm
@@ -40,7 +38,7 @@ from agent.write.render import render
 from agent.write.trace import run_record
 from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
-from schemas.extraction import FileExtraction, SkippedItem
+from schemas.extraction import SkippedItem
 
 EXIT_PARTIAL = 3  # a briefing was made, but some of the evening's documents were not read
 EXIT_NO_MODEL = 4  # `auto` found no key and no cassette: the offline extractor answered instead of a model
@@ -448,25 +446,6 @@ def no_model_note(ev: Evening) -> str:
 # --- cassette maintenance -----------------------------------------------------------------------------
 
 
-def add_reference(s: Settings, doc: str, extraction: Path, note: str = "") -> Path:
-    """Store a hand-written expected answer for one document as a reference cassette."""
-    ev = plan(s, for_writing=False)
-    reqs = requests_for(ev, doc)
-    if len(reqs) != 1:
-        raise PredigestError(f"{doc} is split into {len(reqs)} parts", hint="reference cassettes take whole documents")
-    try:
-        answer = FileExtraction.model_validate_json(extraction.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValidationError) as e:
-        first = e.errors()[0] if isinstance(e, ValidationError) else None
-        what = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(e)
-        raise PredigestError(
-            f"{extraction} is not a FileExtraction ({what})", hint="see schemas/extraction.py for the fields"
-        ) from e
-    from agent.extract.llm import write_reference_cassette  # lazy: imports openai + instructor
-
-    return write_reference_cassette(reqs[0], answer, ev.llm, note=note)
-
-
 def rekey(s: Settings) -> list[Path]:
     """Re-key the reference cassettes of an evening after an intended prompt or schema change."""
     ev = plan(s, for_writing=False)
@@ -483,7 +462,6 @@ __all__ = [
     "RunReport",
     "Settings",
     "Written",
-    "add_reference",
     "answered_by",
     "brief",
     "extract",

@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from agent.core.errors import PredigestError, PromptError
 from agent.core.labels import ZH, Labels
 from agent.core.settings import LLMSettings, Settings, resolve_llm
@@ -31,6 +33,7 @@ from agent.pipeline import (
     no_model_note,
     plan_from,
     refuse_nothing_read,
+    requests_for,
     withheld,
     write,
 )
@@ -40,6 +43,7 @@ from agent.plan.workspace import load_workspace
 from agent.rules.merge import short_subject
 from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
+from schemas.extraction import FileExtraction, SharedExtraction
 
 
 def select_topics(workspace: Path, topics: Sequence[str], *, all_topics: bool) -> list[str]:
@@ -72,11 +76,13 @@ class EveningSet:
         return self.evenings[0].llm
 
 
-def plan_topics(s: Settings, topics: Sequence[str], *, for_writing: bool = True) -> EveningSet:
+def plan_topics(
+    s: Settings, topics: Sequence[str], *, for_writing: bool = True, own_tonight: bool = True
+) -> EveningSet:
     """`plan` for each topic over one load of the workspace; raises, before any call, on the first
     topic that is unknown, has no living document or no writable output. A briefing another topic
     of this run writes is not read by the others (it is about to be replaced): it is listed in
-    their 一 from this run's result instead."""
+    their 一 from this run's result instead. `own_tonight=False` is for the eval (see `scan`)."""
     ws = load_workspace(s.workspace)
     outs = {t: out_path_for(ws, s.out, s.date, t) for t in topics}
     _check_distinct(outs)
@@ -87,7 +93,8 @@ def plan_topics(s: Settings, topics: Sequence[str], *, for_writing: bool = True)
     evenings = []
     for topic in topics:
         others = {p.resolve() for t, p in outs.items() if t != topic}
-        docs = [_rewritten(d) if (ws.root / d.path).resolve() in others else d for d in scan(ws, topic, s.date)]
+        judged = scan(ws, topic, s.date, own_tonight=own_tonight)
+        docs = [_rewritten(d) if (ws.root / d.path).resolve() in others else d for d in judged]
         evenings.append(plan_from(ws, own.model_copy(update={"topic": topic}), docs, for_writing=for_writing))
     return shared_set(evenings, s) if shared else EveningSet(tuple(evenings))
 
@@ -288,9 +295,47 @@ def run_topics(
     return TopicsReport(tuple(reports), time.monotonic() - started)
 
 
+def add_reference(s: Settings, topics: Sequence[str], doc: str, extraction: Path, note: str = "") -> Path:
+    """Store a hand-written expected answer for one document as a reference cassette: for one topic
+    a FileExtraction, for several the SharedExtraction of the one request that carries them all (one
+    answer file is one request, whatever `[llm] extraction` says). Its usage is estimated, and says as
+    cached the prefix a provider would serve after the evening's first request."""
+    shared = len(topics) > 1
+    if shared:
+        s = s.model_copy(update={"llm": {**s.llm, "extraction": "shared"}})
+    es = plan_topics(s, topics, for_writing=False)
+    rel = next((r.doc_path for ev in es.evenings for r in _requests_of(ev, doc)), None)
+    if rel is None:
+        requests_for(es.evenings[0], doc)  # raises: names the evening's documents
+    reqs = [r for r in es.requests if r.doc_path == rel]
+    if len(reqs) != 1:
+        raise PredigestError(f"{doc} is split into {len(reqs)} parts", hint="reference cassettes take whole documents")
+    kind = SharedExtraction if shared else FileExtraction
+    try:
+        answer = kind.model_validate_json(extraction.read_text(encoding="utf-8"), context={"topics": list(topics)})
+    except (OSError, UnicodeDecodeError, ValidationError) as e:
+        first = e.errors()[0] if isinstance(e, ValidationError) else None
+        what = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(e)
+        raise PredigestError(
+            f"{extraction} is not a {kind.__name__} ({what})", hint="see schemas/extraction.py for the fields"
+        ) from e
+    from agent.extract.llm import write_reference_cassette  # lazy: imports openai + instructor
+
+    first = es.requests[0]  # a provider's prefix cache holds what the evening's first request began with
+    return write_reference_cassette(reqs[0], answer, es.llm, note=note, earlier=() if first is reqs[0] else (first,))
+
+
+def _requests_of(ev: Evening, doc: str) -> list[ExtractionRequest]:
+    try:
+        return requests_for(ev, doc)
+    except PredigestError:
+        return []
+
+
 __all__ = [
     "EveningSet",
     "TopicsReport",
+    "add_reference",
     "brief_topics",
     "extract_topics",
     "plan_topics",

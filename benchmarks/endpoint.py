@@ -32,7 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agent.extract.chunking import estimate_tokens
-from agent.extract.llm.cassettes import answer_message
+from agent.extract.llm.cassettes import answer_message, prefix_cached_tokens, prompt_text
 
 _DOCUMENT = re.compile(r'<document path="([^"]*)">\n(.*)\n</document>', re.S)
 _HEADING = re.compile(r"^#{2,3}\s+(.+?)\s*$", re.M)
@@ -40,8 +40,7 @@ _SENTENCE = re.compile(r"[^。！？\n]{12,80}[。！？]")
 _NUMBERING = re.compile(r"^(?:条目\s*\d+\s*[：:]\s*|\d+\s*[.、]\s*)")
 _ARXIV = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(v\d+)?(?![\d])")
 _TOPICS = re.compile(r"^Evening: \S+ · topics: (.+)$", re.M)  # a shared request's system message names them
-# a provider's prompt cache as OpenAI's works: prefixes of at least 1024 tokens, in steps of 128
-CACHE_MIN_TOKENS, CACHE_STEP_TOKENS, CACHE_PROMPTS = 1024, 128, 256
+CACHE_PROMPTS = 256  # the prompts a simulated provider's prefix cache keeps
 
 
 @dataclass
@@ -160,8 +159,8 @@ def shared_extraction_for(body: Any, document: str) -> dict[str, Any] | None:
 
 class PrefixCache:
     """What a provider with prefix caching serves from cache: the longest prefix a prompt shares
-    with one seen before, in whole steps of `CACHE_STEP_TOKENS` from `CACHE_MIN_TOKENS` on (the
-    last `CACHE_PROMPTS` prompts are kept, as a cache evicts)."""
+    with one seen before, counted as `prefix_cached_tokens` does (the last `CACHE_PROMPTS` prompts
+    are kept, as a cache evicts)."""
 
     def __init__(self) -> None:
         self._seen: deque[str] = deque(maxlen=CACHE_PROMPTS)
@@ -169,18 +168,9 @@ class PrefixCache:
 
     def cached_tokens(self, text: str) -> int:
         with self._lock:
-            longest = max((len(os.path.commonprefix([text, s])) for s in self._seen), default=0)  # noqa: RUF071
+            cached = prefix_cached_tokens(text, self._seen)
             self._seen.append(text)
-        tokens = estimate_tokens(text[:longest])
-        return 0 if tokens < CACHE_MIN_TOKENS else tokens - tokens % CACHE_STEP_TOKENS
-
-
-def prompt_text(body: Any) -> str:
-    """What a provider tokenises for a request, in its order: the tools / schema, then the messages."""
-    schema = body.get("tools") or body.get("response_format") or ""
-    head = json.dumps(schema, ensure_ascii=False, sort_keys=True) if schema else ""
-    messages = [m.get("content") or "" for m in body.get("messages") or [] if isinstance(m, dict)]
-    return head + "".join(m if isinstance(m, str) else json.dumps(m, ensure_ascii=False) for m in messages)
+        return cached
 
 
 def simulated(latency_s: float = 0.0, jitter_s: float = 0.0, error_rate: float = 0.0, seed: int = 0) -> Responder:

@@ -1,13 +1,16 @@
 """Gold cases: one folder per evening and topic, holding what a run should have written.
 
 ```
-eval/cases/<date>-<topic>/case.toml   workspace, topic, date, [cassettes], [model], description
+eval/cases/<date>-<topic>/case.toml   workspace, topic, date, [cassettes], [shared], [model], description
 eval/cases/<date>-<topic>/gold.md     the gold briefing, in the seed's format
 ```
 
 `cassettes` is one folder or a list of them. Each set is its own row of the eval, scored and
 baselined on its own: the first under the case's name, each further one as `<case>@<folder>`
 (the demo case replays its reference answers and, as `@world-relayed`, a real model's).
+`shared` names sets that answer the shared requests of an evening (every topic of the workspace
+in one request per document): each is a row `<case>@<folder>` too, the case's topic scored out
+of that all-topics run, so the two ways of extracting stand side by side.
 
 Paths in `case.toml` are relative to the repository root (the nearest folder above the case with
 a `pyproject.toml`), so a case names `examples/world` the way the README does, and a case folder
@@ -21,6 +24,7 @@ import datetime as dt
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from agent.core.errors import PredigestError
 from agent.core.settings import evening_date
@@ -29,7 +33,7 @@ from schemas.briefing import Briefing
 
 CASE_FILE = "case.toml"
 GOLD_FILE = "gold.md"
-_KEYS = {"workspace", "topic", "date", "cassettes", "description", "model"}
+_KEYS = {"workspace", "topic", "date", "cassettes", "shared", "description", "model"}
 
 
 class CaseError(PredigestError):
@@ -56,6 +60,8 @@ class Case:
     description: str
     model: str = ""  # the model the case is asked with ("" : the workspace's [llm] model); --model wins
     more_cassettes: tuple[Path, ...] = ()  # further sets, each its own row (see `rows`)
+    shared_cassettes: tuple[Path, ...] = ()  # sets of shared answers, each its own row (see `rows`)
+    extraction: Literal["per-topic", "shared"] = "per-topic"  # how this row asks
 
     @property
     def cassette_set(self) -> str:
@@ -65,11 +71,18 @@ class Case:
     def rows(self) -> list[Case]:
         """One case per cassette set: the first keeps the case's name, each further one is
         named `<case>@<set folder>` so that it has its own line in the baseline."""
-        first = dataclasses.replace(self, more_cassettes=())
-        return [first] + [
-            dataclasses.replace(first, name=f"{self.folder.name}@{path.name}", cassettes=path)
-            for path in self.more_cassettes
-        ]
+        first = dataclasses.replace(self, more_cassettes=(), shared_cassettes=())
+        return (
+            [first]
+            + [
+                dataclasses.replace(first, name=f"{self.folder.name}@{path.name}", cassettes=path)
+                for path in self.more_cassettes
+            ]
+            + [
+                dataclasses.replace(first, name=f"{self.folder.name}@{path.name}", cassettes=path, extraction="shared")
+                for path in self.shared_cassettes
+            ]
+        )
 
     @property
     def gold_path(self) -> Path:
@@ -113,12 +126,10 @@ def load_case(folder: Path, root: Path | None = None) -> Case:
     workspace = root / str(data["workspace"])
     if not workspace.is_dir():
         raise CaseError(f"workspace {workspace} does not exist", path=toml_path, hint="paths are relative to the repo")
-    sets = data.get("cassettes") or []
-    sets = [sets] if isinstance(sets, str) else sets
-    if not isinstance(sets, list) or not all(isinstance(x, str) and x for x in sets):
-        raise CaseError("cassettes must be a folder or a list of folders", path=toml_path)
-    paths = [root / x for x in sets]
-    names = [p.name for p in paths]
+    paths, shared = (_folders(data, key, root, toml_path) for key in ("cassettes", "shared"))
+    if shared and not paths:
+        raise CaseError("shared sets need a cassettes set beside them", path=toml_path, hint="add cassettes = [...]")
+    names = [p.name for p in paths + shared]
     if len(set(names)) != len(names):
         raise CaseError("two cassette sets share a folder name", path=toml_path, hint="each set names its own row")
     return Case(
@@ -131,7 +142,16 @@ def load_case(folder: Path, root: Path | None = None) -> Case:
         description=str(data.get("description", "")).strip(),
         model=str(data.get("model", "")).strip(),
         more_cassettes=tuple(paths[1:]),
+        shared_cassettes=tuple(shared),
     )
+
+
+def _folders(data: dict[str, object], key: str, root: Path, toml_path: Path) -> list[Path]:
+    sets = data.get(key) or []
+    sets = [sets] if isinstance(sets, str) else sets
+    if not isinstance(sets, list) or not all(isinstance(x, str) and x for x in sets):
+        raise CaseError(f"{key} must be a folder or a list of folders", path=toml_path)
+    return [root / x for x in sets]
 
 
 def load_cases(cases_dir: Path, only: str | None = None, root: Path | None = None) -> list[Case]:

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agent.extract.llm import check_requests
-from agent.pipeline import plan
 from eval.cases import load_rows
-from eval.runner import Variant
+from eval.runner import Variant, not_asked, row_requests
 
 
 @dataclass(frozen=True)
@@ -42,11 +41,11 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
     checks: list[CaseCheck] = []
     used: dict[Path, set[Path]] = {}
     for case in load_rows(cases_dir, only):  # every set of every case, each its own row
-        if case.cassettes is None:
+        if case.cassettes is None or not_asked(case, variant):
             continue
-        ev = plan(variant.settings(case, "replay"), for_writing=False, own_tonight=False)
-        folder = ev.llm.cassette_dir
-        result = check_requests(ev.requests, ev.llm)
+        requests, llm = row_requests(case, variant.settings(case, "replay"))
+        folder = llm.cassette_dir
+        result = check_requests(requests, llm)
         used.setdefault(folder, set()).update(result.used)
         checks.append(CaseCheck(case.name, folder, len(result.answered), result.stale, result.missing))
     unused = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from eval.metrics import COUNTS
-from eval.runner import EPSILON, CaseResult, EvalReport, MetricResult
+from eval.runner import EPSILON, CaseResult, EvalReport, MetricResult, Spend
 
 # (metric, header, terminal header): the headline scores, in the order a reader scans them
 COLUMNS: list[tuple[str, str, str]] = [
@@ -30,8 +30,10 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("multi_question_items", "multi-question items", "multi-Q"),
     ("disputed_stated", "disputed as fact", "disput"),
 ]
-HEADERS = ["status", "case", "answers", *(header for _, header, _ in COLUMNS)]
-SHORT_HEADERS = ["status", "case", "answers", *(short for _, _, short in COLUMNS)]  # a terminal is narrow
+# what the row's requests take (a shared request serves every topic of the run), beside its scores
+SPEND = [("calls", "calls"), ("prompt tokens", "in tok"), ("cached", "cached"), ("cost (live)", "$")]
+HEADERS = ["status", "case", "answers", *(header for _, header, _ in COLUMNS), *(h for h, _ in SPEND)]
+SHORT_HEADERS = ["status", "case", "answers", *(short for _, _, short in COLUMNS), *(s for _, s in SPEND)]
 
 
 def moved(m: MetricResult) -> bool:
@@ -70,6 +72,15 @@ def cell(m: MetricResult | None) -> str:
     return f"{m.value:.3f} {'▼' if d < 0 else '▲'}{abs(d):.3f}"
 
 
+def spend_cells(sp: Spend) -> tuple[str, ...]:
+    """'14', '51388', '28288', '$0.0113'; '—' where nothing was sent, the answers report no usage or
+    the model has no price."""
+    if not sp.calls:
+        return ("—",) * len(SPEND)
+    tokens = (str(sp.prompt_tokens), str(sp.cached_tokens)) if sp.prompt_tokens is not None else ("—", "—")
+    return str(sp.calls), *tokens, "—" if sp.cost_usd is None else f"${sp.cost_usd:.4f}"
+
+
 @dataclass(frozen=True)
 class Row:
     status: str
@@ -85,9 +96,8 @@ def rows(report: EvalReport) -> list[Row]:
     out = []
     for r in ordered(report):
         by_metric = {m.metric: m for m in r.metrics}
-        out.append(
-            Row(status(r), r.run.case.folder.name, r.run.answers, tuple(cell(by_metric.get(k)) for k, _, _ in COLUMNS))
-        )
+        scores = tuple(cell(by_metric.get(k)) for k, _, _ in COLUMNS)
+        out.append(Row(status(r), r.run.case.folder.name, r.run.answers, scores + spend_cells(r.run.spend)))
     return out
 
 

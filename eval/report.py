@@ -6,6 +6,8 @@ eval/overview.py); the JSON carries every item so a script can diff two runs.
 
 from __future__ import annotations
 
+import dataclasses
+
 from rich.console import Console
 from rich.text import Text
 
@@ -150,6 +152,8 @@ def to_json(report: EvalReport) -> dict[str, object]:
                 "topic": r.run.case.topic,
                 "date": r.run.case.date.isoformat(),
                 "seconds": round(r.run.seconds, 3),
+                "extraction": r.run.case.extraction,
+                "spend": dataclasses.asdict(r.run.spend),
                 "errors": list(r.run.errors),
                 "metrics": metrics,
                 "patch": r.run.patch or None,

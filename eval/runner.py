@@ -21,9 +21,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agent.core.errors import PredigestError
-from agent.extract import ExtractionResult
+from agent.core.settings import LLMSettings
+from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
+from agent.extract.prompting import SHARED, load_template_file
 from agent.pipeline import Evening, Outcome, Settings, answered_by, brief, extract, plan
 from agent.plan.parse import parse
+from agent.plan.workspace import load_workspace
+from agent.topics import EveningSet, extract_topics, plan_topics
 from eval.cases import Case, CaseError, load_rows
 from eval.metrics import COUNTS, METRICS, RuleContext, Score, Scorecard, file_refs, score
 from eval.patch_score import patch_score
@@ -113,6 +117,15 @@ _ANSWERS = {"reference": "reference answers", "relayed": "real model (relayed)",
 
 
 @dataclass(frozen=True)
+class Spend:
+    calls: int
+    prompt_tokens: int | None = None  # None: no answer says (a relayed answer comes without usage)
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None  # None: no usage, or the model has no price
+
+
+@dataclass(frozen=True)
 class CaseRun:
     """One case's run: the output (parsed back from its Markdown), its scores, or why it failed."""
 
@@ -127,6 +140,22 @@ class CaseRun:
     results: tuple[ExtractionResult, ...] = ()  # every call's validated answer, for the run log and the report
     backend: str = ""
     patch: dict[str, Any] = field(default_factory=dict)  # eval.patch_score's, for a case with living-gold.md
+    calls: tuple[CallRecord, ...] = ()  # every request the row's run sent: a shared one serves every topic
+
+    @property
+    def spend(self) -> Spend:
+        """What the row's requests take: calls, and as their answers' usage reports them, prompt
+        tokens (of which cached) and what they would cost live at the workspace's `[llm.prices]`
+        (a replayed answer costs nothing tonight). The offline extractor sends nothing."""
+        calls = [c for c in self.calls if c.source != "offline"]
+        llm = self.outcome.evening.llm if self.outcome is not None else None
+        if not calls or llm is None or not any(c.input_tokens for c in calls):
+            return Spend(len(calls))
+        tokens_in = sum(c.input_tokens for c in calls)
+        tokens_out = sum(c.output_tokens for c in calls)
+        cached = sum(c.cached_tokens for c in calls)
+        cost = llm.cost_usd(tokens_in, tokens_out, cached_tokens=cached) if llm.price() is not None else None
+        return Spend(len(calls), tokens_in, cached, tokens_out, cost)
 
     @property
     def scores(self) -> dict[str, Score]:
@@ -170,6 +199,8 @@ class CaseRun:
             used = {n for r in self.results for n in r.record.cassette.split(", ") if n}
             kinds = sorted(set_kinds(self.cassette_folder, used))
             label = " + ".join(_ANSWERS.get(k, k) for k in kinds) or "no answers"
+        if self.case.extraction == "shared":
+            label += f" · shared by {len(self.calls[0].topics.split(', ')) if self.calls else 0} topics"
         folder = self.cassette_folder
         if folder is not None and self.case.cassettes is not None and folder.parent.name == RECORDED_BESIDE:
             label += f" → {RECORDED_BESIDE}/{folder.name}"
@@ -251,21 +282,65 @@ def run_case(
     gold: Briefing | None = None
     try:
         gold = case.gold()
-        ev = plan(variant.settings(case, used), for_writing=False, own_tonight=False)
-        if on_plan is not None:
-            on_plan(case, ev)
-        results = tuple(extract(ev, None, on_result))
+        if case.extraction == "shared":
+            ev, results, calls = _shared_run(case, variant.settings(case, used), on_plan, on_result)
+        else:
+            ev = plan(variant.settings(case, used), for_writing=False, own_tonight=False)
+            if on_plan is not None:
+                on_plan(case, ev)
+            results = tuple(extract(ev, None, on_result))
+            calls = tuple(r.record for r in results)
         report = brief(ev, results)
     except PredigestError as e:
         return CaseRun(case, gold, None, "", None, (str(e),), time.monotonic() - started, backend=used)
     errors = tuple(f"{r.doc_path}: {r.error}" for r in report.records if r.error)
-    done = {"outcome": report, "results": results, "backend": used, "patch": _patch(case, report)}
+    done = {"outcome": report, "results": results, "backend": used, "patch": _patch(case, report), "calls": calls}
     try:
         output = parse(report.markdown, path=f"<output of {case.name}>")
     except PredigestError as e:
         return CaseRun(case, gold, None, report.markdown, None, (*errors, str(e)), time.monotonic() - started, **done)
     card = score(gold, output, rule_context(report.evening, output))
     return CaseRun(case, gold, output, report.markdown, card, errors, time.monotonic() - started, **done)
+
+
+def _shared_run(
+    case: Case, s: Settings, on_plan: OnPlan | None, on_result: OnResult | None
+) -> tuple[Evening, tuple[ExtractionResult, ...], tuple[CallRecord, ...]]:
+    """The case's topic out of an all-topics run with shared extraction: its evening, its share
+    of the answers, and every shared request the run sent (each one is every topic's)."""
+    es = shared_plan(case, s)
+    ev = es.evenings[es.topics.index(case.topic)]
+    if on_plan is not None:
+        on_plan(case, ev)
+    answers = extract_topics(es, None, on_result)
+    sent = {(r.record.doc_path, r.record.chunk): r.record for got in answers for r in got}
+    return ev, tuple(answers[es.topics.index(case.topic)]), tuple(sent.values())
+
+
+def shared_plan(case: Case, s: Settings) -> EveningSet:
+    """The evening of every topic of the case's workspace, extracted shared."""
+    s = s.model_copy(update={"llm": {**s.llm, "extraction": "shared"}})
+    topics = load_workspace(case.workspace).select([], all_topics=True)
+    return plan_topics(s, topics, for_writing=False, own_tonight=False)
+
+
+def row_requests(case: Case, s: Settings) -> tuple[list[ExtractionRequest], LLMSettings]:
+    """What a row asks, as its run would: the topic's own requests, or the shared requests of the
+    all-topics evening."""
+    if case.extraction == "shared":
+        es = shared_plan(case, s)
+        return list(es.shared), es.llm
+    ev = plan(s, for_writing=False, own_tonight=False)
+    return ev.requests, ev.llm
+
+
+def not_asked(case: Case, variant: Variant) -> str:
+    """Why the variant cannot ask this row at all ('' when it can): a one-topic prompt file has
+    no shared form."""
+    if case.extraction != "shared" or variant.prompt_file is None:
+        return ""
+    stamp = load_template_file(variant.prompt_file).stamp
+    return "" if stamp.name == SHARED else f"{variant.prompt_file.name} is a one-topic prompt ({stamp})"
 
 
 def _patch(case: Case, report: Outcome) -> dict[str, Any]:
@@ -487,6 +562,25 @@ def _beside_notes(rows: list[Case], variant: Variant) -> list[str]:
     return notes
 
 
+def _run_rows(
+    rows: list[Case], variant: Variant, skip: Collection[str], on_plan: OnPlan | None, on_result: OnResult | None
+) -> tuple[list[CaseRun], list[str]]:
+    """Each row's run, and after each case's first row its offline floor; a row the variant
+    cannot ask is said in a note instead."""
+    runs: list[CaseRun] = []
+    notes: list[str] = []
+    for row in rows:
+        if row.name in skip:
+            continue
+        if why := not_asked(row, variant):
+            notes.append(f"{row.name}: not run: {why}; the shared rows need a prompt named {SHARED}")
+            continue
+        runs.append(run_case(row, variant, on_plan=on_plan, on_result=on_result))
+        if "@" not in row.name:  # the offline floor does not depend on a cassette set: once per case
+            runs.append(run_case(offline_row(row), variant, backend="offline", on_plan=on_plan, on_result=on_result))
+    return runs, notes
+
+
 def evaluate(
     cases_dir: Path,
     baseline_path: Path,
@@ -518,15 +612,8 @@ def evaluate(
         )
     baseline = load_baseline(baseline_path)
     committed_stamps = load_stamps(baseline_path)
-    progress = {"on_plan": on_plan, "on_result": on_result}
-    runs: list[CaseRun] = []
-    for row in rows:
-        if row.name in skip:
-            continue
-        runs.append(run_case(row, variant, **progress))
-        if "@" not in row.name:  # the offline floor does not depend on a cassette set: once per case
-            runs.append(run_case(offline_row(row), variant, backend="offline", **progress))
-    notes = _stamp_notes(runs, committed_stamps) + _beside_notes(rows, variant)
+    runs, notes = _run_rows(rows, variant, skip, on_plan, on_result)
+    notes += _stamp_notes(runs, committed_stamps) + _beside_notes(rows, variant)
     if update_baseline and not accept_drops and (lower := drops(runs, baseline)):
         raise PredigestError(
             f"--update-baseline would lower {len(lower)} committed score(s): {'; '.join(lower)}",

@@ -84,6 +84,22 @@ def test_prompt_show_prints_the_messages() -> None:
             id="reference-not-an-extraction",
         ),
         pytest.param(
+            (
+                "cassettes",
+                "add-reference",
+                "examples/world",
+                "--all-topics",
+                "-d",
+                "2026-09-22",
+                "--doc",
+                "work-queue/2026-09-22-2200.md",
+                "--extraction",
+                "README.md",
+            ),
+            "is not a SharedExtraction",
+            id="shared-reference-not-an-extraction",
+        ),
+        pytest.param(
             ("prompt", "show", "examples/world", "-t", "inference", "-d", "2026-09-22", "--doc", "nope.md"),
             "is not a source of the evening",
             id="prompt-for-an-unknown-document",

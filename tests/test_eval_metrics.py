@@ -376,13 +376,21 @@ def test_the_seed_case_points_at_the_demo_world() -> None:
     assert [(r.name, r.cassettes) for r in rows] == [
         ("2026-09-22-inference", ROOT / "cassettes" / "world"),
         ("2026-09-22-inference@world-relayed", ROOT / "cassettes" / "world-relayed"),
+        ("2026-09-22-inference@world-shared", ROOT / "cassettes" / "world-shared"),
     ]
+    assert [r.extraction for r in rows] == ["per-topic", "per-topic", "shared"]
     assert {r.folder for r in rows} == {case.folder}
 
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [("cassettes = 3", "cassettes must be a folder or a list"), ('cassettes = ["a/x", "b/x"]', "share a folder name")],
+    [
+        ("cassettes = 3", "cassettes must be a folder or a list"),
+        ('cassettes = ["a/x", "b/x"]', "share a folder name"),
+        ("shared = 3", "shared must be a folder or a list"),
+        ('shared = ["a/x"]', "shared sets need a cassettes set beside them"),
+        ('cassettes = ["a/x"]\nshared = ["b/x"]', "share a folder name"),
+    ],
 )
 def test_bad_cassette_sets_are_one_line_errors(tmp_path: Path, value: str, message: str) -> None:
     folder = tmp_path / "2026-09-22-x"

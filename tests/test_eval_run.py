@@ -106,20 +106,20 @@ def test_html_shows_output_and_gold_side_by_side(tmp_path: Path) -> None:
     page = tmp_path / "eval.html"  # the demo case alone, so the page's pairs are its pairs
     r = predigest("eval", "--case", CASE, "--html", str(page))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.splitlines()[-1] == "ok 3 rows", r.stdout  # styled, not markup
+    assert r.stdout.splitlines()[-1] == "ok 4 rows", r.stdout  # styled, not markup
     n = 15  # the lines the editor added to living/inference.md in living-gold.md
     line = f"patch ({CASE}, reference answers): {n}/{n} lines under the editor's sections, 0 missing, 0 extra"
     assert line in r.stdout.splitlines(), r.stdout
-    assert sum(ln.startswith("patch (") for ln in r.stdout.splitlines()) == 3  # one per row of the case
+    assert sum(ln.startswith("patch (") for ln in r.stdout.splitlines()) == 4  # one per row of the case
     # the first page holds the scores; each row's briefings are on its own page beside it
     pages = [page, *sorted((tmp_path / "eval-rows").glob("*.html"))]
-    assert len(pages) == 4
+    assert len(pages) == 5
     text = "".join(p.read_text(encoding="utf-8") for p in pages)
     case = load_case(ROOT / "eval" / "cases" / CASE)
     # in-process: the rows' own titles (one per cassette set, then the offline floor)
     runs = [*(run_case(row) for row in case.rows()), run_case(offline_row(case), backend="offline")]
     cards = [r.card for r in runs if r.card is not None]
-    assert len(cards) == len(runs) == 3
+    assert len(cards) == len(runs) == 4
     for run in runs:
         assert run.output is not None and run.gold is not None
         for inc in [*run.gold.increments, *run.output.increments]:
@@ -204,3 +204,32 @@ def test_the_overview_comes_first_failing_rows_first_and_the_last_line_counts_ro
     rows = [ln for ln in md.stdout.splitlines() if ln.startswith("| ")]
     assert rows[0].startswith("| status | case | answers | increment F1 |") and len(rows) == n + 1
     assert rows[1].startswith(f"| FAILED | {CASE} | real model (relayed) | 0.923 ▼0.027 |")
+
+
+def test_a_shared_row_scores_its_topic_out_of_one_request_per_document_for_every_topic() -> None:
+    """The risk case's shared row: every topic of the demo world in one run, 14 shared requests
+    (each carrying the three topics) where the per-topic row sends 13, and the row is risk's
+    briefing. Its spend is the answers' usage, the cached prefix included."""
+    case = load_case(ROOT / "eval" / "cases" / "2026-09-22-risk")
+    per_topic, shared = case.rows()
+    assert (per_topic.extraction, shared.extraction) == ("per-topic", "shared")
+    assert shared.name == f"{case.name}@world-shared"
+    own, both = run_case(per_topic), run_case(shared)
+    assert not own.errors and not both.errors
+    assert both.outcome is not None and both.outcome.evening.settings.topic == "risk"
+    assert {c.topics for c in both.calls} == {"inference, llm-infra, risk"} and len(both.calls) == 14
+    assert [len(own.calls), own.spend.calls, both.spend.calls] == [13, 13, 14]
+    assert both.answers == "reference answers · shared by 3 topics"
+    assert both.spend.prompt_tokens is not None and own.spend.prompt_tokens is not None
+    assert 0 < both.spend.cached_tokens < both.spend.prompt_tokens  # type: ignore[operator]
+    assert both.spend.cost_usd is not None and both.spend.cost_usd > 0  # priced at the world's [llm.prices]
+
+
+def test_a_one_topic_prompt_does_not_run_the_shared_rows_and_says_so(tmp_path: Path) -> None:
+    r = predigest(
+        "eval", "--case", "2026-09-22-risk", "--prompt", str(ROOT / "prompts" / "extract.md"),
+        "--baseline", str(ROOT / "eval" / "baseline.json"),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2026-09-22-risk@world-shared: not run: extract.md is a one-topic prompt" in r.stdout
+    assert r.stdout.splitlines()[-1] == "ok 2 rows"

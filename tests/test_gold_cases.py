@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.extract.llm.cassettes import CassetteIndex
-from agent.extract.llm.reference import extraction_from_completion
+from agent.extract.llm.cassettes import CassetteIndex, wire_answer
+from agent.extract.llm.reference import answer_from_completion, extraction_from_completion
 from agent.pipeline import Settings, plan
 from agent.plan.anchors import build_registry
 from agent.plan.ingest import scan
@@ -76,3 +76,27 @@ def test_add_reference_writes_into_the_given_folder_the_committed_request(tmp_pa
     (written,) = CassetteIndex.load(folder).all()
     assert written.path.parent == folder and written.exchange.key == committed.exchange.key
     assert written.exchange.request_body == committed.exchange.request_body
+
+
+def test_add_reference_of_a_shared_answer_reproduces_the_committed_exchange(tmp_path: Path) -> None:
+    """With several topics the answer is the shared request's: re-adding a committed shared answer
+    writes the committed exchange (same key, same body, same estimated usage with its cached prefix),
+    and an answer naming a topic the request does not carry is refused in one line, nothing written."""
+    doc = "inbox/jay/2026-09-22-1505-jay-five-category-evening-briefing.md"
+    (committed,) = [
+        c for c in CassetteIndex.load(ROOT / "cassettes" / "world-shared").all() if c.provenance.document == doc
+    ]
+    answer = answer_from_completion(wire_answer(committed.exchange.response_body), shared=True)
+    good, bad = tmp_path / "answer.json", tmp_path / "bad.json"
+    good.write_text(answer.model_dump_json(), encoding="utf-8")
+    bad.write_text(answer.model_dump_json().replace('"topic":"risk"', '"topic":"security"'), encoding="utf-8")
+    folder = tmp_path / "cassettes"
+    args = ["cassettes", "add-reference", "examples/world", "--all-topics", "-d", "2026-09-22", "--doc", doc]
+    r = predigest(*args, "--extraction", str(good), "--cassettes", str(folder))
+    assert r.returncode == 0, r.stderr
+    (written,) = CassetteIndex.load(folder).all()
+    assert written.exchange.key == committed.exchange.key
+    assert written.exchange.usage == committed.exchange.usage and written.exchange.usage["prompt_tokens_details"]
+    refused = predigest(*args, "--extraction", str(bad), "--cassettes", str(tmp_path / "other"))
+    assert refused.returncode == 2 and "security" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "other").exists()

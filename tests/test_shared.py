@@ -17,10 +17,10 @@ from agent.core.labels import ZH
 from agent.core.settings import LLMSettings, Settings
 from agent.extract.chunking import estimate_tokens
 from agent.extract.llm.budget import WORST_ANSWER_TOKENS, Budget
-from agent.extract.llm.cassettes import cached_tokens
+from agent.extract.llm.cassettes import CACHE_MIN_TOKENS, CACHE_STEP_TOKENS, cached_tokens
 from agent.extract.prompting import SHARED, response_schema
 from agent.topics import plan_topics
-from benchmarks.endpoint import CACHE_MIN_TOKENS, CACHE_STEP_TOKENS, simulated
+from benchmarks.endpoint import simulated
 from schemas.extraction import SharedExtraction
 from tests.fake_openai import FAKE_KEY, WORLD_SETS, FakeOpenAI, SeenRequest, shared_responder, world_topic_answers
 from tests.paths import ROOT, WORLD, predigest
@@ -148,7 +148,9 @@ def test_cached_prompt_tokens_are_counted_priced_and_shown(tmp_path: Path) -> No
     toml = (WORLD / "predigest.toml").read_text(encoding="utf-8")
     ws = tmp_path / "world"
     shutil.copytree(WORLD, ws)
-    (ws / "predigest.toml").write_text(toml + '\n[llm.prices]\n"gpt-4o-mini" = [1.0, 10.0, 0.25]\n', encoding="utf-8")
+    demo_price = '"gpt-4o-mini" = [0.15, 0.60, 0.075]'
+    assert demo_price in toml
+    (ws / "predigest.toml").write_text(toml.replace(demo_price, '"gpt-4o-mini" = [1.0, 10.0, 0.25]'), encoding="utf-8")
     with FakeOpenAI(default=shared_responder(world_topic_answers(), cached=4000)) as server:
         env = {
             **os.environ,

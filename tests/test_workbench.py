@@ -258,7 +258,10 @@ def test_cassettes_check_lists_stale_missing_and_unused(workbench: dict[str, Any
 def test_update_baseline_lists_drops_and_refuses_without_accept_drops(
     workbench: dict[str, Any], tmp_path: Path
 ) -> None:
-    env, recorded = workbench["env"], str(workbench["tmp"] / "cassettes")
+    env, recorded = workbench["env"], str(tmp_path / "cassettes")
+    shutil.copytree(workbench["tmp"] / "cassettes", recorded)
+    # the terse prompt has no shared form: the shared row replays the committed shared answers
+    shutil.copytree(ROOT / "cassettes" / "world-shared", Path(recorded) / "world-shared")
     baseline = tmp_path / "baseline.json"
     baseline.write_text((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"), encoding="utf-8")
     before = baseline.read_text(encoding="utf-8")

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from agent.core.errors import CassetteMiss, PredigestError
 from agent.core.settings import LLMSettings
 from agent.extract import ExtractionRequest
+from agent.extract.chunking import estimate_tokens
 
 ProvenanceKind = Literal["recorded", "relayed", "reference"]
 
@@ -120,6 +121,26 @@ def cached_tokens(usage: dict[str, Any]) -> int:
     details = usage.get("prompt_tokens_details")
     cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
     return min(cached or 0, token_counts(usage)[0])
+
+
+# how a provider with prefix caching (OpenAI's) counts: nothing under 1,024 tokens, then whole 128-token steps
+CACHE_MIN_TOKENS, CACHE_STEP_TOKENS = 1024, 128
+
+
+def prompt_text(body: Any) -> str:
+    """What a provider tokenises for a request, in its order: the tools / schema, then the messages."""
+    schema = body.get("tools") or body.get("response_format") or ""
+    head = json.dumps(schema, ensure_ascii=False, sort_keys=True) if schema else ""
+    messages = [m.get("content") or "" for m in body.get("messages") or [] if isinstance(m, dict)]
+    return head + "".join(m if isinstance(m, str) else json.dumps(m, ensure_ascii=False) for m in messages)
+
+
+def prefix_cached_tokens(text: str, earlier: Sequence[str]) -> int:
+    """The prompt tokens a provider with prefix caching serves from its cache for a prompt `text`
+    sent after the prompts `earlier`: the longest prefix it shares with one of them."""
+    longest = max((len(os.path.commonprefix([text, s])) for s in earlier), default=0)  # noqa: RUF071
+    tokens = estimate_tokens(text[:longest])
+    return 0 if tokens < CACHE_MIN_TOKENS else tokens - tokens % CACHE_STEP_TOKENS
 
 
 @dataclass(frozen=True)

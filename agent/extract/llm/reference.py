@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
@@ -35,24 +35,31 @@ from agent.extract.llm.cassettes import (
     body_key,
     canonical_json,
     describe_differences,
+    prefix_cached_tokens,
+    prompt_text,
     request_key,
     today,
 )
 from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.transport import RecordTransport, exchange_response
-from schemas.extraction import FileExtraction
+from schemas.extraction import FileExtraction, SharedExtraction
 
 log = logging.getLogger(__name__)
 
 
-def reference_completion(body: dict[str, Any], extraction: FileExtraction, model: str) -> dict[str, Any]:
-    """The chat completion a model would have returned with `extraction` as its answer."""
+Answer = FileExtraction | SharedExtraction
+
+
+def reference_completion(body: dict[str, Any], extraction: Answer, model: str, cached: int = 0) -> dict[str, Any]:
+    """The chat completion a model would have returned with `extraction` as its answer; its usage
+    is estimated, with `cached` of the prompt tokens said to come from the provider's prompt cache."""
     key = body_key(body)
     arguments = extraction.model_dump_json()
     message, finish = answer_message(body, arguments, f"call_ref_{key[:12]}")
     prompt_tokens = estimate_tokens(canonical_json(body))
     completion_tokens = estimate_tokens(arguments)
+    details = {"prompt_tokens_details": {"cached_tokens": min(cached, prompt_tokens)}} if cached else {}
     created = int(dt.datetime.combine(dt.date.today(), dt.time(), tzinfo=dt.UTC).timestamp())
     return {
         "id": f"chatcmpl-ref-{key[:12]}",
@@ -64,29 +71,39 @@ def reference_completion(body: dict[str, Any], extraction: FileExtraction, model
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
+            **details,
         },
     }
 
 
 def extraction_from_completion(body: Any) -> FileExtraction:
     """The extraction a stored completion carries (tool-call arguments or message content)."""
+    return FileExtraction.model_validate_json(_answer_text(body))
+
+
+def answer_from_completion(body: Any, shared: bool) -> Answer:
+    """The answer a stored completion carries: a shared request's, or one topic's."""
+    return (SharedExtraction if shared else FileExtraction).model_validate_json(_answer_text(body))
+
+
+def _answer_text(body: Any) -> str:
     message = body["choices"][0]["message"]
     calls = message.get("tool_calls") or []
-    text = calls[0]["function"]["arguments"] if calls else message.get("content") or ""
-    return FileExtraction.model_validate_json(text)
+    return calls[0]["function"]["arguments"] if calls else message.get("content") or ""
 
 
 class _AnswerTransport(httpx2.BaseTransport):
     """Answers every request with the reference extraction; never touches the network."""
 
-    def __init__(self, extraction: FileExtraction, model: str) -> None:
+    def __init__(self, extraction: Answer, model: str, cached: int = 0) -> None:
         self._extraction = extraction
         self._model = model
+        self._cached = cached
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         raw = request.read()
         body = json.loads(raw)
-        answer = reference_completion(body, self._extraction, self._model)
+        answer = reference_completion(body, self._extraction, self._model, self._cached)
         return exchange_response(
             Exchange(
                 key=request_key(raw),
@@ -163,11 +180,21 @@ def warm_up(config: LLMConfig) -> None:
 
 
 def write_reference_cassette(
-    request: ExtractionRequest, extraction: FileExtraction, config: LLMConfig, note: str = ""
+    request: ExtractionRequest,
+    extraction: Answer,
+    config: LLMConfig,
+    note: str = "",
+    earlier: Sequence[ExtractionRequest] = (),
 ) -> Path:
-    """Write the cassette that makes `request` replay as `extraction`; returns its path."""
+    """Write the cassette that makes `request` replay as `extraction`; returns its path. Its usage
+    says as cached what a provider's prefix cache would serve after the evening's `earlier`
+    requests had been sent (for a shared request: the system prompt every one of them shares)."""
+    cached = 0
+    if earlier:
+        bodies = [prompt_text(b) for b in current_request_bodies([*earlier, request], config)]
+        cached = prefix_cached_tokens(bodies[-1], bodies[:-1])
     index = CassetteIndex(config.cassette_dir)  # an empty index: always write
-    transport = RecordTransport(_AnswerTransport(extraction, config.model), index, kind="reference", note=note)
+    transport = RecordTransport(_AnswerTransport(extraction, config.model, cached), index, kind="reference", note=note)
     client = build_client(_offline(config), transport)
     with call_scope(request.doc_path, str(request.prompt)) as call:
         answer = create_extraction(client, request, config, max_retries=0)
@@ -225,8 +252,8 @@ def rekey_reference_cassettes(
                 }.get(cassette.provenance.kind, "write it again with write_reference_cassette")
                 log.warning("%s is stale (%s): %s", cassette.path.name, why, todo)
                 continue
-            extraction = extraction_from_completion(cassette.exchange.response_body)
-            path = write_reference_cassette(request, extraction, config, note=cassette.provenance.note)
+            answer = answer_from_completion(cassette.exchange.response_body, bool(request.topics))
+            path = write_reference_cassette(request, answer, config, note=cassette.provenance.note)
             if path != cassette.path:
                 cassette.path.unlink(missing_ok=True)
             written.append(path)
