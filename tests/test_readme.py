@@ -69,12 +69,16 @@ def _workspace_comment_line() -> str:
 
 
 def _repo_copy(tmp: Path) -> Path:
-    """What `predigest eval` reads (the cases, their workspaces and cassettes), in a folder of its own."""
+    """What `predigest eval` reads of the demo world (its cases, the workspaces and cassettes), in a
+    folder of its own: a run into examples/world can only move the cases of that workspace."""
     import shutil
 
     repo = tmp / "repo"
-    for name in ("examples", "cassettes", "eval/cases"):
+    for name in ("examples", "cassettes"):
         shutil.copytree(ROOT / name, repo / name, symlinks=True)
+    for case in (ROOT / "eval" / "cases").iterdir():
+        if 'workspace = "examples/world"' in (case / "case.toml").read_text(encoding="utf-8"):
+            shutil.copytree(case, repo / "eval" / "cases" / case.name)
     for name in ("pyproject.toml", "eval/baseline.json"):
         shutil.copy(ROOT / name, repo / name)
     return repo
