@@ -924,15 +924,17 @@ def cassettes_check(
 @cassettes_app.command("relay")
 def cassettes_relay(
     workspace: WorkspaceArg,
-    topic: TopicOpt,
     date: DateOpt,
     answers: Annotated[Path, typer.Option(help="Folder with answers/<doc>.json and prompts/<doc>.txt.")],
     cassettes: Annotated[Path, typer.Option(help="Folder to write the relayed cassettes into.")],
     model: Annotated[str, typer.Option(help="The model that answered, as its provider described it.")],
     obtained: Annotated[str, typer.Option(help="The date the answers were obtained, YYYY-MM-DD.")],
+    topic: TopicsOpt = None,
+    all_topics: AllTopicsOpt = False,
     note: Annotated[str, typer.Option(help="How the answers were obtained, stamped on each cassette.")] = "",
 ) -> None:
-    """Store a real model's answers, obtained elsewhere, as relayed cassettes (real HTTP on loopback).
+    """Store a real model's answers, obtained elsewhere, as relayed cassettes (real HTTP on loopback);
+    with several topics, answers to the shared requests that carry them all.
 
     Example: predigest cassettes relay examples/world -t inference -d 2026-09-22 --answers saved/
     --cassettes cassettes/world-relayed --model "a capable LLM" --obtained 2026-11-30
@@ -940,8 +942,10 @@ def cassettes_relay(
     from agent.pipeline import Settings
     from eval.relay import relay_folder
 
-    settings = Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=cassettes)
-    paths = relay_folder(settings, answers, model=model, obtained=_date(obtained).isoformat(), note=note)
+    topics = _topics(workspace, topic, all_topics)
+    settings = Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=cassettes)
+    when = _date(obtained).isoformat()
+    paths = relay_folder(settings, answers, model=model, obtained=when, note=note, topics=topics)
     out.print(f"wrote {len(paths)} relayed cassette(s) into {cassettes}", markup=False)
 
 

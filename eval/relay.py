@@ -3,7 +3,7 @@
 The folder is laid out by document path, as the answers were collected:
 
 ```
-FOLDER/answers/<document path>.json   the bare FileExtraction the model returned, unedited
+FOLDER/answers/<document path>.json   the bare FileExtraction (SharedExtraction) the model returned, unedited
 FOLDER/prompts/<document path>.txt    the messages it was shown (`predigest prompt show` output)
 ```
 
@@ -14,11 +14,13 @@ nothing later reads the folder again.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from agent.core.errors import PredigestError
 from agent.extract.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
 from agent.pipeline import Settings, plan
+from agent.topics import plan_topics
 
 
 def read_answers(folder: Path) -> list[RelayedAnswer]:
@@ -37,18 +39,27 @@ def read_answers(folder: Path) -> list[RelayedAnswer]:
     return out
 
 
-def relay_folder(s: Settings, folder: Path, *, model: str, obtained: str, note: str = "") -> list[Path]:
-    """Write the relayed cassettes of one evening into `s.cassette_dir` (or the workspace's)."""
-    p = plan(s, for_writing=False)
+def relay_folder(
+    s: Settings, folder: Path, *, model: str, obtained: str, note: str = "", topics: Sequence[str] = ()
+) -> list[Path]:
+    """Write the relayed cassettes of one evening into `s.cassette_dir` (or the workspace's): of
+    `s.topic`'s requests, or with several `topics` of the shared requests that carry them all."""
+    if len(topics) > 1:
+        es = plan_topics(s.model_copy(update={"llm": {**s.llm, "extraction": "shared"}}), topics, for_writing=False)
+        requests, llm = list(es.shared), es.llm
+        sources = list({d.path: d for ev in es.evenings for d in ev.sources}.values())
+    else:
+        p = plan(s, for_writing=False)
+        requests, llm, sources = p.requests, p.llm, p.sources
     answers = read_answers(folder)
     answered = {a.doc_path for a in answers}
-    missing = [d.path for d in p.sources if d.path not in answered]
+    missing = [d.path for d in sources if d.path not in answered]
     if missing:
         raise PredigestError(
             f"no saved answer for {len(missing)} source(s) of the evening: {', '.join(missing)}",
             hint="a relayed set covers the whole evening, or its briefing would read as a quieter one",
         )
-    split = sorted({r.doc_path for r in p.requests if r.chunks > 1} & answered)
+    split = sorted({r.doc_path for r in requests if r.chunks > 1} & answered)
     if split:
         raise PredigestError(f"split into parts, so one answer cannot stand for them: {', '.join(split)}", hint="")
-    return relay_answers(p.requests, answers, p.llm, model=model, date=obtained, note=note)
+    return relay_answers(requests, answers, llm, model=model, date=obtained, note=note)

@@ -152,3 +152,34 @@ def test_bad_relay_input_is_one_line(tmp_path: Path, answers: str, obtained: str
     assert r.returncode == 2, r.stdout + r.stderr
     assert message in r.stderr and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) <= 2
     assert not (tmp_path / "out").exists()
+
+
+def test_answers_to_the_shared_prompt_relay_over_loopback_and_replay_as_the_evening(tmp_path: Path) -> None:
+    """With every topic, the saved answers are the shared requests': relayed through the real
+    client over loopback HTTP, each becomes the cassette of the request its printout shows, keyed
+    as the committed shared set is. An answer with a part for a topic not asked is refused whole."""
+    shared = ROOT / "cassettes" / "world-shared"
+    committed = sorted((read_cassette(p) for p in shared.glob("*.json")), key=lambda c: c.provenance.document)
+    printouts = {}
+    for c in committed:
+        doc = c.provenance.document
+        args = ("prompt", "show", str(WORLD), "--all-topics", "-d", DATE, "--extraction", "shared", "--doc", doc)
+        shown = predigest(*args)
+        assert shown.returncode == 0, shown.stderr
+        printouts[doc] = shown.stdout
+    folder = _folder(tmp_path, committed, printouts)
+    out = tmp_path / "relayed"
+    args = ("cassettes", "relay", str(WORLD), "--all-topics", "-d", DATE, "--answers", str(folder))
+    r = predigest(*args, "--cassettes", str(out), "--model", "a capable LLM", "--obtained", "2026-12-01")
+    assert r.returncode == 0, r.stderr
+    relayed = CassetteIndex.load(out).all()
+    assert sorted(c.exchange.key for c in relayed) == sorted(c.exchange.key for c in committed)
+    assert {c.provenance.kind for c in relayed} == {"relayed"}
+    assert {c.provenance.prompt.split("@")[0] for c in relayed} == {"extract-shared"}
+    first = folder / "answers" / f"{committed[0].provenance.document}.json"
+    answer = json.loads(first.read_text(encoding="utf-8"))
+    answer["topics"][-1]["topic"] = "security"
+    first.write_text(json.dumps(answer, ensure_ascii=False), encoding="utf-8")
+    refused = predigest(*args, "--cassettes", str(tmp_path / "none"), "--model", "m", "--obtained", "2026-12-01")
+    assert refused.returncode == 2 and "is not a SharedExtraction" in refused.stderr
+    assert not (tmp_path / "none").exists()

@@ -35,7 +35,7 @@ from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.reference import current_request_body
 from agent.extract.llm.retry import RetryTransport
 from agent.extract.llm.transport import RecordTransport, network_transport
-from schemas.extraction import FileExtraction
+from schemas.extraction import FileExtraction, SharedExtraction
 
 _ROLE_LINE = "--- {} ---"
 
@@ -145,17 +145,20 @@ def relay_answers(
 ) -> list[Path]:
     """Write one `relayed` cassette per answer into `config.cassette_dir`; returns their paths.
 
-    Every answer must be a valid `FileExtraction` and every request must be exactly the one the
-    model was shown (when its printout is given); otherwise nothing is written."""
+    Every answer must be a valid `FileExtraction` (for a shared request, a `SharedExtraction` of
+    its topics) and every request must be exactly the one the model was shown (when its printout
+    is given); otherwise nothing is written."""
     by_doc = {r.doc_path: r for r in requests}
     problems = [f"{a.doc_path}: not a document of the evening" for a in answers if a.doc_path not in by_doc]
-    parsed: dict[str, FileExtraction] = {}
+    parsed: dict[str, FileExtraction | SharedExtraction] = {}
     for a in answers:
-        try:
-            parsed[a.doc_path] = FileExtraction.model_validate_json(a.text)
-        except ValueError as e:
-            problems.append(f"{a.doc_path}: the answer is not a FileExtraction ({str(e).splitlines()[0]})")
         request = by_doc.get(a.doc_path)
+        kind = SharedExtraction if request is not None and request.topics else FileExtraction
+        context = {"topics": list(request.topics)} if request is not None and request.topics else None
+        try:
+            parsed[a.doc_path] = kind.model_validate_json(a.text, context=context)
+        except ValueError as e:
+            problems.append(f"{a.doc_path}: the answer is not a {kind.__name__} ({str(e).splitlines()[0]})")
         if request is not None and a.shown is not None and list(request.messages) != a.shown:
             problems.append(f"{a.doc_path}: {_message_difference(a.shown, list(request.messages))}")
     if problems:
