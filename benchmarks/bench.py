@@ -197,8 +197,14 @@ def measure_topics(docs: int = 200, concurrency: int = 16, latency_ms: float = 5
         for extraction in ("per-topic", "shared"):
             row = {"workspace": workspace, "out": Path(tmp) / extraction, "concurrency": concurrency}
             row["extraction"] = extraction
-            with Endpoint(simulated(latency_ms / 1000), keep_bodies=False) as endpoint:  # a cold cache per row
-                rows[extraction] = repeated(lambda _, row=row, at=endpoint: live_row(at, row, env), repeat)
+
+            def cold(_: int, row: dict[str, Any] = row) -> dict[str, Any]:
+                # a provider whose prompt cache is cold for every run: a repeat must not be served
+                # the prompts an earlier run sent
+                with Endpoint(simulated(latency_ms / 1000), keep_bodies=False) as endpoint:
+                    return live_row(endpoint, row, env)
+
+            rows[extraction] = repeated(cold, repeat)
     return {"documents": docs, "concurrency": concurrency, "latency_ms": latency_ms, "rows": rows}
 
 
