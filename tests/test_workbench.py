@@ -298,9 +298,11 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -
     chromium = _chromium()
     env, tmp = workbench["env"], workbench["tmp"]
     page = tmp / "report.html"
-    r = predigest(
-        "eval", "--case", CASE, "--cassettes", str(tmp / "cassettes"), "--allow-stale", "--html", str(page), env=env
-    )
+    answers = tmp / "browser-cassettes"
+    shutil.copytree(tmp / "cassettes", answers)
+    # the terse prompt has no shared form: the shared row replays the committed shared answers
+    shutil.copytree(ROOT / "cassettes" / "world-shared", answers / "world-shared")
+    r = predigest("eval", "--case", CASE, "--cassettes", str(answers), "--allow-stale", "--html", str(page), env=env)
     assert page.is_file(), r.stdout + r.stderr
     shown, requests = dump_dom(chromium, page, tmp / "profile")
     rows = sorted((tmp / "report-rows").glob("*.html"))
@@ -312,9 +314,10 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -
     dom, row_doms = shown.stdout, [done.stdout for done, _ in rendered]
     # the header of each row: prompt and model, and the stale mark; the failing rows first
     stamps = re.findall(r'<p class="stamp">asked with: (.*?)</p>', dom, re.S)
-    assert len(stamps) == 3 and "extract@2#" in stamps[0] and "gpt-4o-mini" in stamps[0]  # world, relayed, offline
-    assert "stale (extract-terse@1)" in stamps[0] and stamps[2].startswith("offline")
-    assert "world-relayed · stale (extract-terse@1)" in stamps[1]
+    assert len(stamps) == 4 and "extract@2#" in stamps[0] and "gpt-4o-mini" in stamps[0], stamps
+    assert "stale (extract-terse@1)" in stamps[0] and stamps[3].startswith("extract-shared@1#"), stamps
+    assert "world-relayed · stale (extract-terse@1)" in stamps[1] and stamps[2].startswith("offline"), stamps
+    assert "world-shared" in stamps[3]
     # each missed gold increment with the stage that lost it, on the first page and on the row's
     for text in (dom, row_doms[rows.index(tmp / "report-rows" / "row-2026-09-22-inference.html")]):
         reasons = re.findall(
@@ -329,9 +332,9 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -
     full = "".join(row_doms)
     # a fact-level diff inside matched pairs, and 三 / 四 / 五 side by side for every row
     assert full.count('class="meta facts-diff only-gold"') + full.count('class="meta facts-diff only-out"') >= 1
-    assert [b for b in re.findall(r'data-block="(\w+)"', full)] == ["verify", "arxiv", "five"] * 3
-    # per document: what the model returned, and each claim's fate (14 documents in each row)
-    assert len(re.findall(r'<details class="doc-answer" id="row-[^"]+-doc-\d+">', full)) == 14 * 3
+    assert [b for b in re.findall(r'data-block="(\w+)"', full)] == ["verify", "arxiv", "five"] * 4
+    # per document: what the model returned, and each claim's fate (14 documents in each of the 4 rows)
+    assert len(re.findall(r'<details class="doc-answer" id="row-[^"]+-doc-\d+">', full)) == 14 * 4
     fates = re.findall(
         r'<tr class="claim"><td data-label="claim">(.*?)</td>.*?<span class="tag stage">(.*?)</span>', full, re.S
     )
