@@ -99,6 +99,17 @@ def plan_topics(
     return shared_set(evenings, s) if shared else EveningSet(tuple(evenings))
 
 
+def as_shared(s: Settings) -> Settings:
+    """`s` with shared extraction, whatever `[llm] extraction` says: for what asks one request per
+    document for several topics by construction (a shared answer file, a shared eval row)."""
+    return s.model_copy(update={"llm": {**s.llm, "extraction": "shared"}})
+
+
+def evening_sources(es: EveningSet) -> list[SourceDoc]:
+    """The documents read by any topic of the run, each once, in the topics' order."""
+    return list({d.path: d for ev in es.evenings for d in ev.sources}.values())
+
+
 def shared_set(evenings: Sequence[Evening], s: Settings) -> EveningSet:
     """The evenings with one shared request per document (or part) read by any of them; each
     evening is stamped with the shared prompt, the one that asked for its answers. A `--prompt`
@@ -110,7 +121,7 @@ def shared_set(evenings: Sequence[Evening], s: Settings) -> EveningSet:
             f"{s.prompt_file} is a one-topic prompt ({template.stamp}); shared extraction needs one named {SHARED}",
             hint=f"start from prompts/{SHARED}.md (name: {SHARED} in its front matter), or --extraction per-topic",
         )
-    docs = list({d.path: d for ev in evenings for d in ev.sources}.values())
+    docs = evening_sources(EveningSet(tuple(evenings)))
     registries = {ev.settings.topic: ev.registry for ev in evenings}
     first = evenings[0]
     shared = build_shared_requests(docs, registries, first.ws, template, first.llm)
@@ -301,9 +312,7 @@ def add_reference(s: Settings, topics: Sequence[str], doc: str, extraction: Path
     answer file is one request, whatever `[llm] extraction` says). Its usage is estimated, and says as
     cached the prefix a provider would serve after the evening's first request."""
     shared = len(topics) > 1
-    if shared:
-        s = s.model_copy(update={"llm": {**s.llm, "extraction": "shared"}})
-    es = plan_topics(s, topics, for_writing=False)
+    es = plan_topics(as_shared(s) if shared else s, topics, for_writing=False)
     rel = next((r.doc_path for ev in es.evenings for r in _requests_of(ev, doc)), None)
     if rel is None:
         requests_for(es.evenings[0], doc)  # raises: names the evening's documents
@@ -336,7 +345,9 @@ __all__ = [
     "EveningSet",
     "TopicsReport",
     "add_reference",
+    "as_shared",
     "brief_topics",
+    "evening_sources",
     "extract_topics",
     "plan_topics",
     "run_topics",

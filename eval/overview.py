@@ -73,7 +73,7 @@ def cell(m: MetricResult | None) -> str:
 
 
 def spend_cells(sp: Spend) -> tuple[str, ...]:
-    """'14', '51388', '28288', '$0.0113'; '—' where nothing was sent, the answers report no usage or
+    """'14', '51388', '28288', '$0.0112'; '—' where nothing was sent, the answers report no usage or
     the model has no price."""
     if not sp.calls:
         return ("—",) * len(SPEND)

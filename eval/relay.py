@@ -20,7 +20,7 @@ from pathlib import Path
 from agent.core.errors import PredigestError
 from agent.extract.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
 from agent.pipeline import Settings, plan
-from agent.topics import plan_topics
+from agent.topics import as_shared, evening_sources, plan_topics
 
 
 def read_answers(folder: Path) -> list[RelayedAnswer]:
@@ -45,9 +45,8 @@ def relay_folder(
     """Write the relayed cassettes of one evening into `s.cassette_dir` (or the workspace's): of
     `s.topic`'s requests, or with several `topics` of the shared requests that carry them all."""
     if len(topics) > 1:
-        es = plan_topics(s.model_copy(update={"llm": {**s.llm, "extraction": "shared"}}), topics, for_writing=False)
-        requests, llm = list(es.shared), es.llm
-        sources = list({d.path: d for ev in es.evenings for d in ev.sources}.values())
+        es = plan_topics(as_shared(s), topics, for_writing=False)
+        requests, llm, sources = list(es.shared), es.llm, evening_sources(es)
     else:
         p = plan(s, for_writing=False)
         requests, llm, sources = p.requests, p.llm, p.sources

@@ -27,7 +27,7 @@ from agent.extract.prompting import SHARED, load_template_file
 from agent.pipeline import Evening, Outcome, Settings, answered_by, brief, extract, plan
 from agent.plan.parse import parse
 from agent.plan.workspace import load_workspace
-from agent.topics import EveningSet, extract_topics, plan_topics
+from agent.topics import EveningSet, as_shared, extract_topics, plan_topics
 from eval.cases import Case, CaseError, load_rows
 from eval.metrics import COUNTS, METRICS, RuleContext, Score, Scorecard, file_refs, score
 from eval.patch_score import patch_score
@@ -146,11 +146,12 @@ class CaseRun:
     def spend(self) -> Spend:
         """What the row's requests take: calls, and as their answers' usage reports them, prompt
         tokens (of which cached) and what they would cost live at the workspace's `[llm.prices]`
-        (a replayed answer costs nothing tonight). The offline extractor sends nothing."""
-        calls = [c for c in self.calls if c.source != "offline"]
+        (a replayed answer costs nothing tonight). The offline extractor sends nothing; a request
+        the budget skipped was not sent."""
+        calls = [c for c in self.calls if c.source in ("live", "cache", "cassette")]  # not skipped, not offline
         llm = self.outcome.evening.llm if self.outcome is not None else None
-        if not calls or llm is None or not any(c.input_tokens for c in calls):
-            return Spend(len(calls))
+        if not calls or llm is None or not all(c.input_tokens for c in calls):
+            return Spend(len(calls))  # an answer without usage (relayed) leaves the tokens unknown
         tokens_in = sum(c.input_tokens for c in calls)
         tokens_out = sum(c.output_tokens for c in calls)
         cached = sum(c.cached_tokens for c in calls)
@@ -272,10 +273,11 @@ def run_case(
     backend: str | None = None,
     on_plan: OnPlan | None = None,
     on_result: OnResult | None = None,
+    shared_runs: SharedRuns | None = None,
 ) -> CaseRun:
     """Run, parse back, score. User-fixable failures (a cassette miss, a broken workspace, an
     unparsable output) become the case's errors; a bug still raises. `backend` overrides the
-    variant's (the offline row)."""
+    variant's (the offline row); `shared_runs` holds the shared evenings asked so far."""
     started = time.monotonic()
     variant = variant or Variant()
     used = backend or variant.backend
@@ -283,7 +285,8 @@ def run_case(
     try:
         gold = case.gold()
         if case.extraction == "shared":
-            ev, results, calls = _shared_run(case, variant.settings(case, used), on_plan, on_result)
+            runs = shared_runs if shared_runs is not None else {}
+            ev, results, calls = _shared_run(case, variant.settings(case, used), on_plan, on_result, runs)
         else:
             ev = plan(variant.settings(case, used), for_writing=False, own_tonight=False)
             if on_plan is not None:
@@ -303,25 +306,41 @@ def run_case(
     return CaseRun(case, gold, output, report.markdown, card, errors, time.monotonic() - started, **done)
 
 
+SharedRuns = dict[str, tuple[EveningSet, list[list[ExtractionResult]]]]  # by the settings, topic aside
+
+
 def _shared_run(
-    case: Case, s: Settings, on_plan: OnPlan | None, on_result: OnResult | None
+    case: Case, s: Settings, on_plan: OnPlan | None, on_result: OnResult | None, runs: SharedRuns
 ) -> tuple[Evening, tuple[ExtractionResult, ...], tuple[CallRecord, ...]]:
     """The case's topic out of an all-topics run with shared extraction: its evening, its share
-    of the answers, and every shared request the run sent (each one is every topic's)."""
-    es = shared_plan(case, s)
-    ev = es.evenings[es.topics.index(case.topic)]
-    if on_plan is not None:
-        on_plan(case, ev)
-    answers = extract_topics(es, None, on_result)
+    of the answers, and every shared request the run sent (each one is every topic's). The
+    evening is asked once per eval (`runs`), and each of its topics' rows scored from it: asking it
+    again per row would pay for every call again, and a recording would write over itself."""
+    key = s.model_copy(update={"topic": ""}).model_dump_json()
+    if key not in runs:
+        es = shared_plan(case, s)
+        if on_plan is not None:  # the progress counts what is sent: the shared requests
+            on_plan(case, dataclasses.replace(es.evenings[es.topics.index(case.topic)], requests=list(es.shared)))
+        runs[key] = es, extract_topics(es, None, on_result)
+    es, answers = runs[key]
+    mine = es.topics.index(case.topic)
     sent = {(r.record.doc_path, r.record.chunk): r.record for got in answers for r in got}
-    return ev, tuple(answers[es.topics.index(case.topic)]), tuple(sent.values())
+    return es.evenings[mine], tuple(answers[mine]), tuple(sent.values())
 
 
 def shared_plan(case: Case, s: Settings) -> EveningSet:
     """The evening of every topic of the case's workspace, extracted shared."""
-    s = s.model_copy(update={"llm": {**s.llm, "extraction": "shared"}})
     topics = load_workspace(case.workspace).select([], all_topics=True)
-    return plan_topics(s, topics, for_writing=False, own_tonight=False)
+    where = case.folder / "case.toml"
+    if case.topic not in topics:
+        raise CaseError(f"topic {case.topic!r} is not a topic of {case.workspace}", path=where)
+    if len(topics) < 2:
+        raise CaseError(
+            f"{case.workspace} has one topic: a shared row would ask what its per-topic row asks",
+            path=where,
+            hint="drop `shared` from case.toml",
+        )
+    return plan_topics(as_shared(s), topics, for_writing=False, own_tonight=False)
 
 
 def row_requests(case: Case, s: Settings) -> tuple[list[ExtractionRequest], LLMSettings]:
@@ -336,11 +355,15 @@ def row_requests(case: Case, s: Settings) -> tuple[list[ExtractionRequest], LLMS
 
 def not_asked(case: Case, variant: Variant) -> str:
     """Why the variant cannot ask this row at all ('' when it can): a one-topic prompt file has
-    no shared form."""
-    if case.extraction != "shared" or variant.prompt_file is None:
+    no shared form, and the shared prompt asks for every topic at once."""
+    if variant.prompt_file is None:
         return ""
     stamp = load_template_file(variant.prompt_file).stamp
-    return "" if stamp.name == SHARED else f"{variant.prompt_file.name} is a one-topic prompt ({stamp})"
+    if case.extraction == "shared" and stamp.name != SHARED:
+        return f"{variant.prompt_file.name} is a one-topic prompt ({stamp}); the shared rows need one named {SHARED}"
+    if case.extraction != "shared" and stamp.name == SHARED:
+        return f"{variant.prompt_file.name} is the shared prompt ({stamp}); only the shared rows ask it"
+    return ""
 
 
 def _patch(case: Case, report: Outcome) -> dict[str, Any]:
@@ -569,13 +592,14 @@ def _run_rows(
     cannot ask is said in a note instead."""
     runs: list[CaseRun] = []
     notes: list[str] = []
+    shared: SharedRuns = {}
     for row in rows:
         if row.name in skip:
             continue
         if why := not_asked(row, variant):
-            notes.append(f"{row.name}: not run: {why}; the shared rows need a prompt named {SHARED}")
+            notes.append(f"{row.name}: not run: {why}")
             continue
-        runs.append(run_case(row, variant, on_plan=on_plan, on_result=on_result))
+        runs.append(run_case(row, variant, on_plan=on_plan, on_result=on_result, shared_runs=shared))
         if "@" not in row.name:  # the offline floor does not depend on a cassette set: once per case
             runs.append(run_case(offline_row(row), variant, backend="offline", on_plan=on_plan, on_result=on_result))
     return runs, notes

@@ -235,3 +235,51 @@ def test_a_one_topic_prompt_does_not_run_the_shared_rows_and_says_so(tmp_path: P
     assert r.returncode == 0, r.stdout + r.stderr
     assert "2026-09-22-risk@world-shared: not run: extract.md is a one-topic prompt" in r.stdout
     assert r.stdout.splitlines()[-1] == "ok 2 rows"
+
+
+def test_the_shared_prompt_runs_only_the_shared_rows_and_says_so() -> None:
+    r = predigest(
+        "eval", "--case", "2026-09-22-risk", "--prompt", str(ROOT / "prompts" / "extract-shared.md"),
+        "--baseline", str(ROOT / "eval" / "baseline.json"),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "2026-09-22-risk: not run: extract-shared.md is the shared prompt" in r.stdout
+    assert r.stdout.splitlines()[-1] == "ok 1 rows"
+
+
+def test_one_shared_evening_answers_every_shared_row_of_an_eval(tmp_path: Path) -> None:
+    """The three 9-22 shared rows are one all-topics evening: it is asked once (14 answers), not
+    once per row, and each row is its own topic's briefing of it."""
+    from eval.runner import evaluate
+
+    answered: list[str] = []
+    baseline = ROOT / "eval" / "baseline.json"
+    others = [n for n in json.loads(baseline.read_text(encoding="utf-8"))["cases"] if not n.endswith("@world-shared")]
+    report = evaluate(
+        ROOT / "eval" / "cases", baseline, on_result=lambda r: answered.append(r.request.doc_path), skip=others
+    )
+    rows = {r.name: r for r in report.results}
+    assert sorted(rows) == [f"2026-09-22-{t}@world-shared" for t in ("inference", "llm-infra", "risk")]
+    assert len(answered) == 14 and all(r.ok for r in rows.values())
+    assert {rows[n].run.outcome.evening.settings.topic for n in rows} == {"inference", "llm-infra", "risk"}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("workspace", "topic", "message"),
+    [
+        pytest.param("examples/world", "nope", "topic 'nope' is not a topic of", id="unknown-topic"),
+        pytest.param("examples/lab", "retrieval", "has one topic: a shared row would ask", id="one-topic-workspace"),
+    ],
+)
+def test_a_shared_row_that_cannot_be_asked_is_one_line_in_its_row(
+    tmp_path: Path, workspace: str, topic: str, message: str
+) -> None:
+    folder = tmp_path / "2026-09-22-x"
+    folder.mkdir()
+    (folder / "gold.md").write_bytes((ROOT / "eval" / "cases" / CASE / "gold.md").read_bytes())
+    toml = f'workspace = "{ROOT / workspace}"\ntopic = "{topic}"\ndate = 2026-09-22\n'
+    toml += f'cassettes = "{ROOT / "cassettes" / "world"}"\nshared = "{ROOT / "cassettes" / "world-shared"}"\n'
+    (folder / "case.toml").write_text(toml, encoding="utf-8")
+    shared = load_case(folder).rows()[-1]
+    run = run_case(shared)
+    assert run.card is None and len(run.errors) == 1 and message in run.errors[0], run.errors

@@ -221,6 +221,7 @@ def rekey_reference_cassettes(
     config = config.with_(cassette_dir=cassette_dir)
     index = CassetteIndex.load(cassette_dir)
     written: list[Path] = []
+    first = next(iter(requests_by_doc.values()), None)
     for doc, request in requests_by_doc.items():
         mine = [c for c in index.all() if c.provenance.document == doc]
         if not mine:
@@ -253,7 +254,8 @@ def rekey_reference_cassettes(
                 log.warning("%s is stale (%s): %s", cassette.path.name, why, todo)
                 continue
             answer = answer_from_completion(cassette.exchange.response_body, bool(request.topics))
-            path = write_reference_cassette(request, answer, config, note=cassette.provenance.note)
+            earlier = () if request is first else (first,)  # the usage estimate `add-reference` writes
+            path = write_reference_cassette(request, answer, config, note=cassette.provenance.note, earlier=earlier)
             if path != cassette.path:
                 cassette.path.unlink(missing_ok=True)
             written.append(path)
