@@ -844,18 +844,22 @@ def cassettes_add_reference(
 @cassettes_app.command("rekey")
 def cassettes_rekey(
     workspace: WorkspaceArg,
-    topic: TopicOpt,
     date: DateOpt,
+    topic: TopicsOpt = None,
+    all_topics: AllTopicsOpt = False,
     cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
 ) -> None:
-    """Re-key reference cassettes after an intended prompt change (recorded ones must be recorded again).
+    """Re-key reference cassettes after an intended prompt change (recorded ones must be recorded again);
+    with several topics, those of the shared requests.
 
     Example: predigest cassettes rekey examples/world --topic inference --date 2026-09-22
     """
-    from agent.pipeline import Settings, rekey
+    from agent.pipeline import Settings
+    from agent.topics import rekey
 
+    topics = _topics(workspace, topic, all_topics)
     folder = cassettes.absolute() if cassettes else None
-    paths = rekey(Settings(workspace=workspace, topic=topic, date=_date(date), cassette_dir=folder))
+    paths = rekey(Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=folder), topics)
     out.print(f"re-keyed {len(paths)} reference cassette(s)")
     for path in paths:
         out.print(f"  {path}", markup=False)

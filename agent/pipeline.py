@@ -446,14 +446,6 @@ def no_model_note(ev: Evening) -> str:
 # --- cassette maintenance -----------------------------------------------------------------------------
 
 
-def rekey(s: Settings) -> list[Path]:
-    """Re-key the reference cassettes of an evening after an intended prompt or schema change."""
-    ev = plan(s, for_writing=False)
-    from agent.extract.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
-
-    return rekey_reference_cassettes(ev.llm.cassette_dir, {r.doc_path: r for r in ev.requests}, ev.llm)
-
-
 __all__ = [
     "EXIT_NO_MODEL",
     "EXIT_PARTIAL",
@@ -468,7 +460,6 @@ __all__ = [
     "plan",
     "plan_from",
     "refuse_nothing_read",
-    "rekey",
     "requests_for",
     "run",
     "settings_from",

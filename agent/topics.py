@@ -334,6 +334,15 @@ def add_reference(s: Settings, topics: Sequence[str], doc: str, extraction: Path
     return write_reference_cassette(reqs[0], answer, es.llm, note=note, earlier=() if first is reqs[0] else (first,))
 
 
+def rekey(s: Settings, topics: Sequence[str]) -> list[Path]:
+    """Re-key the reference cassettes of an evening after an intended prompt or schema change: one
+    topic's, or with several topics those of the shared requests that carry them all."""
+    es = plan_topics(as_shared(s) if len(topics) > 1 else s, topics, for_writing=False)
+    from agent.extract.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
+
+    return rekey_reference_cassettes(es.llm.cassette_dir, {r.doc_path: r for r in es.requests}, es.llm)
+
+
 def _requests_of(ev: Evening, doc: str) -> list[ExtractionRequest]:
     try:
         return requests_for(ev, doc)
@@ -350,6 +359,7 @@ __all__ = [
     "evening_sources",
     "extract_topics",
     "plan_topics",
+    "rekey",
     "run_topics",
     "select_topics",
     "shared_set",

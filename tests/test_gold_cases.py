@@ -10,6 +10,8 @@ into the inference evening.
 from __future__ import annotations
 
 import datetime as dt
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -100,3 +102,30 @@ def test_add_reference_of_a_shared_answer_reproduces_the_committed_exchange(tmp_
     refused = predigest(*args, "--extraction", str(bad), "--cassettes", str(tmp_path / "other"))
     assert refused.returncode == 2 and "security" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "other").exists()
+
+
+def test_rekey_of_every_topic_rewrites_a_stale_shared_reference_and_a_one_topic_rekey_leaves_it(
+    tmp_path: Path,
+) -> None:
+    """After an edit that moves one shared request, `rekey --all-topics` writes its answer under the
+    request as asked now (the committed one, here) and nothing else; a one-topic rekey over the
+    shared set says they are a shared request's and touches none."""
+    folder = tmp_path / "world-shared"
+    shutil.copytree(ROOT / "cassettes" / "world-shared", folder)
+    doc = "paper_cards/2026-09-22/1650-2609-20755.md"
+    (path,) = [
+        p for p in folder.glob("*.json") if json.loads(p.read_text(encoding="utf-8"))["provenance"]["document"] == doc
+    ]
+    committed = path.read_text(encoding="utf-8")
+    data = json.loads(committed)
+    data["request"]["body"]["messages"][0]["content"] += " (an older prompt)"
+    stale = path.with_name(path.name.replace(path.stem.rsplit("--", 1)[1], "0" * 12))
+    path.unlink()
+    stale.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    base = ["cassettes", "rekey", "examples/world", "-d", "2026-09-22", "--cassettes", str(folder)]
+    one = predigest(*base, "-t", "risk")
+    assert one.returncode == 0 and "re-keyed 0" in one.stdout, one.stdout + one.stderr
+    assert "rekey them with every topic they carry" in one.stderr and stale.exists()
+    every = predigest(*base, "--all-topics")
+    assert every.returncode == 0 and "re-keyed 1" in every.stdout, every.stdout + every.stderr
+    assert not stale.exists() and path.read_text(encoding="utf-8") == committed

@@ -43,9 +43,10 @@ from agent.extract.llm.cassettes import (
 from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.transport import RecordTransport, exchange_response
+from agent.extract.prompting import SHARED
 from schemas.extraction import FileExtraction, SharedExtraction
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("predigest")  # the CLI shows its warnings as `warning:` lines
 
 
 Answer = FileExtraction | SharedExtraction
@@ -226,6 +227,16 @@ def rekey_reference_cassettes(
         mine = [c for c in index.all() if c.provenance.document == doc]
         if not mine:
             continue
+        if other := [c for c in mine if c.provenance.prompt.startswith(f"{SHARED}@") != bool(request.topics)]:
+            log.warning(
+                "%s answer(s) %s request; rekey them with %s",
+                ", ".join(c.path.name for c in other),
+                "a one-topic" if request.topics else "a shared",
+                "one topic" if request.topics else "every topic they carry (--all-topics)",
+            )
+            mine = [c for c in mine if c not in other]
+            if not mine:
+                continue
         current = current_request_body(request, config)
         turns = len(request.messages)
         stale: list[tuple[Cassette, str]] = []
