@@ -227,16 +227,9 @@ def rekey_reference_cassettes(
         mine = [c for c in index.all() if c.provenance.document == doc]
         if not mine:
             continue
-        if other := [c for c in mine if c.provenance.prompt.startswith(f"{SHARED}@") != bool(request.topics)]:
-            log.warning(
-                "%s answer(s) %s request; rekey them with %s",
-                ", ".join(c.path.name for c in other),
-                "a one-topic" if request.topics else "a shared",
-                "one topic" if request.topics else "every topic they carry (--all-topics)",
-            )
-            mine = [c for c in mine if c not in other]
-            if not mine:
-                continue
+        mine = _same_shape(mine, request)
+        if not mine:
+            continue
         current = current_request_body(request, config)
         turns = len(request.messages)
         stale: list[tuple[Cassette, str]] = []
@@ -271,6 +264,20 @@ def rekey_reference_cassettes(
                 cassette.path.unlink(missing_ok=True)
             written.append(path)
     return written
+
+
+def _same_shape(cassettes: list[Cassette], request: ExtractionRequest) -> list[Cassette]:
+    """The cassettes that answer a request of the same shape (shared or one topic) as `request`;
+    the others are said in one warning, never parsed as the other shape's answer."""
+    other = [c for c in cassettes if c.provenance.prompt.startswith(f"{SHARED}@") != bool(request.topics)]
+    if other:
+        log.warning(
+            "%s answer(s) %s request; rekey them with %s",
+            ", ".join(c.path.name for c in other),
+            "a one-topic" if request.topics else "a shared",
+            "one topic" if request.topics else "every topic they carry (--all-topics)",
+        )
+    return [c for c in cassettes if c not in other]
 
 
 @dataclass(frozen=True)
