@@ -227,24 +227,27 @@ def test_a_shared_row_scores_its_topic_out_of_one_request_per_document_for_every
     assert both.spend.cost_usd is not None and both.spend.cost_usd > 0  # priced at the world's [llm.prices]
 
 
-def test_a_one_topic_prompt_does_not_run_the_shared_rows_and_says_so(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("prompt", "said", "rows"),
+    [
+        pytest.param(
+            "extract.md", "2026-09-22-risk@world-shared: not run: extract.md is a one-topic prompt", 2, id="one-topic"
+        ),
+        pytest.param(
+            "extract-shared.md", "2026-09-22-risk: not run: extract-shared.md is the shared prompt", 1, id="shared"
+        ),
+    ],
+)
+def test_a_prompt_runs_only_the_rows_it_can_ask_and_says_so(prompt: str, said: str, rows: int) -> None:
+    """A one-topic prompt has no shared form, and the shared prompt asks for every topic at once:
+    each runs the rows it can ask, and says in one line which it did not run."""
     r = predigest(
-        "eval", "--case", "2026-09-22-risk", "--prompt", str(ROOT / "prompts" / "extract.md"),
+        "eval", "--case", "2026-09-22-risk", "--prompt", str(ROOT / "prompts" / prompt),
         "--baseline", str(ROOT / "eval" / "baseline.json"),
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "2026-09-22-risk@world-shared: not run: extract.md is a one-topic prompt" in r.stdout
-    assert r.stdout.splitlines()[-1] == "ok 2 rows"
-
-
-def test_the_shared_prompt_runs_only_the_shared_rows_and_says_so() -> None:
-    r = predigest(
-        "eval", "--case", "2026-09-22-risk", "--prompt", str(ROOT / "prompts" / "extract-shared.md"),
-        "--baseline", str(ROOT / "eval" / "baseline.json"),
-    )  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "2026-09-22-risk: not run: extract-shared.md is the shared prompt" in r.stdout
-    assert r.stdout.splitlines()[-1] == "ok 1 rows"
+    assert said in r.stdout
+    assert r.stdout.splitlines()[-1] == f"ok {rows} rows"
 
 
 def test_one_shared_evening_answers_every_shared_row_of_an_eval(tmp_path: Path) -> None:
