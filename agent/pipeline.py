@@ -102,7 +102,7 @@ def plan_from(ws: Workspace, s: Settings, docs: list[SourceDoc], *, for_writing:
 def requests_for(ev: Evening, doc: str) -> list[ExtractionRequest]:
     """The request(s) one document of the evening sends (several when it is split). A path may
     be given relative to the workspace or starting with the workspace folder itself."""
-    rel = _workspace_relative(ev.ws, doc)
+    rel = workspace_relative(ev.ws, doc)
     reqs = [r for r in ev.requests if r.doc_path == rel]
     if not reqs:
         known = ", ".join(d.path for d in ev.sources)
@@ -110,7 +110,7 @@ def requests_for(ev: Evening, doc: str) -> list[ExtractionRequest]:
     return reqs
 
 
-def _workspace_relative(ws: Workspace, doc: str) -> str:
+def workspace_relative(ws: Workspace, doc: str) -> str:
     p = Path(doc)
     for candidate in (p, Path.cwd() / p):
         try:
@@ -464,5 +464,6 @@ __all__ = [
     "run",
     "settings_from",
     "withheld",
+    "workspace_relative",
     "write",
 ]

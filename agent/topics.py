@@ -33,8 +33,8 @@ from agent.pipeline import (
     no_model_note,
     plan_from,
     refuse_nothing_read,
-    requests_for,
     withheld,
+    workspace_relative,
     write,
 )
 from agent.plan.ingest import scan
@@ -105,9 +105,9 @@ def as_shared(s: Settings) -> Settings:
     return s.model_copy(update={"llm": {**s.llm, "extraction": "shared"}})
 
 
-def evening_sources(es: EveningSet) -> list[SourceDoc]:
+def evening_sources(evenings: Sequence[Evening]) -> list[SourceDoc]:
     """The documents read by any topic of the run, each once, in the topics' order."""
-    return list({d.path: d for ev in es.evenings for d in ev.sources}.values())
+    return list({d.path: d for ev in evenings for d in ev.sources}.values())
 
 
 def shared_set(evenings: Sequence[Evening], s: Settings) -> EveningSet:
@@ -121,7 +121,7 @@ def shared_set(evenings: Sequence[Evening], s: Settings) -> EveningSet:
             f"{s.prompt_file} is a one-topic prompt ({template.stamp}); shared extraction needs one named {SHARED}",
             hint=f"start from prompts/{SHARED}.md (name: {SHARED} in its front matter), or --extraction per-topic",
         )
-    docs = evening_sources(EveningSet(tuple(evenings)))
+    docs = evening_sources(evenings)
     registries = {ev.settings.topic: ev.registry for ev in evenings}
     first = evenings[0]
     shared = build_shared_requests(docs, registries, first.ws, template, first.llm)
@@ -313,10 +313,11 @@ def add_reference(s: Settings, topics: Sequence[str], doc: str, extraction: Path
     cached the prefix a provider would serve after the evening's first request."""
     shared = len(topics) > 1
     es = plan_topics(as_shared(s) if shared else s, topics, for_writing=False)
-    rel = next((r.doc_path for ev in es.evenings for r in _requests_of(ev, doc)), None)
-    if rel is None:
-        requests_for(es.evenings[0], doc)  # raises: names the evening's documents
+    rel = workspace_relative(es.evenings[0].ws, doc)
     reqs = [r for r in es.requests if r.doc_path == rel]
+    if not reqs:
+        known = ", ".join(d.path for d in evening_sources(es.evenings))
+        raise PredigestError(f"{doc} is not a source of the evening {s.date}", hint=f"pick one of: {known}")
     if len(reqs) != 1:
         raise PredigestError(f"{doc} is split into {len(reqs)} parts", hint="reference cassettes take whole documents")
     kind = SharedExtraction if shared else FileExtraction
@@ -341,13 +342,6 @@ def rekey(s: Settings, topics: Sequence[str]) -> list[Path]:
     from agent.extract.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
 
     return rekey_reference_cassettes(es.llm.cassette_dir, {r.doc_path: r for r in es.requests}, es.llm)
-
-
-def _requests_of(ev: Evening, doc: str) -> list[ExtractionRequest]:
-    try:
-        return requests_for(ev, doc)
-    except PredigestError:
-        return []
 
 
 __all__ = [

@@ -46,7 +46,7 @@ def relay_folder(
     `s.topic`'s requests, or with several `topics` of the shared requests that carry them all."""
     if len(topics) > 1:
         es = plan_topics(as_shared(s), topics, for_writing=False)
-        requests, llm, sources = list(es.shared), es.llm, evening_sources(es)
+        requests, llm, sources = list(es.shared), es.llm, evening_sources(es.evenings)
     else:
         p = plan(s, for_writing=False)
         requests, llm, sources = p.requests, p.llm, p.sources

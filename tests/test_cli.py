@@ -100,6 +100,22 @@ def test_prompt_show_prints_the_messages() -> None:
             id="shared-reference-not-an-extraction",
         ),
         pytest.param(
+            (
+                "cassettes",
+                "add-reference",
+                "examples/world",
+                "--all-topics",
+                "-d",
+                "2026-09-22",
+                "--doc",
+                "nope.md",
+                "--extraction",
+                "README.md",
+            ),
+            "nope.md is not a source of the evening",
+            id="shared-reference-for-an-unknown-document",
+        ),
+        pytest.param(
             ("prompt", "show", "examples/world", "-t", "inference", "-d", "2026-09-22", "--doc", "nope.md"),
             "is not a source of the evening",
             id="prompt-for-an-unknown-document",
