@@ -283,6 +283,56 @@ def test_a_trailing_clause_restating_a_figure_stated_elsewhere_is_trimmed() -> N
     assert any(f.decision == "point folded" for f in findings)
 
 
+def test_a_later_summary_keeps_only_what_it_adds_after_the_point_it_continues() -> None:
+    first = claim(
+        TITLE, "v0.23.0 移除 `--swap-space`，无废弃别名", "`--preemption-mode swap` 一并移除，抢占只剩 recompute"
+    )
+    summary = claim(TITLE, "破坏性变更：移除 `--swap-space` 与 `--preemption-mode swap`，改用 `--kv-offload-gb`")
+    g, findings = edited((first, A), (summary, B))
+    assert [p.point.text for p in g.points] == [
+        "v0.23.0 移除 `--swap-space`，无废弃别名",
+        "改用 `--kv-offload-gb`",
+        "`--preemption-mode swap` 一并移除，抢占只剩 recompute",
+    ]
+    moved = next(p for p in g.points if p.point.text == "改用 `--kv-offload-gb`")
+    assert moved.ref.doc == B.path  # still linked to the claim it came from
+    (f,) = [f for f in findings if f.decision == "point folded" and f.doc == B.path]
+    assert f.target == f"{A.path}#1"
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        pytest.param(
+            ["v0.23.0 移除 `--swap-space`，无废弃别名"],
+            "v0.23.0 移除 `--swap-space`，升级前先 grep 启动脚本",
+            id="the-second-point-adds-no-fact",
+        ),
+        pytest.param(
+            ["`--swap-space` 移除"],
+            "新增 `POST /v1/cache/pin` 接口，默认上限 0.2",
+            id="its-opening-says-something-new",
+        ),
+    ],
+)
+def test_a_later_point_stays_whole_unless_it_opens_by_restating(first: list[str], second: str) -> None:
+    g, _ = edited((claim(TITLE, *first), A), (claim(TITLE, second), B))
+    assert second in [p.point.text for p in g.points]
+
+
+def test_a_clause_whose_words_are_scattered_over_several_points_stays() -> None:
+    kept = "显式写 --preemption-mode recompute 的脚本不受影响"
+    a = claim(TITLE, f"--preemption-mode swap 一并移除，{kept}")
+    b = claim(
+        TITLE,
+        "移除 --preemption-mode swap 与 --swap-space",
+        "抢占只剩 recompute",
+        "显式写参数的脚本需检查，升级不受影响",
+    )
+    g, _ = edited((a, A), (b, B))
+    assert any(kept in p.point.text for p in g.points)
+
+
 def test_a_heading_whose_steps_are_all_stated_elsewhere_goes() -> None:
     a = claim(SUBJECT, "吞吐提升 1.7×，显存降低 20%", "P99 TTFT 降低 40%，GPU 利用率 90%")
     b = claim(SUBJECT, kp("结果：", "吞吐提升 1.7×", "P99 TTFT 降低 40%"), "开源于 GitHub")

@@ -181,7 +181,7 @@ def _points(g: Group, conflicts: Sequence[NumberConflict]) -> tuple[list[Point],
 def _without(p: KeyPoint, conflicts: Sequence[NumberConflict]) -> KeyPoint | None:
     """The point without the clauses and steps that state a disputed value; None when nothing
     of it is left."""
-    clauses = _CLAUSE.split(p.text)
+    clauses = _clauses(p.text)
     kept = [c for i, c in enumerate(clauses) if i % 2 == 1 or not any(d.states(c) for d in conflicts)]
     text = "".join(kept).strip("，,；; ") if len(kept) < len(clauses) else p.text
     text = re.sub(r"[，,；;]\s*(?=[，,；;])", "", text)  # a separator left beside a removed clause
@@ -241,24 +241,55 @@ def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[
         told.update(_statements(text))
     out: list[Point] = []
     for p in points:
-        rest = set().union(*(_grams(o.point) for o in points if o is not p))
-        trimmed = _trim_node(p.point, told, rest)
+        others = [_grams(o.point) for o in points if o is not p]
+        trimmed = _trim_node(p.point, told, others)
         if trimmed is None or trimmed.model_dump() != p.point.model_dump():
             doc = _doc_of(g, p.ref)
             findings.append(Finding("merge", p.point.text[:40], doc, "point folded", "a part stated twice", ref=p.ref))
-        if trimmed is not None:
+        if trimmed is None:
+            continue
+        if (cont := _continuation(trimmed, out)) is None:
             out.append(Point(trimmed, p.ref))
+            continue
+        after, rest_of_it = cont
+        told.subtract(_statements(_clauses(trimmed.text)[0]))
+        detail = "its opening clause stated by the points before it; the rest follows the one it continues"
+        findings.append(
+            Finding("merge", p.point.text[:40], _doc_of(g, p.ref), "point folded", detail, p.ref, str(out[after].ref))
+        )
+        out.insert(after + 1, Point(rest_of_it, p.ref))
     return out, findings
 
 
-def _trim_node(node: KeyPoint, told: Counter[str], rest: set[str]) -> KeyPoint | None:
+def _continuation(node: KeyPoint, earlier: Sequence[Point]) -> tuple[int, KeyPoint] | None:
+    """A later source's point that opens by restating what earlier points say and then adds to it
+    ('破坏性变更：移除 `--swap-space` 与 `--preemption-mode swap`，改用 `--kv-offload-gb`' after the points
+    on each removed flag): the index of the earlier point its opening continues, and the point
+    without that opening. None when the opening says something new, or nothing new follows it.
+    Only earlier points count, so of two points restating each other the first source's stays whole."""
+    clauses = _clauses(node.text)
+    head = _statements(clauses[0])
+    if len(clauses) < 3 or not head or not earlier:
+        return None
+    stated = [set(_statements(" ".join(n.text for n in e.point.walk()))) for e in earlier]
+    said_before = set().union(*(_grams(e.point) for e in earlier))  # a summary restates several points at once
+    if not set(head) <= set().union(*stated) or not _covered(clauses[0], [said_before]):
+        return None
+    tail = "".join(clauses[2:]).strip()
+    if not set(_statements(tail)) - set().union(*stated):
+        return None
+    after = max(range(len(earlier)), key=lambda j: (len(set(head) & stated[j]), -j))
+    return after, node.model_copy(update={"text": tail})
+
+
+def _trim_node(node: KeyPoint, told: Counter[str], others: Sequence[set[str]]) -> KeyPoint | None:
     """The node without what is said twice; None for a heading ('结果：') whose steps all went.
-    `rest`: the wording (bigrams) of the increment's other points."""
-    clauses = _CLAUSE.split(node.text)
+    `others`: the wording (bigrams) of each of the increment's other points."""
+    clauses = _clauses(node.text)
     kept = [clauses[0]]
     for i in range(2, len(clauses), 2):  # the split keeps each separator before its clause
         said = _statements(clauses[i])
-        if said and all(told[s] >= 2 for s in said) and _covered(clauses[i], rest):
+        if said and all(told[s] >= 2 for s in said) and _covered(clauses[i], others):
             told.subtract(said)
             continue
         kept += [clauses[i - 1], clauses[i]]
@@ -268,10 +299,10 @@ def _trim_node(node: KeyPoint, told: Counter[str], rest: set[str]) -> KeyPoint |
     children = []
     for child in node.children:
         said = _statements(" ".join(x.text for x in child.walk()))
-        if said and all(told[s] >= 2 for s in said) and _covered(" ".join(x.text for x in child.walk()), rest):
+        if said and all(told[s] >= 2 for s in said) and _covered(" ".join(x.text for x in child.walk()), others):
             told.subtract(said)
             continue
-        if (kept_child := _trim_node(child, told, rest)) is not None:
+        if (kept_child := _trim_node(child, told, others)) is not None:
             children.append(kept_child)
     if node.children and not children and not _statements(text):
         return None
@@ -280,13 +311,33 @@ def _trim_node(node: KeyPoint, told: Counter[str], rest: set[str]) -> KeyPoint |
     return node.model_copy(update={"text": text, "children": children})
 
 
-def _covered(text: str, rest: set[str]) -> bool:
-    """Most of `text`'s wording is in the other points: it restates, it does not add."""
+def _covered(text: str, others: Sequence[set[str]]) -> bool:
+    """Most of `text`'s wording is in one of `others` (each a point's bigrams): it restates, it
+    does not add. One point, not all of them together: a clause whose words are scattered over
+    several points ('显式写 `--preemption-mode recompute` 的脚本不受影响') says what none of them says."""
     grams = _grams(KeyPoint(text=text))
-    return bool(grams) and len(grams & rest) / len(grams) >= FOLD_WITH_FACTS
+    return bool(grams) and any(len(grams & o) / len(grams) >= FOLD_WITH_FACTS for o in others)
 
 
-_CLAUSE = re.compile(r"([，；;]|,(?!\d{3}))(?![^（(`]*[）)`])")
+_SEPARATOR = re.compile(r"[，；;]|,(?!\d{3})")
+
+
+def _clauses(text: str) -> list[str]:
+    """A sentence split at its commas and semicolons, each separator kept between its clauses
+    (clause, separator, clause, …). Not inside brackets or a code span: '（文本或 token ids，可选）'
+    and '`a, b`' are one clause's parts."""
+    out, start, depth, code = [], 0, 0, False
+    for i, ch in enumerate(text):
+        if ch == "`":
+            code = not code
+        elif ch in "（(" and not code:
+            depth += 1
+        elif ch in "）)" and not code:
+            depth = max(depth - 1, 0)
+        elif not code and not depth and _SEPARATOR.match(text, i):
+            out += [text[start:i], ch]
+            start = i + 1
+    return [*out, text[start:]]
 
 
 def _statements(text: str) -> list[str]:
