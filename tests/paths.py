@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import io
+import json
 import os
+import shutil
 import subprocess
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -50,3 +52,19 @@ def predigest(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
 def candidate(claim: Claim, doc: SourceDoc, order: int, relevance: str, **kw: Any) -> Candidate:
     """A claim on its way through the rules, its reference made from its document and order."""
     return Candidate(claim, doc, ClaimRef(doc.path, order), order, relevance, **kw)
+
+
+def some_cases(tmp_path: Path, *names: str) -> tuple[Path, Path]:
+    """A cases folder holding the committed eval cases `names` (their paths written absolute, as
+    the repository reads them), and their rows' committed baseline: an eval of a few rows."""
+    cases = tmp_path / "cases"
+    for name in names:
+        shutil.copytree(ROOT / "eval" / "cases" / name, cases / name)
+        toml = cases / name / "case.toml"
+        text = toml.read_text(encoding="utf-8")
+        toml.write_text(text.replace('"examples/', f'"{ROOT}/examples/').replace('"cassettes/', f'"{ROOT}/cassettes/'))
+    committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))
+    rows = {k: v for k, v in committed["cases"].items() if k.split(" · ")[0].split("@")[0] in names}
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({**committed, "cases": rows}, ensure_ascii=False), encoding="utf-8")
+    return cases, baseline

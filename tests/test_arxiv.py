@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.core.arxiv import ArxivId, find_ids, id_keys, normalise, same_paper, validate
+from agent.core.arxiv import ArxivId, find_ids, id_keys, normalise, validate
 
 BRIEFING_DATE = date(2026, 9, 22)
 SEED = Path(__file__).resolve().parents[1] / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
@@ -187,31 +187,6 @@ def test_validate_keeps_the_parsed_id_when_rejecting() -> None:
 def test_validate_requires_the_date_to_be_passed() -> None:
     with pytest.raises(TypeError):
         validate("2605.11093")  # type: ignore[call-arg]
-
-
-# --- same_paper --------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("a", "b", "same"),
-    [
-        pytest.param("2605.11093v1", "2605.11093v2", True, id="v1-v2"),
-        pytest.param("2605.11093", "arXiv:2605.11093v1", True, id="prefix-vs-bare"),
-        pytest.param("https://arxiv.org/abs/2506.09713v2", "2506.09713", True, id="url"),
-        pytest.param("２６０９．１９６５７", "2609.19657", True, id="fullwidth"),
-        pytest.param("math.GT/0309136", "math/0309136v2", True, id="subject-class"),
-        pytest.param("2605.11093", "2605.11094", False, id="neighbours"),
-        pytest.param("hep-th/9901001", "hep-ph/9901001", False, id="other-archive"),
-        pytest.param("not an id", "not an id", False, id="non-ids"),
-    ],
-)
-def test_same_paper(a: str, b: str, same: bool) -> None:
-    assert same_paper(a, b) is same
-    assert same_paper(b, a) is same
-
-
-def test_same_paper_takes_parsed_ids() -> None:
-    assert same_paper(normalise("2605.11093v1"), "arxiv.org/abs/2605.11093v3")
 
 
 # --- the seed briefing -------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from eval.cases import load_case
 from eval.metrics import RuleContext, score
 from eval.report import patch_line, write_html
 from eval.runner import OFFLINE_ROW, CaseRun, EvalReport, compare, offline_row, run_case
-from tests.paths import ROOT, WORLD, predigest
+from tests.paths import ROOT, WORLD, predigest, some_cases
 
 CASE = "2026-09-22-inference"
 GOLD = parse((ROOT / "eval" / "cases" / CASE / "gold.md").read_text(encoding="utf-8"))
@@ -77,6 +77,12 @@ def test_a_case_with_the_editors_living_document_reports_each_rows_patch(
     for name, row in rows.items():
         assert (row["patch"] is not None) == (name.split("@")[0].removesuffix(OFFLINE_ROW) in with_gold), name
     assert any(row["patch"] is None for row in rows.values())  # some case holds no editor's living document
+
+
+def test_the_first_page_of_every_row_stays_small(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    """Each row's briefings are on its own page, so the first page of today's rows stays light."""
+    _, page = demo
+    assert page.stat().st_size < 400_000, page.stat().st_size
 
 
 @pytest.mark.parametrize(
@@ -179,13 +185,13 @@ def test_html_escapes_what_the_briefings_say(tmp_path: Path) -> None:
 def test_the_overview_comes_first_failing_rows_first_and_the_last_line_counts_rows(tmp_path: Path) -> None:
     """One row below its baseline: the overview lists it first and marks it, only that row is
     printed in full, and the last line counts rows. Piped, every row of the overview is one line."""
-    committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))
+    cases, baseline = some_cases(tmp_path, CASE, "2026-10-15-retrieval")
+    committed = json.loads(baseline.read_text(encoding="utf-8"))
     n = len(committed["cases"])  # one baseline entry per row
     relayed = f"{CASE}@world-relayed"
     committed["cases"][relayed]["increment_f1"]["score"] = 0.95
-    baseline = tmp_path / "baseline.json"
     baseline.write_text(json.dumps(committed, ensure_ascii=False), encoding="utf-8")
-    r = predigest("eval", "--baseline", str(baseline))
+    r = predigest("eval", "--cases", str(cases), "--baseline", str(baseline))
     assert r.returncode == 1, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == f"{n} rows against {baseline}, failing rows first"
@@ -199,9 +205,9 @@ def test_the_overview_comes_first_failing_rows_first_and_the_last_line_counts_ro
     assert lines[-1] == f"FAILED 1 of {n} rows: {relayed}"
     # the failing row's case alone is enough for the other two forms
     mine = sum(1 for name in committed["cases"] if name.split(" · ")[0].split("@")[0] == CASE)
-    verbose = predigest("eval", "--baseline", str(baseline), "--verbose", "--case", CASE)
+    verbose = predigest("eval", "--cases", str(cases), "--baseline", str(baseline), "--verbose", "--case", CASE)
     assert len([ln for ln in verbose.stdout.splitlines() if ln.startswith("metric ") and "baseline" in ln]) == mine
-    md = predigest("eval", "--baseline", str(baseline), "--markdown", "--case", CASE)
+    md = predigest("eval", "--cases", str(cases), "--baseline", str(baseline), "--markdown", "--case", CASE)
     assert md.returncode == 1
     rows = [ln for ln in md.stdout.splitlines() if ln.startswith("| ")]
     assert rows[0].startswith("| status | case | answers | increment F1 |") and len(rows) == mine + 1

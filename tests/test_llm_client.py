@@ -25,20 +25,6 @@ from tests.fake_openai import (
 )
 
 
-def test_the_warm_up_sends_nothing_and_parses_an_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`warm_up` drives the real client once through an in-memory answer: no transport to the
-    network is made, and the answer goes through instructor's parsing and our validation."""
-    from agent.extract.llm import transport
-    from agent.extract.llm.config import LLMConfig
-    from agent.extract.llm.reference import warm_up
-
-    made: list[str] = []
-    monkeypatch.setattr(transport, "network_transport", lambda url: made.append(url))
-    for mode in ("tools", "json_schema"):
-        warm_up(LLMConfig(mode=mode))
-    assert made == []
-
-
 class _Sent(httpx2.BaseTransport):
     """The network transport, noting the bytes and headers of each request it sends."""
 

@@ -274,17 +274,3 @@ def key_of(raw: str) -> str | None:
         return normalise(raw).key
     except ValueError:
         return None
-
-
-def same_paper(a: str | ArxivId, b: str | ArxivId) -> bool:
-    """Whether two IDs name one paper, whatever their versions, prefixes or URLs.
-
-    Text that is not an ID names no paper, so it is the same paper as nothing (False), rather
-    than an error in the middle of deduplication.
-    """
-    try:
-        ka = a.key if isinstance(a, ArxivId) else normalise(a).key
-        kb = b.key if isinstance(b, ArxivId) else normalise(b).key
-    except ValueError:
-        return False
-    return ka == kb

@@ -97,7 +97,6 @@ class Labels:
     title_cut: str = "…"  # where a title is cut to fit
     max_verify_title: int = 40  # characters of a 三 item's title
     section_join: str = "、"  # between the § sections of one document on a 来源 line
-    none_marker: str = "无"
     extractor_offline: str = "extractor offline（未调用模型：按文档自身结构与主题画像抽取）"
     footer_offline: str = "本报告由 predigest 自动生成 · {date} · {extractor} · {sources} 份来源 · {calls} 次调用"
     footer: str = (

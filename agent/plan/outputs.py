@@ -20,8 +20,6 @@ from agent.plan.ingest import is_run_output
 from agent.plan.workspace import Workspace
 from schemas.documents import SourceDoc
 
-SUFFIXES = (".md", ".json", ".calls.jsonl")
-
 
 def out_path_for(ws: Workspace, out: Path | None, date: dt.date, topic: str) -> Path:
     """`--out x.md` is the file; any other `--out` is a folder (existing or not) to write into;

@@ -18,13 +18,13 @@ import logging
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import httpx2
 import instructor
 
 from agent.core.errors import PredigestError
-from agent.extract import ExtractionRequest, PromptStamp
+from agent.extract import ExtractionRequest
 from agent.extract.chunking import estimate_tokens
 from agent.extract.llm.calllog import call_scope
 from agent.extract.llm.cassettes import (
@@ -52,16 +52,19 @@ log = logging.getLogger("predigest")  # the CLI shows its warnings as `warning:`
 Answer = FileExtraction | SharedExtraction
 
 
-def reference_completion(body: dict[str, Any], extraction: Answer, model: str, cached: int = 0) -> dict[str, Any]:
-    """The chat completion a model would have returned with `extraction` as its answer; its usage
-    is estimated, with `cached` of the prompt tokens said to come from the provider's prompt cache."""
+def reference_completion(
+    body: dict[str, Any], extraction: Answer, model: str, cached: int = 0, date: str = ""
+) -> dict[str, Any]:
+    """The chat completion a model would have returned with `extraction` as its answer, created on
+    `date` (today if not given); its usage is estimated, with `cached` of the prompt tokens said
+    to come from the provider's prompt cache."""
     key = body_key(body)
     arguments = extraction.model_dump_json()
     message, finish = answer_message(body, arguments, f"call_ref_{key[:12]}")
     prompt_tokens = estimate_tokens(canonical_json(body))
     completion_tokens = estimate_tokens(arguments)
     details = {"prompt_tokens_details": {"cached_tokens": min(cached, prompt_tokens)}} if cached else {}
-    created = int(dt.datetime.combine(dt.date.today(), dt.time(), tzinfo=dt.UTC).timestamp())
+    created = int(dt.datetime.combine(dt.date.fromisoformat(date or today()), dt.time(), tzinfo=dt.UTC).timestamp())
     return {
         "id": f"chatcmpl-ref-{key[:12]}",
         "object": "chat.completion",
@@ -96,15 +99,16 @@ def _answer_text(body: Any) -> str:
 class _AnswerTransport(httpx2.BaseTransport):
     """Answers every request with the reference extraction; never touches the network."""
 
-    def __init__(self, extraction: Answer, model: str, cached: int = 0) -> None:
+    def __init__(self, extraction: Answer, model: str, cached: int = 0, date: str = "") -> None:
         self._extraction = extraction
         self._model = model
         self._cached = cached
+        self._date = date or today()
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         raw = request.read()
         body = json.loads(raw)
-        answer = reference_completion(body, self._extraction, self._model, self._cached)
+        answer = reference_completion(body, self._extraction, self._model, self._cached, self._date)
         return exchange_response(
             Exchange(
                 key=request_key(raw),
@@ -116,7 +120,7 @@ class _AnswerTransport(httpx2.BaseTransport):
                 usage=answer["usage"],
                 latency_s=0.0,
                 model=self._model,
-                date=today(),
+                date=self._date,
             )
         )
 
@@ -166,36 +170,25 @@ def _capture(client: instructor.Instructor, request: ExtractionRequest, config: 
     raise PredigestError("the client sent no request", hint="this is a bug in predigest")
 
 
-def warm_up(config: LLMConfig) -> None:
-    """Do once, sending nothing, what a process's first live call does once: import openai's
-    resources and instructor's OpenAI provider, build the response schema, walk the response
-    model, build openai's completion models (once per process, whatever the evening's size).
-    The load benchmark times it apart from the calls, whose cost it is not."""
-    relevance = get_args(FileExtraction.model_fields["relevance"].annotation)[-1]
-    answer = FileExtraction(relevance=relevance, relevance_reason="-", held="-")
-    messages = ({"role": "system", "content": "warm-up"}, {"role": "user", "content": "warm-up"})
-    request = ExtractionRequest("warm-up.md", messages, PromptStamp("warm-up", "0", "0"))
-    client = build_client(_offline(config), _AnswerTransport(answer, config.model))
-    with call_scope(request.doc_path, str(request.prompt)):
-        create_extraction(client, request, config, max_retries=0)
-
-
 def write_reference_cassette(
     request: ExtractionRequest,
     extraction: Answer,
     config: LLMConfig,
     note: str = "",
     earlier: Sequence[ExtractionRequest] = (),
+    date: str = "",
 ) -> Path:
     """Write the cassette that makes `request` replay as `extraction`; returns its path. Its usage
     says as cached what a provider's prefix cache would serve after the evening's `earlier`
-    requests had been sent (for a shared request: the system prompt every one of them shares)."""
+    requests had been sent (for a shared request: the system prompt every one of them shares).
+    `date`: when the answer was written, if not today (a re-keyed answer keeps its own)."""
     cached = 0
     if earlier:
         bodies = [prompt_text(b) for b in current_request_bodies([*earlier, request], config)]
         cached = prefix_cached_tokens(bodies[-1], bodies[:-1])
     index = CassetteIndex(config.cassette_dir)  # an empty index: always write
-    transport = RecordTransport(_AnswerTransport(extraction, config.model, cached), index, kind="reference", note=note)
+    answers = _AnswerTransport(extraction, config.model, cached, date)
+    transport = RecordTransport(answers, index, kind="reference", note=note)
     client = build_client(_offline(config), transport)
     with call_scope(request.doc_path, str(request.prompt)) as call:
         answer = create_extraction(client, request, config, max_retries=0)
@@ -259,7 +252,8 @@ def rekey_reference_cassettes(
                 continue
             answer = answer_from_completion(cassette.exchange.response_body, bool(request.topics))
             earlier = () if request is first else (first,)  # the usage estimate `add-reference` writes
-            path = write_reference_cassette(request, answer, config, note=cassette.provenance.note, earlier=earlier)
+            kept = {"note": cassette.provenance.note, "date": cassette.provenance.date}  # the answer's, not tonight's
+            path = write_reference_cassette(request, answer, config, earlier=earlier, **kept)
             if path != cassette.path:
                 cassette.path.unlink(missing_ok=True)
             written.append(path)

@@ -551,8 +551,6 @@ class OfflineExtractor:
         self,
         requests: Sequence[ExtractionRequest],
         on_result: Callable[[ExtractionResult], None] | None = None,
-        *,
-        on_idle: Callable[[], None] | None = None,  # never idle: no waiting here
     ) -> list[ExtractionResult]:
         results = []
         for request in requests:
