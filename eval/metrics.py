@@ -557,12 +557,16 @@ def releases_split(out: Briefing) -> Score:
     return Score("releases_split", float(sum(len(v) - 1 for v in by.values())), extra=tuple(extra))
 
 
+_BRACKETED = re.compile(r"[（(][^（()）]*[）)]")
+
+
 def multi_question_items(out: Briefing) -> Score:
-    """An item of 三 that staples questions: '；' in its title, or two question marks in its problem."""
+    """An item of 三 that staples questions: '；' in its title, or two question marks in its problem.
+    Marks inside brackets are one question's alternatives ('相对什么（B200？旧版本？）'), not more questions."""
     bad = [
         f"{ZH.verify_item} {ZH.circled(v.number)} {v.title[:30]}"
         for v in out.to_verify
-        if re.search(r"[；;]", v.title) or len(re.findall(r"[？?]", v.problem)) > 1
+        if re.search(r"[；;]", v.title) or len(re.findall(r"[？?]", _BRACKETED.sub("", v.problem))) > 1
     ]
     return Score("multi_question_items", float(len(bad)), extra=tuple(bad))
 

@@ -17,7 +17,7 @@ from agent.write.render import render
 from eval.metrics import RuleContext, rule_compliance
 from schemas.briefing import VerifyItem
 from schemas.extraction import FileExtraction, SkippedItem, VerifyNote
-from tests.test_editor import DATE, A, B, brief, claim, doc, note, result, written
+from tests.test_editor import DATE, A, B, C, brief, claim, doc, note, result, written
 
 MARK = "（编号无效）"
 
@@ -164,6 +164,23 @@ def test_each_increments_first_question_before_any_increments_second() -> None:
     two = claim("SGLang v0.5.19 发布", "新增 --enable-waterfill", notes=[note("乙一 数字"), note("乙二 默认")])
     bf = brief(written(A, one), written(B, two), max_to_verify=2).briefing
     assert sorted(_core(v.title) for v in bf.to_verify) == ["乙一 数字", "甲一 配置"]
+
+
+def test_an_increments_first_question_is_its_riskiest_whichever_source_asked_it_first() -> None:
+    """The second report's 中 doubt about a release is that release's first question: it is kept
+    before a later increment's first question of like weight, and the first report's 低 one waits."""
+    lead = claim("vLLM v0.23.0 发布", "移除 --enable-chunked-prefill", stars=5, notes=[note("丙一 配置")])
+    first = claim("TensorRT-LLM v1.4.0 发布", "NVFP4 KV cache 转正", notes=[note("甲一 适用硬件", "低")])
+    second = claim("TensorRT-LLM v1.4.0 发布", "NVFP4 KV cache 转正", notes=[note("甲二 对比基线", "中")])
+    later = claim("ThinkEvict KV 淘汰", "KV 占用降 4.3×", notes=[note("乙一 实验条件", "中")])
+    evening = (written(A, lead, first), written(B, second, later))
+    bf = brief(*evening, max_to_verify=2).briefing
+    assert [i.title for i in bf.increments][:3] == [
+        "vLLM v0.23.0 发布",
+        "TensorRT-LLM v1.4.0 发布",
+        "ThinkEvict KV 淘汰",
+    ]
+    assert [_core(v.title) for v in bf.to_verify] == ["丙一 配置", "甲二 对比基线"]
 
 
 def test_a_note_asking_about_a_dispute_is_folded_into_it() -> None:

@@ -197,6 +197,12 @@ def stapled_question(b: Briefing) -> Briefing:
     return b.model_copy(update={"to_verify": [stapled, *b.to_verify[1:]]})
 
 
+def one_question_with_alternatives(b: Briefing) -> Briefing:
+    v = b.to_verify[0]
+    asked = v.model_copy(update={"problem": f"{v.problem}+35% 相对什么（B200？旧版本？）"})
+    return b.model_copy(update={"to_verify": [asked, *b.to_verify[1:]]})
+
+
 def rendered(b: Briefing) -> Briefing:
     """Through our renderer and parser: what a reader of our own output gets."""
     return parse(render(b))
@@ -250,6 +256,7 @@ CASES: list[tuple[str, Callable[[Briefing], Briefing], dict[str, float | tuple[s
         },
     ),
     ("two questions in one item", stapled_question, {"multi_question_items": 1.0, "to_verify_recall": ("<", 1.01)}),
+    ("one question listing alternatives", one_question_with_alternatives, {"to_verify_recall": ("<", 1.01)}),
 ]
 
 

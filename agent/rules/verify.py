@@ -55,7 +55,7 @@ class Doubt:
     position: int  # its increment's place in 二; later for questions with no increment tonight
     doc: str
     carried: str = ""  # 'M-D' it was first raised, for a carried item
-    seq: int = 0  # its place among its increment's questions
+    seq: int = 0  # its place among its increment's questions, riskiest first
 
     @property
     def risk(self) -> str:
@@ -153,8 +153,9 @@ def _carried(
 
 
 def _doubts(sel: Selection, open_titles: list[str]) -> tuple[list[Doubt], list[NumberConflict], list[Finding]]:
-    """Each increment's disputes first, then its model notes, one item each; a note that asks
-    what is already asked (an open item, a dispute, another note) is folded into it."""
+    """Each increment's questions, one item each, its riskiest first (a dispute before a model note
+    of the same risk); a note that asks what is already asked (an open item, a dispute, another
+    note) is folded into it."""
     doubts: list[Doubt] = []
     conflicts: list[NumberConflict] = []
     findings: list[Finding] = []
@@ -182,6 +183,8 @@ def _doubts(sel: Selection, open_titles: list[str]) -> tuple[list[Doubt], list[N
                     )
                 else:
                     mine.append(Doubt(subject, v, "model", g.stars, pos, c.doc.path, seq=len(mine)))
+        # an increment's first question is its weightiest: its riskiest, the evening's own first
+        mine = [replace(d, seq=i) for i, d in enumerate(sorted(mine, key=lambda d: (*d.rank()[:2], d.seq)))]
         if pos >= len(sel.increments):
             why = f"about {subject!r}, which is not an increment tonight"
             findings += [Finding("to-verify", _title(d), d.doc, "dropped", why) for d in mine]
