@@ -17,7 +17,7 @@ from agent.write.render import render
 from eval.metrics import RuleContext, rule_compliance
 from schemas.briefing import VerifyItem
 from schemas.extraction import FileExtraction, SkippedItem, VerifyNote
-from tests.test_editor import DATE, A, B, C, brief, claim, doc, note, result, written
+from tests.test_editor import DATE, A, B, brief, claim, doc, note, result, written
 
 MARK = "（编号无效）"
 
