@@ -5,6 +5,8 @@ credibility line.
   of it, and most of its wording) is folded into them: the fuller point stays, with its nested
   steps, and a finding says what was folded into what. Poorest points are weighed first, so of
   two points saying one thing the one saying more is kept.
+- A later source's point that opens by restating earlier points ('破坏性变更：移除 A 与 B，改用 C'
+  after a point on A and one on B) keeps only what it adds ('改用 C'), after the point it continues.
 - When two documents give different values for one measure of the subject (TTFT 2.1× vs 1.6×,
   CVSS 8.8 vs 7.1), neither value is stated: the points that state one are withheld, and the
   dispute goes to 三 (`agent.rules.verify`), which names both documents and both values.
