@@ -361,9 +361,8 @@ class _FindingLike(Protocol):
     doc: str
     decision: str
     detail: str
-
-
-_MERGED_INTO = re.compile(r"^same subject as '(?P<title>.*)' \((?P<doc>[^()]*)\)$")
+    ref: object  # the claim ('doc#index', or its ClaimRef); empty for a document's finding
+    target: str
 
 
 @dataclass(frozen=True)
@@ -377,16 +376,17 @@ class ClaimFate:
 
 def claim_fate(findings: Sequence[_FindingLike], doc: str, title: str) -> ClaimFate:
     """Follow the claim through the findings: the last deciding rule wins; a merged claim takes
-    the fate of the claim it was merged into."""
+    the fate of the claim it was merged into (the merge finding's target names that claim)."""
     steps = [f for f in findings if f.doc == doc and f.subject == title]
     lines = tuple(f"[{f.rule}] {f.decision}" + (f": {f.detail}" if f.detail else "") for f in steps)
     for f in reversed(steps):
         stage = _stage(f)
         if stage is None:
             continue
-        if stage == "merged" and (m := _MERGED_INTO.match(f.detail)):
-            lead = claim_fate([x for x in findings if x is not f], m.group("doc"), m.group("title"))
-            return ClaimFate("merged", f"into {m.group('title')!r} ({m.group('doc')}), which is {lead.stage}", lines)
+        into = next((x for x in findings if f.target and x.ref and str(x.ref) == f.target), None)
+        if stage == "merged" and into is not None:
+            lead = claim_fate([x for x in findings if x is not f], into.doc, into.subject)
+            return ClaimFate("merged", f"into {into.subject!r} ({into.doc}), which is {lead.stage}", lines)
         return ClaimFate(stage, f.detail, lines)
     return ClaimFate("no decision", "no rule reported on this claim", lines)
 

@@ -118,6 +118,7 @@ class ClaimTrace(_Model):
     section: str = ""
     title: str
     spans: list[str] = Field(default_factory=list, description="Span ids of the claim's evidence quotes.")
+    ref: str = Field(default="", description="The claim: 'doc#index', as findings name it.")
 
 
 class TextMark(_Model):
@@ -136,6 +137,9 @@ class PointTrace(_Model):
     spans: list[str] = Field(default_factory=list)
     by_figures: bool = Field(default=False, description="Tied by shared figures rather than by its claim.")
     marks: list[TextMark] = Field(default_factory=list)
+    claim: str = Field(
+        default="", description="The claim ('doc#index') the point is from; empty for the rules' own notes."
+    )
 
 
 class Supplement(_Model):

@@ -19,6 +19,7 @@ from agent.rules.claims import Candidate, DocResult, Finding, Group
 from agent.rules.compose import Composed, Limits, compose
 from agent.rules.edit import edit
 from agent.rules.merge import merge
+from agent.runlog import claim_fate
 from agent.write.trace import run_record
 from schemas.briefing import Increment, KeyPoint
 from schemas.documents import SourceDoc
@@ -586,11 +587,21 @@ def test_two_claims_of_one_section_merged_each_point_links_to_its_own_quotes() -
     assert by_text["显存占用降低 30%"] == ["同一版本显存占用降低 30%"]
     assert set(by_text["分层卸载到 CPU 与 SSD"]) <= set(mem.evidence)
     assert by_text["分层卸载到 CPU 与 SSD"]
+    claim_of = {t.text: next(p.claim for p in it.points if p.path == path) for path, t in _paths(inc.key_points)}
+    assert claim_of == {
+        "缓存命中率提升到 85%": f"{d.path}#0",
+        "显存占用降低 30%": f"{d.path}#1",
+        "分层卸载到 CPU 与 SSD": f"{d.path}#1",
+    }
+    assert {c.ref for c in it.claims} == {f"{d.path}#0", f"{d.path}#1"}
 
     refs = {f.ref for f in rec.findings if f.ref}
     assert {f"{d.path}#0", f"{d.path}#1"} <= refs
     (merged,) = [f for f in rec.findings if f.decision == "merged"]
     assert (merged.ref, merged.target) == (f"{d.path}#1", f"{d.path}#0")
+    reworded = [f.model_copy(update={"detail": "另一种说法"}) if f is merged else f for f in rec.findings]
+    fate = claim_fate(reworded, d.path, mem.title)  # followed by the merge's target, not its wording
+    assert (fate.stage, fate.detail) == ("merged", f"into {hit.title!r} ({d.path}), which is increment")
 
 
 def test_a_folded_point_in_the_run_record_names_its_claim_and_target() -> None:

@@ -197,7 +197,7 @@ def _increment(inc: Increment, g: Group, spans: _Spans) -> IncrementTrace:
 
 def _claim_trace(c: Candidate, spans: _Spans) -> ClaimTrace:
     quotes = [spans.aligned(c.doc.path, q, a) for q, a in zip(c.claim.evidence, c.alignments, strict=True)]
-    return ClaimTrace(doc=c.doc.path, section=c.claim.section_ref, title=c.claim.title, spans=quotes)
+    return ClaimTrace(doc=c.doc.path, section=c.claim.section_ref, title=c.claim.title, spans=quotes, ref=str(c.ref))
 
 
 def _point(path: str, point: KeyPoint, owner: ClaimTrace | None, spans: _Spans) -> PointTrace:
@@ -209,8 +209,8 @@ def _point(path: str, point: KeyPoint, owner: ClaimTrace | None, spans: _Spans) 
     if mine:
         carrying = [s for s in found if mine & facts(spans.items[int(s[1:])].quote)]
         if carrying:
-            return PointTrace(path=path, spans=carrying, by_figures=True)
-    return PointTrace(path=path, spans=found or owner.spans)
+            return PointTrace(path=path, spans=carrying, by_figures=True, claim=owner.ref)
+    return PointTrace(path=path, spans=found or owner.spans, claim=owner.ref)
 
 
 def _supplement(inc: Increment, lead: Candidate, ctrace: ClaimTrace, spans: _Spans) -> Supplement | None:
