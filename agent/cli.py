@@ -891,22 +891,7 @@ def cassettes_check(
     )
     report = check_cassettes(cases, variant, case)
     if as_json:
-        _print_json(
-            {
-                "ok": report.ok,
-                "cases": [
-                    {
-                        "case": c.case,
-                        "cassettes": str(c.cassettes),
-                        "answered": c.answered,
-                        "stale": [{"request": r, "prompt": p} for r, p in c.stale],
-                        "missing": c.missing,
-                    }
-                    for c in report.cases
-                ],
-                "unused": {str(k): [str(p) for p in v] for k, v in report.unused.items()},
-            }
-        )
+        _print_json(report.to_json())
     else:
         for c in report.cases:
             out.print(

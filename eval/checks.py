@@ -35,6 +35,21 @@ class CassetteReport:
     def ok(self) -> bool:
         return not any(c.missing or c.stale for c in self.cases) and not any(self.unused.values())
 
+    def to_json(self) -> dict[str, object]:
+        """What `cassettes check --json` prints."""
+        cases = [
+            {
+                "case": c.case,
+                "cassettes": str(c.cassettes),
+                "answered": c.answered,
+                "stale": [{"request": r, "prompt": p} for r, p in c.stale],
+                "missing": c.missing,
+            }
+            for c in self.cases
+        ]
+        unused = {str(k): [str(p) for p in v] for k, v in self.unused.items()}
+        return {"ok": self.ok, "cases": cases, "unused": unused}
+
 
 def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str | None = None) -> CassetteReport:
     variant = variant or Variant()

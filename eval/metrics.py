@@ -447,11 +447,8 @@ def _links(b: Briefing) -> list[int | None]:
     return out
 
 
-def priority_agreement(gold: Briefing, out: Briefing, m: Matching, threshold: float = TITLE_THRESHOLD) -> Score:
-    """Rows pair by shared arXiv ID, by being about increments the matching paired (a row's
-    increment is the one whose title is most like it), or by similar content. The value is the
-    mean of the pairwise order concordance (Kendall-like) of the paired rows and the share of
-    gold rows met at the same level, so an unpaired gold row costs the score."""
+def _priority_pairs(gold: Briefing, out: Briefing, m: Matching, threshold: float) -> list[Pair]:
+    """Every (gold row, output row) worth pairing, with its evidence and the reasons for it."""
     gl, ol = _links(gold), _links(out)
     paired_inc = {(p.gold, p.out) for p in m.pairs}
     cands: list[Pair] = []
@@ -471,7 +468,15 @@ def priority_agreement(gold: Briefing, out: Briefing, m: Matching, threshold: fl
                 reasons.append(f"content {sim:.2f}")
             if evidence or sim >= threshold:
                 cands.append(Pair(gi, oi, evidence + sim, tuple(reasons)))
-    pm = _greedy(cands, len(gold.priorities), len(out.priorities))
+    return cands
+
+
+def priority_agreement(gold: Briefing, out: Briefing, m: Matching, threshold: float = TITLE_THRESHOLD) -> Score:
+    """Rows pair by shared arXiv ID, by being about increments the matching paired (a row's
+    increment is the one whose title is most like it), or by similar content. The value is the
+    mean of the pairwise order concordance (Kendall-like) of the paired rows and the share of
+    gold rows met at the same level, so an unpaired gold row costs the score."""
+    pm = _greedy(_priority_pairs(gold, out, m, threshold), len(gold.priorities), len(out.priorities))
     if not gold.priorities and not out.priorities:
         return Score("priority_agreement", 1.0, note="no priority rows on either side")
     pairs = list(pm.pairs)
@@ -595,15 +600,20 @@ def disputed_stated(gold: Briefing, out: Briefing) -> Score:
 
 def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:
     """The share of the four rules the briefing keeps; every violation is listed. Must be 1.0."""
-    passed: list[str] = []
-    broken: list[str] = []
+    n, ids = len(out.increments), _all_ids(out)
+    invalid = [v.reason for x in ids if not (v := validate(x, not_after=ctx.date)).ok]
+    rules = [
+        ("count", _count_violations(out, ctx), f"{n} increments"),
+        ("no anchored arXiv", _anchored_as_new(out, ctx), "no increment repeats an anchor as new"),
+        ("valid arXiv", invalid, f"{len(ids)} IDs valid as of {ctx.date}"),
+        ("grounded", _ungrounded(out, ctx), "every increment's files exist and hold its arXiv IDs"),
+    ]
+    passed = [f"{name}: {ok_note}" for name, violations, ok_note in rules if not violations]
+    broken = [f"{name}: {v}" for name, violations, _ in rules for v in violations]
+    return Score("rule_compliance", _ratio(len(passed), len(rules)), tuple(passed), tuple(broken))
 
-    def rule(name: str, violations: list[str], ok_note: str) -> None:
-        if violations:
-            broken.extend(f"{name}: {v}" for v in violations)
-        else:
-            passed.append(f"{name}: {ok_note}")
 
+def _count_violations(out: Briefing, ctx: RuleContext) -> list[str]:
     n = len(out.increments)
     count: list[str] = []
     if n > ctx.max_increments:
@@ -612,25 +622,21 @@ def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:
         count.append(f"{n} increments, fewer than {ctx.min_increments}, and the summary does not say so")
     if out.summary.increment_count != n:
         count.append(f"the summary says {out.summary.increment_count}, the briefing has {n}")
-    rule("count", count, f"{n} increments")
+    return count
 
-    # A supplement to an anchored paper is a kept increment by design (rule 3); what must not
-    # happen is an anchored paper presented as if it were new.
-    rule(
-        "no anchored arXiv",
-        [
-            f"{_inc_label(inc)} is about arXiv {key}, anchored before {ctx.date}, and does not say it supplements it"
-            for inc in out.increments
-            if inc.relation_kind != "supplement"
-            for key in sorted(increment_arxiv(inc) & ctx.anchored_arxiv)
-        ],
-        "no increment repeats an anchor as new",
-    )
 
-    ids = _all_ids(out)
-    invalid = [v.reason for x in ids if not (v := validate(x, not_after=ctx.date)).ok]
-    rule("valid arXiv", invalid, f"{len(ids)} IDs valid as of {ctx.date}")
+def _anchored_as_new(out: Briefing, ctx: RuleContext) -> list[str]:
+    """A supplement to an anchored paper is a kept increment by design (rule 3); what must not
+    happen is an anchored paper presented as if it were new."""
+    return [
+        f"{_inc_label(inc)} is about arXiv {key}, anchored before {ctx.date}, and does not say it supplements it"
+        for inc in out.increments
+        if inc.relation_kind != "supplement"
+        for key in sorted(increment_arxiv(inc) & ctx.anchored_arxiv)
+    ]
 
+
+def _ungrounded(out: Briefing, ctx: RuleContext) -> list[str]:
     ungrounded: list[str] = []
     for inc in out.increments:
         files = file_refs(inc)
@@ -645,7 +651,4 @@ def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:
             for k in sorted(increment_arxiv(inc) - have)
             if texts
         ]
-    rule("grounded", ungrounded, "every increment's files exist and hold its arXiv IDs")
-
-    total = len(passed) + len({b.split(":", 1)[0] for b in broken})
-    return Score("rule_compliance", _ratio(len(passed), total), tuple(passed), tuple(broken))
+    return ungrounded

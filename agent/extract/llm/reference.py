@@ -217,33 +217,22 @@ def rekey_reference_cassettes(
     written: list[Path] = []
     first = next(iter(requests_by_doc.values()), None)
     for doc, request in requests_by_doc.items():
-        mine = [c for c in index.all() if c.provenance.document == doc]
-        if not mine:
-            continue
-        mine = _same_shape(mine, request)
-        if not mine:
-            continue
-        current = current_request_body(request, config)
-        turns = len(request.messages)
-        stale: list[tuple[Cassette, str]] = []
-        for cassette in mine:
-            body = cassette.exchange.request_body
-            opening = {**body, "messages": body.get("messages", [])[:turns]} if isinstance(body, dict) else body
-            if opening != current:  # a re-ask is current when its opening turns are today's request
-                stale.append((cassette, "; ".join(describe_differences(opening, current))))
+        mine = _same_shape([c for c in index.all() if c.provenance.document == doc], request)
+        stale = _stale(mine, request, config)
         rekeyable = [
-            (c, why)
-            for c, why in stale
-            if c.provenance.kind == "reference" and len(c.exchange.request_body.get("messages", [])) == turns
+            c
+            for c, _ in stale
+            if c.provenance.kind == "reference"
+            and len(c.exchange.request_body.get("messages", [])) == len(request.messages)
         ]
         if len(rekeyable) > 1:  # chunks of one document, or one per mode: which is this request's?
-            names = ", ".join(c.path.name for c, _ in rekeyable)
+            names = ", ".join(c.path.name for c in rekeyable)
             log.warning(
                 "%s has %d stale reference cassettes (%s); rekey them one at a time", doc, len(rekeyable), names
             )
             rekeyable = []
         for cassette, why in stale:
-            if (cassette, why) not in rekeyable:
+            if cassette not in rekeyable:
                 todo = {
                     "recorded": "re-record it with backend 'record'",
                     "relayed": "a relayed answer is never re-keyed: it replays as stale until new answers are relayed",
@@ -258,6 +247,22 @@ def rekey_reference_cassettes(
                 cassette.path.unlink(missing_ok=True)
             written.append(path)
     return written
+
+
+def _stale(cassettes: list[Cassette], request: ExtractionRequest, config: LLMConfig) -> list[tuple[Cassette, str]]:
+    """The cassettes whose request is not `request` as it is asked now, each with what differs. A
+    re-ask is current when its opening turns are today's request."""
+    if not cassettes:
+        return []
+    current = current_request_body(request, config)
+    turns = len(request.messages)
+    out = []
+    for cassette in cassettes:
+        body = cassette.exchange.request_body
+        opening = {**body, "messages": body.get("messages", [])[:turns]} if isinstance(body, dict) else body
+        if opening != current:
+            out.append((cassette, "; ".join(describe_differences(opening, current))))
+    return out
 
 
 def _same_shape(cassettes: list[Cassette], request: ExtractionRequest) -> list[Cassette]:

@@ -149,24 +149,7 @@ def relay_answers(
     its topics) and every request must be exactly the one the model was shown (when its printout
     is given); otherwise nothing is written."""
     by_doc = {r.doc_path: r for r in requests}
-    problems = [f"{a.doc_path}: not a document of the evening" for a in answers if a.doc_path not in by_doc]
-    parsed: dict[str, FileExtraction | SharedExtraction] = {}
-    for a in answers:
-        request = by_doc.get(a.doc_path)
-        kind = SharedExtraction if request is not None and request.topics else FileExtraction
-        context = {"topics": list(request.topics)} if request is not None and request.topics else None
-        try:
-            parsed[a.doc_path] = kind.model_validate_json(a.text, context=context)
-        except ValueError as e:
-            problems.append(f"{a.doc_path}: the answer is not a {kind.__name__} ({str(e).splitlines()[0]})")
-        if request is not None and a.shown is not None and list(request.messages) != a.shown:
-            problems.append(f"{a.doc_path}: {_message_difference(a.shown, list(request.messages))}")
-    if problems:
-        raise PredigestError(
-            "cannot relay these answers: " + "; ".join(problems),
-            hint="a saved answer only belongs to the exact request its model was shown; relay with the prompt "
-            "it answered (check `predigest prompt show`), or obtain new answers",
-        )
+    parsed = _parsed(answers, by_doc)
     offline = config.with_(api_key="relay-loopback", cache_dir=None, max_validation_retries=0)
     keyed = {body_key(current_request_body(by_doc[a.doc_path], offline)): a.text for a in answers}
     written: list[Path] = []
@@ -188,6 +171,32 @@ def relay_answers(
                 )
             written.append(config.cassette_dir / call.cassettes[0])
     return written
+
+
+def _parsed(
+    answers: Sequence[RelayedAnswer], by_doc: dict[str, ExtractionRequest]
+) -> dict[str, FileExtraction | SharedExtraction]:
+    """Each answer parsed as its request's schema, or every problem with them raised at once:
+    nothing is relayed unless every answer belongs to its document's request as asked now."""
+    problems = [f"{a.doc_path}: not a document of the evening" for a in answers if a.doc_path not in by_doc]
+    parsed: dict[str, FileExtraction | SharedExtraction] = {}
+    for a in answers:
+        request = by_doc.get(a.doc_path)
+        kind = SharedExtraction if request is not None and request.topics else FileExtraction
+        context = {"topics": list(request.topics)} if request is not None and request.topics else None
+        try:
+            parsed[a.doc_path] = kind.model_validate_json(a.text, context=context)
+        except ValueError as e:
+            problems.append(f"{a.doc_path}: the answer is not a {kind.__name__} ({str(e).splitlines()[0]})")
+        if request is not None and a.shown is not None and list(request.messages) != a.shown:
+            problems.append(f"{a.doc_path}: {_message_difference(a.shown, list(request.messages))}")
+    if problems:
+        raise PredigestError(
+            "cannot relay these answers: " + "; ".join(problems),
+            hint="a saved answer only belongs to the exact request its model was shown; relay with the prompt "
+            "it answered (check `predigest prompt show`), or obtain new answers",
+        )
+    return parsed
 
 
 def _message_difference(shown: list[dict[str, str]], sent: list[dict[str, str]]) -> str:
