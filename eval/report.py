@@ -14,6 +14,7 @@ from rich.text import Text
 from agent.core import listing
 from agent.core.listing import width
 from eval import overview
+from eval.metrics import Score
 from eval.page import write_html
 from eval.runner import CaseResult, EvalReport, MetricResult
 
@@ -124,47 +125,46 @@ def print_report(report: EvalReport, console: Console, *, verbose: bool = False)
 
 def to_json(report: EvalReport) -> dict[str, object]:
     """Everything a script needs to tell two runs apart, items included."""
-    cases = []
-    for r in report.results:
-        metrics: dict[str, object] = {}
-        for m in r.metrics:
-            s = r.run.scores.get(m.metric)
-            metrics[m.metric] = {
-                "score": m.value,
-                "baseline": m.baseline,
-                "delta": m.delta,
-                "status": m.status,
-                "note": s.note if s else "",
-                "matched": list(s.matched) if s else [],
-                "missed": list(s.missed) if s else [],
-                "extra": list(s.extra) if s else [],
-                "newly_missed": list(m.newly_missed),
-                "newly_extra": list(m.newly_extra),
-                "fixed": list(m.fixed),
-            }
-        cases.append(
-            {
-                "case": r.name,
-                "stamp": r.run.stamp,
-                "answers": r.run.answers,
-                "cassettes": r.run.cassette_set,
-                "ok": r.ok,
-                "topic": r.run.case.topic,
-                "date": r.run.case.date.isoformat(),
-                "seconds": round(r.run.seconds, 3),
-                "extraction": r.run.case.extraction,
-                "spend": dataclasses.asdict(r.run.spend),
-                "errors": list(r.run.errors),
-                "metrics": metrics,
-                "patch": r.run.patch or None,
-            }
-        )
     return {
         "ok": report.ok,
         "baseline": str(report.baseline_path),
         "baseline_updated": report.baseline_updated,
         "notes": list(report.notes),
-        "cases": cases,
+        "cases": [_row_json(r) for r in report.results],
+    }
+
+
+def _row_json(r: CaseResult) -> dict[str, object]:
+    return {
+        "case": r.name,
+        "stamp": r.run.stamp,
+        "answers": r.run.answers,
+        "cassettes": r.run.cassette_set,
+        "ok": r.ok,
+        "topic": r.run.case.topic,
+        "date": r.run.case.date.isoformat(),
+        "seconds": round(r.run.seconds, 3),
+        "extraction": r.run.case.extraction,
+        "spend": dataclasses.asdict(r.run.spend),
+        "errors": list(r.run.errors),
+        "metrics": {m.metric: _metric_json(m, r.run.scores.get(m.metric)) for m in r.metrics},
+        "patch": r.run.patch or None,
+    }
+
+
+def _metric_json(m: MetricResult, s: Score | None) -> dict[str, object]:
+    return {
+        "score": m.value,
+        "baseline": m.baseline,
+        "delta": m.delta,
+        "status": m.status,
+        "note": s.note if s else "",
+        "matched": list(s.matched) if s else [],
+        "missed": list(s.missed) if s else [],
+        "extra": list(s.extra) if s else [],
+        "newly_missed": list(m.newly_missed),
+        "newly_extra": list(m.newly_extra),
+        "fixed": list(m.fixed),
     }
 
 

@@ -623,17 +623,7 @@ def evaluate(
     in `skip` (and a skipped row's offline floor) are not run: nothing could answer them."""
     variant = variant or Variant(backend=backend)
     rows = load_rows(cases_dir, only)
-    if not update_baseline and not baseline_path.is_file():
-        # an absent baseline would pass every score as "new": a typo must not turn CI green
-        raise PredigestError(
-            f"the baseline {baseline_path} does not exist",
-            hint="pass the committed eval/baseline.json, or --update-baseline to create it",
-        )
-    if variant.backend in ("live", "record") and not variant.llm.get("api_key"):
-        raise PredigestError(
-            f"eval --backend {variant.backend} needs an API key",
-            hint="set OPENAI_API_KEY (and OPENAI_BASE_URL for a server other than OpenAI's)",
-        )
+    _refuse_before_running(baseline_path, variant, update_baseline)
     baseline = load_baseline(baseline_path)
     committed_stamps = load_stamps(baseline_path)
     runs, notes = _run_rows(rows, variant, skip, on_plan, on_result)
@@ -646,11 +636,7 @@ def evaluate(
     if update_baseline:
         # with --case, every other committed case stays; a full run also drops deleted cases
         keep = set(baseline) if only else {r.case.name for r in runs}
-        write_baseline(baseline_path, runs, baseline, keep)
-        skipped = [r.case.name for r in runs if r.errors or r.card is None]
-        notes.append(f"baseline written to {baseline_path}")
-        if skipped:
-            notes.append(f"kept the committed baseline of failed case(s): {', '.join(skipped)}")
+        notes += _write_baseline(baseline_path, runs, baseline, keep)
         baseline = load_baseline(baseline_path)
     return EvalReport(
         tuple(compare(r, baseline.get(r.case.name)) for r in runs),
@@ -658,3 +644,27 @@ def evaluate(
         baseline_updated=update_baseline,
         notes=tuple(notes),
     )
+
+
+def _refuse_before_running(baseline_path: Path, variant: Variant, update_baseline: bool) -> None:
+    """What would make the run meaningless or impossible, said before any row runs."""
+    if not update_baseline and not baseline_path.is_file():
+        # an absent baseline would pass every score as "new": a typo must not turn CI green
+        raise PredigestError(
+            f"the baseline {baseline_path} does not exist",
+            hint="pass the committed eval/baseline.json, or --update-baseline to create it",
+        )
+    if variant.backend in ("live", "record") and not variant.llm.get("api_key"):
+        raise PredigestError(
+            f"eval --backend {variant.backend} needs an API key",
+            hint="set OPENAI_API_KEY (and OPENAI_BASE_URL for a server other than OpenAI's)",
+        )
+
+
+def _write_baseline(path: Path, runs: list[CaseRun], baseline: Baseline, keep: set[str]) -> list[str]:
+    """The new baseline written; what to say about it."""
+    write_baseline(path, runs, baseline, keep)
+    notes = [f"baseline written to {path}"]
+    if skipped := [r.case.name for r in runs if r.errors or r.card is None]:
+        notes.append(f"kept the committed baseline of failed case(s): {', '.join(skipped)}")
+    return notes

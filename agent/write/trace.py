@@ -133,18 +133,10 @@ def run_record(
 ) -> RunRecord:
     """The run's JSON: the briefing, the findings, and the trace from each line to its sources."""
     b = composed.briefing
-    o = composed.outcome
     texts = {d.path: d.text for d in docs if d.read and d.text}
     spans = _Spans(texts)
     findings = [finding_record(f) for f in composed.findings]
-    incs = [_increment(inc, g, spans) for inc, g in zip(b.increments, o.selection.increments, strict=True)]
-    verify = _verify(o.to_verify, len(incs))
-    for v in verify:
-        for n in v.increments:
-            incs[n - 1].verify.append(v.number)
-    for it, inc, g in zip(incs, b.increments, o.selection.increments, strict=True):
-        it.conflicts.extend(_conflicts(it, g, composed.conflict_items, spans))
-        _mark_points(it, inc)
+    incs, verify = _increments(composed, spans)
     sources = _source_links(b.sources, docs)
     claims = {r.doc.path: r for r in results if r.extraction is not None}
     removed = [
@@ -174,6 +166,20 @@ def run_record(
             None,
         ),
     )
+
+
+def _increments(composed: Composed, spans: _Spans) -> tuple[list[IncrementTrace], list[VerifyTrace]]:
+    """Each increment's trace, with the 三 items it raises and its disputed figures marked, and 三's."""
+    b, o = composed.briefing, composed.outcome
+    incs = [_increment(inc, g, spans) for inc, g in zip(b.increments, o.selection.increments, strict=True)]
+    verify = _verify(o.to_verify, len(incs))
+    for v in verify:
+        for n in v.increments:
+            incs[n - 1].verify.append(v.number)
+    for it, inc, g in zip(incs, b.increments, o.selection.increments, strict=True):
+        it.conflicts.extend(_conflicts(it, g, composed.conflict_items, spans))
+        _mark_points(it, inc)
+    return incs, verify
 
 
 # --- increments ---------------------------------------------------------------------------------
