@@ -106,22 +106,7 @@ def load_case(folder: Path, root: Path | None = None) -> Case:
     """Read and check one case folder; every problem names the file and what to fix."""
     folder = Path(folder).resolve()
     toml_path = folder / CASE_FILE
-    if not toml_path.is_file():
-        raise CaseError(f"no {CASE_FILE}", path=folder, hint=f"add {CASE_FILE} with workspace, topic and date")
-    if not (folder / GOLD_FILE).is_file():
-        raise CaseError(f"no {GOLD_FILE}", path=folder, hint=f"add the gold briefing as {GOLD_FILE}")
-    try:
-        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise CaseError(f"not valid TOML: {e}", path=toml_path) from e
-    unknown = sorted(set(data) - _KEYS)
-    if unknown:
-        raise CaseError(
-            f"unknown key(s) {', '.join(unknown)}", path=toml_path, hint=f"known: {', '.join(sorted(_KEYS))}"
-        )
-    for key in ("workspace", "topic", "date"):
-        if key not in data:
-            raise CaseError(f"missing key {key!r}", path=toml_path)
+    data = _case_toml(folder, toml_path)
     root = Path(root).resolve() if root else repo_root(folder)
     workspace = root / str(data["workspace"])
     if not workspace.is_dir():
@@ -144,6 +129,27 @@ def load_case(folder: Path, root: Path | None = None) -> Case:
         more_cassettes=tuple(paths[1:]),
         shared_cassettes=tuple(shared),
     )
+
+
+def _case_toml(folder: Path, toml_path: Path) -> dict[str, object]:
+    """The case's `case.toml`, with the keys every case needs, beside its gold briefing."""
+    if not toml_path.is_file():
+        raise CaseError(f"no {CASE_FILE}", path=folder, hint=f"add {CASE_FILE} with workspace, topic and date")
+    if not (folder / GOLD_FILE).is_file():
+        raise CaseError(f"no {GOLD_FILE}", path=folder, hint=f"add the gold briefing as {GOLD_FILE}")
+    try:
+        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise CaseError(f"not valid TOML: {e}", path=toml_path) from e
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise CaseError(
+            f"unknown key(s) {', '.join(unknown)}", path=toml_path, hint=f"known: {', '.join(sorted(_KEYS))}"
+        )
+    for key in ("workspace", "topic", "date"):
+        if key not in data:
+            raise CaseError(f"missing key {key!r}", path=toml_path)
+    return data
 
 
 def _folders(data: dict[str, object], key: str, root: Path, toml_path: Path) -> list[Path]:

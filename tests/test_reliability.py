@@ -688,6 +688,32 @@ def test_nothing_is_written_until_the_set_is_complete(
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # no temporary file stays either
 
 
+def test_a_disk_that_fills_while_the_copies_are_written_leaves_no_copy(
+    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second file's temporary copy cannot be finished: no half-written copy stays beside the
+    outputs, and the previous set is untouched."""
+    from agent.plan import outputs
+
+    out = tmp_path / "out"
+    r = predigest("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{out}/")
+    assert r.returncode == 0, r.stderr
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    real_chmod, calls = os.chmod, {"n": 0}
+
+    def full(path: str, mode: int) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError(28, "No space left on device")
+        real_chmod(path, mode)
+
+    monkeypatch.setattr(outputs.os, "chmod", full)
+    r = predigest("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{out}/", "--force")
+    monkeypatch.undo()
+    assert r.returncode == 2 and "previous files are unchanged" in r.stderr, r.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
 def test_record_does_not_overwrite_a_reference_cassette(world: Path, tmp_path: Path) -> None:
     _reference_cassette_copy(world, tmp_path)
     before = {p.name: p.read_bytes() for p in (tmp_path / "cassettes").iterdir()}

@@ -132,12 +132,7 @@ def write_set(files: Mapping[Path, str], *, force: bool, guarded: Path) -> None:
     done: list[Path] = []
     try:
         for path, text in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            temps[path] = tmp
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.chmod(tmp, mode)
+            temps[path] = _written_beside(path, text, mode)
         for path in files:
             if path.exists():
                 backup = f"{temps[path]}.old"
@@ -163,3 +158,17 @@ def write_set(files: Mapping[Path, str], *, force: bool, guarded: Path) -> None:
         for leftover in [*temps.values(), *backups.values()]:
             if os.path.exists(leftover):
                 os.unlink(leftover)
+
+
+def _written_beside(path: Path, text: str, mode: int) -> str:
+    """`text` in a new temporary file beside `path` (same folder: the rename into place is atomic)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+    except BaseException:  # a half-written copy is not left behind
+        os.unlink(tmp)
+        raise
+    return tmp

@@ -76,17 +76,10 @@ def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate]
                 if c.claim.relation == "covered"
                 else "no figure, flag or ID beyond the anchor"
             )
-            findings.append(
-                Finding(
-                    "dedupe",
-                    c.claim.title,
-                    c.doc.path,
-                    "already covered",
-                    f"{where}: {why}",
-                    ref=c.ref,
-                    target=anchor.key,
-                )
+            decided = Finding(
+                "dedupe", c.claim.title, c.doc.path, "already covered", f"{where}: {why}", c.ref, anchor.key
             )
+            findings.append(decided)
             covered.append(replace(c, anchor=anchor, relation="covered"))
         else:
             detail = f"{where}: adds {', '.join(new[:4])}"

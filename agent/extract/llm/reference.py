@@ -233,11 +233,7 @@ def rekey_reference_cassettes(
             rekeyable = []
         for cassette, why in stale:
             if cassette not in rekeyable:
-                todo = {
-                    "recorded": "re-record it with backend 'record'",
-                    "relayed": "a relayed answer is never re-keyed: it replays as stale until new answers are relayed",
-                }.get(cassette.provenance.kind, "write it again with write_reference_cassette")
-                log.warning("%s is stale (%s): %s", cassette.path.name, why, todo)
+                log.warning("%s is stale (%s): %s", cassette.path.name, why, _STALE_TODO.get(cassette.provenance.kind))
                 continue
             answer = answer_from_completion(cassette.exchange.response_body, bool(request.topics))
             earlier = () if request is first else (first,)  # the usage estimate `add-reference` writes
@@ -247,6 +243,13 @@ def rekey_reference_cassettes(
                 cassette.path.unlink(missing_ok=True)
             written.append(path)
     return written
+
+
+_STALE_TODO = {  # what to do about a stale cassette rekey does not rewrite, by its provenance
+    "recorded": "re-record it with backend 'record'",
+    "relayed": "a relayed answer is never re-keyed: it replays as stale until new answers are relayed",
+    "reference": "write it again with write_reference_cassette",
+}
 
 
 def _stale(cassettes: list[Cassette], request: ExtractionRequest, config: LLMConfig) -> list[tuple[Cassette, str]]:
