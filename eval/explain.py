@@ -66,30 +66,19 @@ def fates(run: CaseRun) -> list[ItemFate]:
     out: list[ItemFate] = []
     for gi, g in enumerate(gold.increments):
         if gi in paired:
-            o = output.increments[paired[gi].out]
+            o, why = output.increments[paired[gi].out], ", ".join(paired[gi].reasons)
+            detail = f"↔ {_label(o)} ({why})"
             out.append(
-                ItemFate(
-                    metric="increment_recall",
-                    item=_label(g),
-                    matched=True,
-                    stage="matched",
-                    detail=f"↔ {_label(o)} ({', '.join(paired[gi].reasons)})",
-                )
+                ItemFate(metric="increment_recall", item=_label(g), matched=True, stage="matched", detail=detail)
             )
             continue
         out.append(_missed_increment(g, said, failed, asked, findings, output, gold, gold_of_out))
     scores = run.scores
     for key in scores["new_arxiv_f1"].missed if "new_arxiv_f1" in scores else ():
         out.append(_missed_arxiv(key, said, findings))
+    unraised = "no to-verify item of the output is alike (no model doubt, figure conflict or carried item)"
     for title in scores["to_verify_recall"].missed if "to_verify_recall" in scores else ():
-        out.append(
-            _missed(
-                "to_verify_recall",
-                title,
-                "not raised",
-                "no to-verify item of the output is alike (no model doubt, figure conflict or carried item)",
-            )
-        )
+        out.append(_missed("to_verify_recall", title, "not raised", unraised))
     return out
 
 
