@@ -334,6 +334,13 @@ def test_a_clause_whose_words_are_scattered_over_several_points_stays() -> None:
     assert any(kept in p.point.text for p in g.points)
 
 
+def test_a_middle_clause_stated_elsewhere_goes_and_the_sentence_ends_once() -> None:
+    a = claim(TITLE, "`--port` 默认值：TGI 80 / vLLM 8000 / SGLang 30000")
+    b = claim(TITLE, "TGI 容器内部 port 80，vLLM 默认 8000；LB 后端与 health check 要一起改。")
+    g, _ = edited((a, A), (b, B))
+    assert "TGI 容器内部 port 80；LB 后端与 health check 要一起改。" in [p.point.text for p in g.points]
+
+
 def test_a_heading_whose_steps_are_all_stated_elsewhere_goes() -> None:
     a = claim(SUBJECT, "吞吐提升 1.7×，显存降低 20%", "P99 TTFT 降低 40%，GPU 利用率 90%")
     b = claim(SUBJECT, kp("结果：", "吞吐提升 1.7×", "P99 TTFT 降低 40%"), "开源于 GitHub")

@@ -297,7 +297,8 @@ def _trim_node(node: KeyPoint, told: Counter[str], others: Sequence[set[str]]) -
         kept += [clauses[i - 1], clauses[i]]
     text = "".join(kept)
     if len(kept) < len(clauses):  # a sentence that lost its last clauses still ends as it did
-        text = text.rstrip("，,；; ") + ("。" if node.text.rstrip().endswith("。") else "")
+        text = text.rstrip("，,；; ")
+        text += "。" if node.text.rstrip().endswith("。") and not text.endswith("。") else ""
     children = []
     for child in node.children:
         said = _statements(" ".join(x.text for x in child.walk()))
