@@ -17,7 +17,7 @@ import pytest
 from agent.plan.anchors import AnchorRegistry, OpenItem
 from agent.rules.claims import Candidate, DocResult, Finding, Group
 from agent.rules.compose import Composed, Limits, compose
-from agent.rules.edit import edit
+from agent.rules.edit import _clauses, edit
 from agent.rules.merge import merge
 from agent.runlog import claim_fate
 from agent.write.trace import run_record
@@ -301,6 +301,31 @@ def test_a_later_summary_keeps_only_what_it_adds_after_the_point_it_continues() 
     assert f.target == f"{A.path}#1"
 
 
+def test_two_later_points_continuing_one_follow_it_in_their_order() -> None:
+    first = claim(TITLE, "v0.23.0 移除 `--swap-space`，无废弃别名（#31877）")
+    second = claim(TITLE, "v0.23.0 移除 `--swap-space`，改用 `--kv-offload-gb`，")
+    third = claim(TITLE, "v0.23.0 移除 `--swap-space`，另需 `--cpu-offload-gb` 配合")
+    g, _ = edited((first, A), (second, B), (third, C))
+    assert [p.point.text for p in g.points] == [
+        "v0.23.0 移除 `--swap-space`，无废弃别名（#31877）",
+        "改用 `--kv-offload-gb`",
+        "另需 `--cpu-offload-gb` 配合",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "clauses"),
+    [
+        pytest.param("A，`b, c`，D", ["A", "`b, c`", "D"], id="a-code-span-is-one-part"),
+        pytest.param("A（注，甲），B", ["A（注，甲）", "B"], id="a-bracket-is-one-part"),
+        pytest.param("共 1,000 条，B", ["共 1,000 条", "B"], id="a-thousands-comma"),
+        pytest.param("A（注意，未闭合，B；C", ["A（注意", "未闭合", "B", "C"], id="an-unclosed-bracket-is-plain-text"),
+    ],
+)
+def test_a_sentence_splits_at_its_own_commas(text: str, clauses: list[str]) -> None:
+    assert _clauses(text)[::2] == clauses
+
+
 @pytest.mark.parametrize(
     ("first", "second"),
     [
@@ -313,6 +338,20 @@ def test_a_later_summary_keeps_only_what_it_adds_after_the_point_it_continues() 
             ["`--swap-space` 移除"],
             "新增 `POST /v1/cache/pin` 接口，默认上限 0.2",
             id="its-opening-says-something-new",
+        ),
+        pytest.param(
+            ["v0.23.0 移除 `--swap-space`，无废弃别名"],
+            "若仍传 `--swap-space`，进程以 exit code 2 退出",
+            id="its-opening-is-a-condition",
+        ),
+        pytest.param(
+            [
+                "移除 `--preemption-mode swap` 与 `--swap-space`",
+                "抢占只剩 recompute",
+                "显式写参数的脚本需检查，升级不受影响",
+            ],
+            "显式写 `--preemption-mode` recompute 的脚本不受影响，改用 `--kv-offload-gb`",
+            id="its-opening-words-are-scattered-over-points-not-stating-its-facts",
         ),
     ],
 )

@@ -104,6 +104,31 @@ def test_add_reference_of_a_shared_answer_reproduces_the_committed_exchange(tmp_
     assert not (tmp_path / "other").exists()
 
 
+@pytest.mark.parametrize(
+    ("written", "kept"), [("2026-11-30", "2026-11-30"), ("2026/11/30", None)], ids=["iso", "malformed"]
+)
+def test_rekey_keeps_the_answers_own_date_or_writes_today_for_one_that_is_no_date(
+    tmp_path: Path, written: str, kept: str | None
+) -> None:
+    folder = tmp_path / "world-shared"
+    shutil.copytree(ROOT / "cassettes" / "world-shared", folder)
+    doc = "paper_cards/2026-09-22/1650-2609-20755.md"
+    (path,) = [
+        p for p in folder.glob("*.json") if json.loads(p.read_text(encoding="utf-8"))["provenance"]["document"] == doc
+    ]
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["request"]["body"]["messages"][0]["content"] += " (an older prompt)"
+    data["provenance"]["date"] = written
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    args = ["cassettes", "rekey", "examples/world", "-d", "2026-09-22", "--cassettes", str(folder), "--all-topics"]
+    r = predigest(*args)
+    assert r.returncode == 0 and "re-keyed 1" in r.stdout, r.stdout + r.stderr
+    (new,) = [
+        p for p in folder.glob("*.json") if json.loads(p.read_text(encoding="utf-8"))["provenance"]["document"] == doc
+    ]
+    assert json.loads(new.read_text(encoding="utf-8"))["provenance"]["date"] == (kept or dt.date.today().isoformat())
+
+
 def test_rekey_of_every_topic_rewrites_a_stale_shared_reference_and_a_one_topic_rekey_leaves_it(
     tmp_path: Path,
 ) -> None:

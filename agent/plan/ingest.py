@@ -88,18 +88,21 @@ def scan(
         docs.append(_checked(ws, path, homes, seen, "paper_card", window) or _card_doc(ws, path, window))
     for path in _files(ws.root / w.queue_dir, depth=1):
         docs.append(_checked(ws, path, homes, seen, "queue", window) or _dated_doc(ws, path, "queue", window))
+    docs.append(_living_doc(ws, topic))
+    if with_text:
+        docs = [_with_text(ws, d) if d.read else d for d in docs]
+    return docs
+
+
+def _living_doc(ws: Workspace, topic: str) -> SourceDoc:
+    """The topic's living document, which every evening needs: its anchors and its sections."""
     living = ws.living_path(topic)
     if not living.is_file():
         raise WorkspaceError(
             f"the living document {living} is missing",
             hint=f"create it, or fix topics.{topic}.living in predigest.toml",
         )
-    docs.append(
-        SourceDoc(path=_rel(ws, living), kind="living", topic=topic, read=True, reason=f"living document of {topic}")
-    )
-    if with_text:
-        docs = [_with_text(ws, d) if d.read else d for d in docs]
-    return docs
+    return SourceDoc(path=_rel(ws, living), kind="living", topic=topic, read=True, reason=f"living document of {topic}")
 
 
 SOURCE_KINDS = ("report", "paper_card", "queue", "adjacent")

@@ -242,6 +242,7 @@ def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[
     for text in [n.text for p in points for n in p.point.walk()]:
         told.update(_statements(text))
     out: list[Point] = []
+    tails: dict[int, list[Point]] = {}  # what later points add to out[i], in their order
     for p in points:
         others = [_grams(o.point) for o in points if o is not p]
         trimmed = _trim_node(p.point, told, others)
@@ -259,8 +260,8 @@ def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[
         findings.append(
             Finding("merge", p.point.text[:40], _doc_of(g, p.ref), "point folded", detail, p.ref, str(out[after].ref))
         )
-        out.insert(after + 1, Point(rest_of_it, p.ref))
-    return out, findings
+        tails.setdefault(after, []).append(Point(rest_of_it, p.ref))
+    return [q for i, p in enumerate(out) for q in (p, *tails.get(i, ()))], findings
 
 
 def _continuation(node: KeyPoint, earlier: Sequence[Point]) -> tuple[int, KeyPoint] | None:
@@ -270,17 +271,18 @@ def _continuation(node: KeyPoint, earlier: Sequence[Point]) -> tuple[int, KeyPoi
     without that opening. None when the opening says something new, or nothing new follows it.
     Only earlier points count, so of two points restating each other the first source's stays whole."""
     clauses = _clauses(node.text)
-    head = _statements(clauses[0])
-    if len(clauses) < 3 or not head or not earlier:
-        return None
+    head = set(_statements(clauses[0]))
+    if len(clauses) < 3 or not head or not earlier or _CONDITION.search(clauses[0]):
+        return None  # a condition ('若仍传 `--swap-space`，…') is not a restatement: what follows needs it
     stated = [set(_statements(" ".join(n.text for n in e.point.walk()))) for e in earlier]
-    said_before = set().union(*(_grams(e.point) for e in earlier))  # a summary restates several points at once
-    if not set(head) <= set().union(*stated) or not _covered(clauses[0], [said_before]):
+    # a summary restates several points at once: the words of those stating its facts, together
+    said_before = set().union(*(_grams(e.point) for e, facts in zip(earlier, stated, strict=True) if facts & head))
+    if not head <= set().union(*stated) or not _covered(clauses[0], [said_before]):
         return None
-    tail = "".join(clauses[2:]).strip()
+    tail = "".join(clauses[2:]).strip().rstrip("，,；; ")
     if not set(_statements(tail)) - set().union(*stated):
         return None
-    after = max(range(len(earlier)), key=lambda j: (len(set(head) & stated[j]), -j))
+    after = max(range(len(earlier)), key=lambda j: (len(head & stated[j]), -j))
     return after, node.model_copy(update={"text": tail})
 
 
@@ -323,6 +325,7 @@ def _covered(text: str, others: Sequence[set[str]]) -> bool:
 
 
 _SEPARATOR = re.compile(r"[，；;]|,(?!\d{3})")
+_CONDITION = re.compile(r"^\s*(?:若|如果|假如|假设|当|除非|只有|仅当|一旦|(?:if|when|unless|once)\b)|时\s*$", re.I)
 
 
 def _clauses(text: str) -> list[str]:
@@ -340,6 +343,8 @@ def _clauses(text: str) -> list[str]:
         elif not code and not depth and _SEPARATOR.match(text, i):
             out += [text[start:i], ch]
             start = i + 1
+    if depth or code:  # an opener never closed: split as if it were plain text
+        return re.split(f"({_SEPARATOR.pattern})", text)
     return [*out, text[start:]]
 
 

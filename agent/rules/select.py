@@ -58,27 +58,19 @@ def reconcile_sections(groups: list[Group], living: Sequence[str]) -> tuple[list
             numbers[block] = number
             taken.add(number)
         if (number, block) != (num, name):
-            findings.append(
-                Finding(
-                    "sections",
-                    g.lead.claim.title,
-                    g.lead.doc.path,
-                    "renumbered" if block == name else "renamed",  # a Decision either way
-                    f"§{num} {name} -> §{number} {block}",
-                )
+            why = f"§{num} {name} -> §{number} {block}"
+            decided = Finding(
+                "sections", g.lead.claim.title, g.lead.doc.path, "renumbered" if block == name else "renamed", why
             )
+            findings.append(decided)
         renamed[gi] = f"§{number} {block}{tail}"
-    out = []
-    for gi, g in enumerate(groups):
-        if gi not in renamed:
-            out.append(g)
-            continue
-        members = tuple(
-            replace(c, claim=c.claim.model_copy(update={"suggested_section": renamed[gi]})) if k == 0 else c
-            for k, c in enumerate(g.members)
-        )
-        out.append(replace(g, members=members))
-    return out, findings
+    return [_in_section(g, renamed[gi]) if gi in renamed else g for gi, g in enumerate(groups)], findings
+
+
+def _in_section(g: Group, section: str) -> Group:
+    """The group with its lead's suggested section replaced (the section 二 and 六 print)."""
+    lead = replace(g.lead, claim=g.lead.claim.model_copy(update={"suggested_section": section}))
+    return replace(g, members=(lead, *g.members[1:]))
 
 
 def _next_free(number: str, taken: set[str]) -> str:

@@ -233,11 +233,12 @@ def rekey_reference_cassettes(
             rekeyable = []
         for cassette, why in stale:
             if cassette not in rekeyable:
-                log.warning("%s is stale (%s): %s", cassette.path.name, why, _STALE_TODO.get(cassette.provenance.kind))
+                todo = _STALE_TODO.get(cassette.provenance.kind, _STALE_TODO["reference"])
+                log.warning("%s is stale (%s): %s", cassette.path.name, why, todo)
                 continue
             answer = answer_from_completion(cassette.exchange.response_body, bool(request.topics))
             earlier = () if request is first else (first,)  # the usage estimate `add-reference` writes
-            kept = {"note": cassette.provenance.note, "date": cassette.provenance.date}  # the answer's, not tonight's
+            kept = {"note": cassette.provenance.note, "date": _iso_date(cassette.provenance.date)}  # not tonight's
             path = write_reference_cassette(request, answer, config, earlier=earlier, **kept)
             if path != cassette.path:
                 cassette.path.unlink(missing_ok=True)
@@ -250,6 +251,14 @@ _STALE_TODO = {  # what to do about a stale cassette rekey does not rewrite, by 
     "relayed": "a relayed answer is never re-keyed: it replays as stale until new answers are relayed",
     "reference": "write it again with write_reference_cassette",
 }
+
+
+def _iso_date(text: str) -> str:
+    """`text` when it is a date as cassettes write it (2026-11-30); else "" (today is written)."""
+    try:
+        return dt.date.fromisoformat(text).isoformat() if len(text) == 10 else ""
+    except ValueError:
+        return ""
 
 
 def _stale(cassettes: list[Cassette], request: ExtractionRequest, config: LLMConfig) -> list[tuple[Cassette, str]]:
