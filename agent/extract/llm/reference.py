@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -233,8 +234,7 @@ def rekey_reference_cassettes(
             rekeyable = []
         for cassette, why in stale:
             if cassette not in rekeyable:
-                todo = _STALE_TODO.get(cassette.provenance.kind, _STALE_TODO["reference"])
-                log.warning("%s is stale (%s): %s", cassette.path.name, why, todo)
+                log.warning("%s is stale (%s): %s", cassette.path.name, why, _STALE_TODO[cassette.provenance.kind])
                 continue
             answer = answer_from_completion(cassette.exchange.response_body, bool(request.topics))
             earlier = () if request is first else (first,)  # the usage estimate `add-reference` writes
@@ -246,11 +246,12 @@ def rekey_reference_cassettes(
     return written
 
 
-_STALE_TODO = {  # what to do about a stale cassette rekey does not rewrite, by its provenance
-    "recorded": "re-record it with backend 'record'",
-    "relayed": "a relayed answer is never re-keyed: it replays as stale until new answers are relayed",
-    "reference": "write it again with write_reference_cassette",
-}
+# what to do about a stale cassette rekey does not rewrite, by its provenance
+_STALE_TODO = defaultdict(
+    lambda: "write it again with write_reference_cassette",
+    recorded="re-record it with backend 'record'",
+    relayed="a relayed answer is never re-keyed: it replays as stale until new answers are relayed",
+)
 
 
 def _iso_date(text: str) -> str:
