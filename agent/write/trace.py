@@ -157,15 +157,16 @@ def run_record(
         documents=documents,
         spans=spans.items,
         trace=Trace(increments=incs, verify=verify, sources=sources, removed=removed),
-        living=next(
-            (
-                LivingRef(workspace=workspace, path=d.path, sha256=hashlib.sha256(d.text.encode()).hexdigest())
-                for d in docs
-                if d.kind == "living" and d.read
-            ),
-            None,
-        ),
+        living=_living_ref(docs, workspace),
     )
+
+
+def _living_ref(docs: Sequence[SourceDoc], workspace: str) -> LivingRef | None:
+    """The living document the run read, by content hash: `predigest patch` applies to that text only."""
+    living = next((d for d in docs if d.kind == "living" and d.read), None)
+    if living is None:
+        return None
+    return LivingRef(workspace=workspace, path=living.path, sha256=hashlib.sha256(living.text.encode()).hexdigest())
 
 
 def _increments(composed: Composed, spans: _Spans) -> tuple[list[IncrementTrace], list[VerifyTrace]]:
