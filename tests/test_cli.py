@@ -59,6 +59,22 @@ def test_prompt_show_prints_the_messages() -> None:
     assert "extract@" in r.stdout
 
 
+def add_reference(*topics: str, doc: str = "work-queue/2026-09-22-2200.md") -> tuple[str, ...]:
+    """`cassettes add-reference` of the demo evening with README.md as the answer: never an extraction."""
+    return (
+        "cassettes",
+        "add-reference",
+        "examples/world",
+        *topics,
+        "-d",
+        "2026-09-22",
+        "--doc",
+        doc,
+        "--extraction",
+        "README.md",
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -67,51 +83,17 @@ def test_prompt_show_prints_the_messages() -> None:
         pytest.param(("inbox", "examples/world", "-t", "nope", "-d", "2026-09-22"), "topic 'nope'", id="no-topic"),
         pytest.param(("inbox", "examples/world", "-t", "inference", "-d", "22/09"), "is not a date", id="bad-date"),
         pytest.param(
-            (
-                "cassettes",
-                "add-reference",
-                "examples/world",
-                "-t",
-                "inference",
-                "-d",
-                "2026-09-22",
-                "--doc",
-                "work-queue/2026-09-22-2200.md",
-                "--extraction",
-                "README.md",
-            ),
+            add_reference("-t", "inference"),
             "is not a FileExtraction",
             id="reference-not-an-extraction",
         ),
         pytest.param(
-            (
-                "cassettes",
-                "add-reference",
-                "examples/world",
-                "--all-topics",
-                "-d",
-                "2026-09-22",
-                "--doc",
-                "work-queue/2026-09-22-2200.md",
-                "--extraction",
-                "README.md",
-            ),
+            add_reference("--all-topics"),
             "is not a SharedExtraction",
             id="shared-reference-not-an-extraction",
         ),
         pytest.param(
-            (
-                "cassettes",
-                "add-reference",
-                "examples/world",
-                "--all-topics",
-                "-d",
-                "2026-09-22",
-                "--doc",
-                "nope.md",
-                "--extraction",
-                "README.md",
-            ),
+            add_reference("--all-topics", doc="nope.md"),
             "nope.md is not a source of the evening",
             id="shared-reference-for-an-unknown-document",
         ),
