@@ -383,8 +383,8 @@ def claim_fate(findings: Sequence[_FindingLike], doc: str, title: str) -> ClaimF
         stage = _stage(f)
         if stage is None:
             continue
-        into = next((x for x in findings if f.target and x.ref and str(x.ref) == f.target), None)
-        if stage == "merged" and into is not None:
+        into = next((x for x in findings if x.ref and str(x.ref) == f.target), None) if stage == "merged" else None
+        if into is not None:
             lead = claim_fate([x for x in findings if x is not f], into.doc, into.subject)
             return ClaimFate("merged", f"into {into.subject!r} ({into.doc}), which is {lead.stage}", lines)
         return ClaimFate(stage, f.detail, lines)

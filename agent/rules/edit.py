@@ -243,9 +243,9 @@ def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[
         told.update(_statements(text))
     out: list[Point] = []
     tails: dict[int, list[Point]] = {}  # what later points add to out[i], in their order
-    for p in points:
-        others = [_grams(o.point) for o in points if o is not p]
-        trimmed = _trim_node(p.point, told, others)
+    grams = [_grams(p.point) for p in points]
+    for i, p in enumerate(points):
+        trimmed = _trim_node(p.point, told, grams[:i] + grams[i + 1 :])
         if trimmed is None or trimmed.model_dump() != p.point.model_dump():
             doc = _doc_of(g, p.ref)
             findings.append(Finding("merge", p.point.text[:40], doc, "point folded", "a part stated twice", ref=p.ref))
