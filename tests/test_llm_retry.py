@@ -141,10 +141,15 @@ def test_ctrl_c_stops_retries_and_new_requests_within_two_seconds(
         config = config.with_(cache_dir=None)
     requests = [make_request(f"inbox/jay/2026-09-22-{i:04d}-doc.md") for i in range(8)]
     timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))  # a real Ctrl-C
-    with pytest.raises(RunInterrupted) as stopped, LLMExtractor(config) as extractor:
-        started = time.monotonic()
-        timer.start()  # Ctrl-C half a second into the calls
-        extractor.extract_all(requests)
+    # a shell that starts the tests in the background ignores SIGINT; at a terminal it is this handler
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(RunInterrupted) as stopped, LLMExtractor(config) as extractor:
+            started = time.monotonic()
+            timer.start()  # Ctrl-C half a second into the calls
+            extractor.extract_all(requests)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - started < 10  # the server asked for 30 s: the stop did not wait it out
     sent = server.count
     assert sent <= 2  # the two in flight; none of the six queued documents was sent

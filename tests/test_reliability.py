@@ -15,6 +15,7 @@ import shutil
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -1033,7 +1034,10 @@ def test_ctrl_c_says_what_was_kept_and_how_to_resume(
         env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
         args = ["run", str(world), "-t", "inference", "-d", DAY, "--backend", "live", "--concurrency", "1"]
         args += ["--cache-dir", str(tmp_path / "cache"), "--out", f"{tmp_path}/o/", *flags]
-        proc.append(subprocess.Popen([str(script), *args], env=env, stderr=subprocess.PIPE, text=True))
+        # a shell that starts the tests in the background ignores SIGINT, and its children inherit that
+        at_a_terminal = partial(signal.signal, signal.SIGINT, signal.SIG_DFL)
+        popen = partial(subprocess.Popen, env=env, stderr=subprocess.PIPE, text=True, preexec_fn=at_a_terminal)
+        proc.append(popen([str(script), *args]))
         timer = threading.Timer(60, proc[0].kill)
         timer.start()
         _, stderr = proc[0].communicate()
