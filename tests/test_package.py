@@ -37,13 +37,15 @@ def test_the_wheel_installs_and_runs_the_demo_from_elsewhere(tmp_path: Path) -> 
     assert "prompts/extract.md" in names and "agent/templates/briefing.html.j2" in names
 
     venv = tmp_path / "venv"
-    assert _run([sys.executable, "-m", "venv", str(venv)], tmp_path).returncode == 0
+    # no pip of its own: the test environment's pip installs into it (`--python`)
+    assert _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path).returncode == 0
     py = venv / "bin" / "python"
     # the dependencies come from the test environment; predigest itself only from the wheel
     purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], tmp_path).stdout.strip()
     deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
     (Path(purelib) / "test_deps.pth").write_text("\n".join(deps) + "\n", encoding="utf-8")
-    installed = _run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], tmp_path)
+    pip = [sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-index"]
+    installed = _run([*pip, str(wheel)], tmp_path)
     assert installed.returncode == 0, installed.stderr
 
     elsewhere = tmp_path / "elsewhere"
