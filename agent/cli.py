@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from agent.plan.workspace import Workspace
     from agent.runlog import DocAnswer
     from agent.topics import EveningSet, TopicsReport
-    from eval.checks import Needs
-    from eval.runner import Variant
+    from eval.checks import CassetteReport, Needs
+    from eval.runner import EvalReport, Variant
     from schemas.runlog import RunLog
 
     Planned = Evening | EveningSet  # what a run's progress sizes itself from
@@ -339,7 +339,18 @@ def _llm_flags(given: Mapping[str, object]) -> dict[str, object]:
     }
 
 
-@app.command("run")
+RUN_EPILOG = (
+    "Several topics (--topic given several times, or --all-topics) are one run: all checked before the first"
+    " call, --max-calls and --max-cost bound them together, a briefing set per topic, and the exit status is the"
+    " worst topic's. With --extraction shared, each document is one request for all of them, its answer split by"
+    " topic.\n\nExit status: 0 done; 2 a usage or input error (nothing spent or written); 3 a partial evening"
+    " (some documents not read: the briefing lists them; not written into the workspace inbox without --allow-partial);"
+    " 4 no model answered (no key, no cassette: offline briefing, not written into the inbox unless"
+    " --backend offline); 130 interrupted."
+)
+
+
+@app.command("run", epilog=RUN_EPILOG)
 def run_cmd(
     workspace: WorkspaceArg,
     date: DateOpt,
@@ -366,37 +377,40 @@ def run_cmd(
 ) -> None:
     """Write the evening's briefing for a topic (Markdown, JSON beside it, and a JSONL call record).
 
-    Several topics (--topic given several times, or --all-topics) are one run: all checked before
-    the first call, --max-calls and --max-cost bound them together, a briefing set per topic, and
-    the exit status is the worst topic's. With --extraction shared, each document is one request
-    for all of them, its answer split by topic.
-
     Reads OPENAI_API_KEY / OPENAI_BASE_URL for a live endpoint; without a key it replays cassettes.
-    Exit status: 0 done; 2 a usage or input error (nothing spent or written); 3 a partial evening
-    (some documents not read: see 五; not written into the workspace inbox without --allow-partial);
-    4 no model answered (no key, no cassette: offline briefing, not written into the inbox unless
-    --backend offline); 130 interrupted.
 
     Example: predigest run examples/world --topic inference --date 2026-09-22 --out out/
     """
     given = dict(locals())  # every option as typed; the settings model decides what each means
+    topics = _topics(workspace, topic, all_topics)
+    settings = _run_settings(given, topics[0])
+    shown = {"as_json": as_json, "explain": explain, "patch": patch, "html": html}
+    if len(topics) > 1:
+        _run_topics(settings, topics, **shown)
+    else:
+        _run_one(settings, **shown)
+
+
+def _run_settings(given: dict[str, Any], topic: str) -> Settings:
+    """`run`'s options as settings for `topic`, over the environment and the workspace's own."""
     import os
 
-    from agent.pipeline import run, settings_from
+    from agent.pipeline import settings_from
 
-    given["replace_reference"] = force  # --force also lets `record` replace reference cassettes
-    topics = _topics(workspace, topic, all_topics)
-    run_flags = {"workspace": workspace, "topic": topics[0], "out": out, "force": force, "allow_partial": allow_partial}
-    settings = settings_from({**run_flags, **_llm_flags(given), "date": _date(date)}, os.environ)
-    if len(topics) > 1:
-        _run_topics(settings, topics, as_json=as_json, explain=explain, patch=patch, html=html)
-        return
-    with _progress() as (on_plan, on_result):
-        on_plan, on_result = _kept_so_far(_page_checked(on_plan, html, force), on_result)
-        report = run(settings, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
-    _state["written"] = report.written.out_path
+    given = {**given, "replace_reference": given["force"]}  # --force also lets `record` replace reference cassettes
+    run_flags = {name: given[name] for name in ("workspace", "out", "force", "allow_partial")}
+    return settings_from({**run_flags, **_llm_flags(given), "topic": topic, "date": _date(given["date"])}, os.environ)
+
+
+def _run_one(settings: Settings, *, as_json: bool, explain: bool, patch: bool, html: bool) -> None:
+    """`run` for one topic: its progress, its run log, its report."""
+    from agent.pipeline import run
     from agent.runlog import log_quietly, logs_path, run_log
 
+    with _progress() as (on_plan, on_result):
+        on_plan, on_result = _kept_so_far(_page_checked(on_plan, html, settings.force), on_result)
+        report = run(settings, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
+    _state["written"] = report.written.out_path
     log_quietly(run_log(report, _command()), logs_path())
     _report_run(report, as_json=as_json, explain=explain, patch=patch, html=html)
 
@@ -893,21 +907,22 @@ def cassettes_check(
     if as_json:
         _print_json(report.to_json())
     else:
-        for c in report.cases:
-            out.print(
-                f"{c.case} ({c.cassettes}): {c.answered} answered · {len(c.stale)} stale · {len(c.missing)} missing",
-                markup=False,
-                highlight=False,
-            )
-            for r, p in c.stale:
-                out.print(f"  stale   {r} (answered under {p}; replay with --allow-stale)", markup=False)
-            for r in c.missing:
-                out.print(f"  missing {r}", markup=False)
-        for folder, files in report.unused.items():
-            for f in files:
-                out.print(f"unused {f.relative_to(folder.parent) if folder.parent in f.parents else f}", markup=False)
+        _print_cassette_check(report)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _print_cassette_check(report: CassetteReport) -> None:
+    for c in report.cases:
+        counts = f"{c.answered} answered · {len(c.stale)} stale · {len(c.missing)} missing"
+        out.print(f"{c.case} ({c.cassettes}): {counts}", markup=False, highlight=False)
+        for r, p in c.stale:
+            out.print(f"  stale   {r} (answered under {p}; replay with --allow-stale)", markup=False)
+        for r in c.missing:
+            out.print(f"  missing {r}", markup=False)
+    for folder, files in report.unused.items():
+        for f in files:
+            out.print(f"unused {f.relative_to(folder.parent) if folder.parent in f.parents else f}", markup=False)
 
 
 @cassettes_app.command("relay")
@@ -956,15 +971,9 @@ PromptsOpt = Annotated[
     typer.Option(help="A prompt template file (default: prompts/extract.md); twice: run both and compare."),
 ]
 EvalModelOpt = Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")]
-EvalModeOpt = Annotated[str | None, typer.Option(help=_llm_help("mode"))]
 EvalCassettesOpt = Annotated[
     Path | None, typer.Option(help="Record / replay each case's cassette set under this folder instead.")
 ]
-EvalCacheDirOpt = Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")]
-EvalNoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
-EvalConcurrencyOpt = Annotated[int | None, typer.Option(help=_llm_help("concurrency"))]
-EvalMaxCallsOpt = Annotated[int | None, typer.Option(help=_llm_help("max_calls"))]
-EvalMaxCostOpt = Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))]
 AllowStaleOpt = Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))]
 AcceptDropsOpt = Annotated[bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")]
 VerboseOpt = Annotated[
@@ -979,7 +988,16 @@ CompareOpt = Annotated[
 ]
 
 
-@app.command("eval")
+EVAL_EPILOG = (
+    "Every eval is logged (`predigest logs`). With --backend record and OPENAI_API_KEY / OPENAI_BASE_URL, the"
+    " cases are asked of a live model, as `run` would ask them; a set that holds relayed or reference answers is"
+    " never recorded over (the answers go beside it, into <set>-recorded).\n\n"
+    "Exits 1 when a score drops below the baseline, rule compliance is below 1.0, or a case fails;"
+    " 2 on a usage or input error."
+)
+
+
+@app.command("eval", epilog=EVAL_EPILOG)
 def eval_cmd(
     cases: CasesOpt = Path("eval/cases"),
     baseline: BaselineOpt = Path("eval/baseline.json"),
@@ -990,26 +1008,21 @@ def eval_cmd(
     backend: EvalBackendOpt = "replay",
     prompt: PromptsOpt = None,
     model: EvalModelOpt = None,
-    mode: EvalModeOpt = None,
+    mode: ModeOpt = None,
     cassettes: EvalCassettesOpt = None,
-    cache_dir: EvalCacheDirOpt = None,
-    no_cache: EvalNoCacheOpt = False,
-    concurrency: EvalConcurrencyOpt = None,
-    max_calls: EvalMaxCallsOpt = None,
-    max_cost: EvalMaxCostOpt = None,
+    cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
+    concurrency: ConcurrencyOpt = None,
+    max_calls: MaxCallsOpt = None,
+    max_cost: MaxCostOpt = None,
     allow_stale: AllowStaleOpt = False,
     accept_drops: AcceptDropsOpt = False,
     compare: CompareOpt = None,
     verbose: VerboseOpt = False,
     markdown: MarkdownOpt = False,
 ) -> None:
-    """Replay every gold case, score it against its gold briefing, and compare with the baseline.
-
-    Every eval is logged (`predigest logs`). With --backend record and OPENAI_API_KEY /
-    OPENAI_BASE_URL, the cases are asked of a live model, as `run` would ask them; a set that
-    holds relayed or reference answers is never recorded over (the answers go beside it, into
-    <set>-recorded). Prints an overview (failing rows first), then the rows that failed or moved.
-    Exits 1 when a score drops below the baseline, rule compliance is below 1.0, or a case fails.
+    """Replay every gold case, score it against its gold briefing, and compare with the baseline:
+    an overview (failing rows first), then the rows that failed or moved.
 
     Example: predigest eval --backend record --prompt my-extract.md && predigest eval --compare last~1 last
     """
@@ -1017,22 +1030,14 @@ def eval_cmd(
     from eval import compare_logged
 
     _check_html(html)
-    logs = logs_path()
     if compare is not None:
-        c = compare_logged(compare[0], compare[1], logs)
-        _show_comparison(c, as_json, html)
+        _show_comparison(compare_logged(compare[0], compare[1], logs_path()), as_json, html)
         return
-    flags = {
-        "mode": mode,
-        "cache_dir": cache_dir.absolute() if cache_dir else None,
-        "no_cache": no_cache,
-        "concurrency": concurrency,
-        "max_calls": max_calls,
-        "max_cost_usd": max_cost,
-    }
+    flags = {"mode": mode, "cache_dir": cache_dir.absolute() if cache_dir else None, "no_cache": no_cache}
+    flags |= {"concurrency": concurrency, "max_calls": max_calls, "max_cost_usd": max_cost}
     runs = _variants(prompt or [], backend, model, flags, cassettes, allow_stale)
-    options = {"only": case, "update_baseline": update_baseline, "accept_drops": accept_drops}
-    _eval_variants(runs, cases, baseline, html, as_json, logs, {**options, "verbose": verbose, "markdown": markdown})
+    options = {"only": case, "update_baseline": update_baseline, "accept_drops": accept_drops, "verbose": verbose}
+    _eval_variants(runs, cases, baseline, html, as_json, logs_path(), options | {"markdown": markdown})
 
 
 def _check_html(html: Path | None) -> None:
@@ -1075,31 +1080,18 @@ def _eval_variants(
 ) -> None:
     """Each variant's eval, reported; two variants are compared. Exits 1 when one fails, or when
     a variant's rows could not be answered (said first, and those rows are not run)."""
-    from eval import compare_logged, overview_markdown, print_report, run_eval, to_json
+    from eval import compare_logged, overview_markdown, print_report, to_json
 
-    case, update_baseline, accept_drops = options["only"], options["update_baseline"], options["accept_drops"]
-    lacking = _eval_needs(runs, cases, case, (err if as_json else out).console)
+    lacking = _eval_needs(runs, cases, options["only"], (err if as_json else out).console)
+    alone = len(runs) == 1  # one variant writes the page and may update the baseline; two are compared
     reports = []
     for variant, needs in zip(runs, lacking, strict=True):
         if needs is not None and len(needs.rows) == needs.of_rows:
             continue  # nothing of it can be answered: said at the top
-        with _eval_progress() as (on_plan, on_result):
-            report = run_eval(
-                cases,
-                baseline,
-                only=case,
-                update_baseline=update_baseline and len(runs) == 1,
-                html_path=html if len(runs) == 1 else None,
-                variant=variant,
-                command=_command(),
-                logs=logs,
-                on_plan=on_plan,
-                on_result=on_result,
-                accept_drops=accept_drops,
-                skip=needs.rows if needs else (),
-            )
+        skip = needs.rows if needs else ()
+        report = _eval_one(variant, cases, baseline, html if alone else None, logs, {**options, "skip": skip}, alone)
         reports.append(report)
-        if as_json and len(runs) == 1:
+        if as_json and alone:
             _print_json(to_json(report))
         elif options["markdown"]:
             out.print(overview_markdown(report), markup=False, highlight=False, soft_wrap=True, end="")
@@ -1110,6 +1102,35 @@ def _eval_variants(
         _show_comparison(c, as_json, html)
     if not all(r.ok for r in reports) or any(lacking):
         raise typer.Exit(1)
+
+
+def _eval_one(
+    variant: Variant,
+    cases: Path,
+    baseline: Path,
+    html: Path | None,
+    logs: Path | None,
+    options: dict[str, Any],
+    alone: bool,
+) -> EvalReport:
+    """One variant's eval under a progress bar."""
+    from eval import run_eval
+
+    with _eval_progress() as (on_plan, on_result):
+        return run_eval(
+            cases,
+            baseline,
+            only=options["only"],
+            update_baseline=options["update_baseline"] and alone,
+            html_path=html,
+            variant=variant,
+            command=_command(),
+            logs=logs,
+            on_plan=on_plan,
+            on_result=on_result,
+            accept_drops=options["accept_drops"],
+            skip=options["skip"],
+        )
 
 
 def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Console) -> list[Needs | None]:

@@ -217,21 +217,26 @@ def _items_at_headings(
             k += 1
             continue
         ref = _ref(label, number, rest, [g[1] for g in groups if g[1]])
-        span = lines[i + 1 : end_line]
-        item = Item(
-            ref=ref,
-            number=number,
-            title=_title(rest),
-            heading=htext.strip(),
-            start=lines[i].start,
-            end=lines[end_line - 1].end if end_line > i + 1 else lines[i].end,
-            rating=stars_in(htext),
-        )
-        _fill(item, span, text)
-        items.append(item)
+        items.append(_heading_item(text, lines, i, end_line, ref, htext))
         covered_until = end_line - 1
         k = end_k
     return items, index_rows
+
+
+def _heading_item(text: str, lines: list[_Line], i: int, end_line: int, ref: str, htext: str) -> Item:
+    """The entry under heading line `i`, up to `end_line`."""
+    _, number, rest = split_number(htext)
+    item = Item(
+        ref=ref,
+        number=number,
+        title=_title(rest),
+        heading=htext.strip(),
+        start=lines[i].start,
+        end=lines[end_line - 1].end if end_line > i + 1 else lines[i].end,
+        rating=stars_in(htext),
+    )
+    _fill(item, lines[i + 1 : end_line], text)
+    return item
 
 
 def _ref(label: str, number: str, rest: str, parents: list[str]) -> str:
