@@ -29,6 +29,7 @@ from pydantic import ValidationError
 from agent.core.errors import PredigestError
 from agent.extract import ExtractionResult
 from agent.pipeline import Outcome, RunReport, answered_by
+from agent.rules.claims import claim_ref
 from agent.write.trace import finding_record
 from schemas.runlog import CallEntry, EveningEntry, RunLog
 
@@ -92,45 +93,22 @@ def connect(path: Path) -> sqlite3.Connection:
     return db
 
 
+# the columns of `calls` after the run id and the evening, in the table's order
+_CALL_COLUMNS = ("doc", "part", "request_hash", "source", "input_tokens", "output_tokens", "latency_s", "cost_usd")
+_CALL_COLUMNS += ("stale",)
+
+
 def append(record: RunLog, path: Path) -> None:
+    run = (record.id, record.time, record.kind, json.dumps(record.command, ensure_ascii=False), record.git)
+    run += (record.prompt, record.model, record.backend, int(record.ok), record.model_dump_json())
+    calls = [
+        (record.id, ev.name, *(getattr(c, name) for name in _CALL_COLUMNS)) for ev in record.evenings for c in ev.calls
+    ]
     db = connect(path)
     try:
         with db:
-            db.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.time,
-                    record.kind,
-                    json.dumps(record.command, ensure_ascii=False),
-                    record.git,
-                    record.prompt,
-                    record.model,
-                    record.backend,
-                    int(record.ok),
-                    record.model_dump_json(),
-                ),
-            )
-            db.executemany(
-                "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        record.id,
-                        ev.name,
-                        c.doc,
-                        c.part,
-                        c.request_hash,
-                        c.source,
-                        c.input_tokens,
-                        c.output_tokens,
-                        c.latency_s,
-                        c.cost_usd,
-                        c.stale,
-                    )
-                    for ev in record.evenings
-                    for c in ev.calls
-                ],
-            )
+            db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run)
+            db.executemany("INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", calls)
     finally:
         db.close()
 
@@ -361,7 +339,7 @@ class _FindingLike(Protocol):
     doc: str
     decision: str
     detail: str
-    ref: object  # the claim ('doc#index', or its ClaimRef); empty for a document's finding
+    ref: object  # the claim (its ClaimRef, or that written as `claim_ref` writes it); empty for a document's
     target: str
 
 
@@ -374,10 +352,11 @@ class ClaimFate:
     steps: tuple[str, ...] = ()  # every finding about the claim, in the order the rules ran
 
 
-def claim_fate(findings: Sequence[_FindingLike], doc: str, title: str) -> ClaimFate:
-    """Follow the claim through the findings: the last deciding rule wins; a merged claim takes
-    the fate of the claim it was merged into (the merge finding's target names that claim)."""
-    steps = [f for f in findings if f.doc == doc and f.subject == title]
+def claim_fate(findings: Sequence[_FindingLike], ref: str) -> ClaimFate:
+    """Follow the claim `ref` names (`claim_ref(doc, part, index)` of its answer) through the
+    findings: the last deciding rule wins; a merged claim takes the fate of the claim it was
+    merged into (the merge finding's target names that claim)."""
+    steps = [f for f in findings if f.ref and str(f.ref) == ref]
     lines = tuple(f"[{f.rule}] {f.decision}" + (f": {f.detail}" if f.detail else "") for f in steps)
     for f in reversed(steps):
         stage = _stage(f)
@@ -385,7 +364,7 @@ def claim_fate(findings: Sequence[_FindingLike], doc: str, title: str) -> ClaimF
             continue
         into = next((x for x in findings if x.ref and str(x.ref) == f.target), None) if stage == "merged" else None
         if into is not None:
-            lead = claim_fate([x for x in findings if x is not f], into.doc, into.subject)
+            lead = claim_fate([x for x in findings if x is not f], f.target)
             return ClaimFate("merged", f"into {into.subject!r} ({into.doc}), which is {lead.stage}", lines)
         return ClaimFate(stage, f.detail, lines)
     return ClaimFate("no decision", "no rule reported on this claim", lines)
@@ -428,10 +407,10 @@ def doc_answer(record: RunLog, doc: str, evening: str | None = None) -> DocAnswe
         calls = [c for c in e.calls if c.doc == doc or (doc and c.doc.endswith("/" + doc))]
         if calls:
             fates = [
-                (c.title, claim_fate(e.findings, call.doc, c.title))
+                (c.title, claim_fate(e.findings, claim_ref(call.doc, call.part, i)))
                 for call in calls
                 if call.answer is not None
-                for c in call.answer.claims
+                for i, c in enumerate(call.answer.claims)
             ]
             return DocAnswer(e, calls, fates)
     asked = sorted({c.doc for e in pool for c in e.calls})

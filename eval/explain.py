@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from agent.core.arxiv import find_ids
 from agent.core.labels import ZH
 from agent.core.text import similarity
+from agent.rules.claims import claim_ref
 from agent.runlog import claim_fate
 from agent.write.trace import finding_record
 from eval.metrics import TITLE_THRESHOLD, file_refs, increment_arxiv, is_file_ref
@@ -32,10 +33,11 @@ _NEAR = 0.3  # a claim of the credited document this alike is "about" the gold i
 
 @dataclass(frozen=True)
 class _Said:
-    """One claim the model returned, with the document it came from."""
+    """One claim the model returned, with the document it came from and its reference."""
 
     doc: str
     claim: Claim
+    ref: str
 
     @property
     def arxiv(self) -> set[str]:
@@ -56,13 +58,21 @@ def fates(run: CaseRun) -> list[ItemFate]:
     gold, output, card, outcome = run.gold, run.output, run.card, run.outcome
     if gold is None or output is None or card is None or outcome is None:
         return []
-    said = [_Said(r.request.doc_path, c) for r in run.results if r.extraction for c in r.extraction.claims]
+    said = [
+        _Said(r.request.doc_path, c, claim_ref(r.request.doc_path, r.request.chunk, i))
+        for r in run.results
+        if r.extraction
+        for i, c in enumerate(r.extraction.claims)
+    ]
     failed = {r.request.doc_path: r.record.error for r in run.results if r.extraction is None}
     asked = {r.request.doc_path for r in run.results}
     findings = [finding_record(f) for f in outcome.findings]
     m = card.matching
     paired = {p.gold: p for p in m.pairs}
     gold_of_out = {p.out: p.gold for p in m.pairs}
+    # the output increment each claim became a part of (the layout keeps select's order)
+    selected = outcome.composed.outcome.selection.increments
+    increment_of = {str(c.ref): i for i, grp in enumerate(selected) for c in grp.members}
     out: list[ItemFate] = []
     for gi, g in enumerate(gold.increments):
         if gi in paired:
@@ -72,7 +82,7 @@ def fates(run: CaseRun) -> list[ItemFate]:
                 ItemFate(metric="increment_recall", item=_label(g), matched=True, stage="matched", detail=detail)
             )
             continue
-        out.append(_missed_increment(g, said, failed, asked, findings, output, gold, gold_of_out))
+        out.append(_missed_increment(g, said, failed, asked, findings, increment_of, gold, gold_of_out))
     scores = run.scores
     for key in scores["new_arxiv_f1"].missed if "new_arxiv_f1" in scores else ():
         out.append(_missed_arxiv(key, said, findings))
@@ -98,7 +108,7 @@ def _missed_increment(
     failed: dict[str, str],
     asked: set[str],
     findings: Sequence[FindingRecord],
-    output: Briefing,
+    increment_of: dict[str, int],
     gold: Briefing,
     gold_of_out: dict[int, int],
 ) -> ItemFate:
@@ -119,10 +129,10 @@ def _missed_increment(
             f"no claim of the model's answers at {where}, with its arXiv IDs, or titled like it{why}",
         )
     _, best = max(scored, key=lambda x: x[0])
-    fate = claim_fate(findings, best.doc, best.claim.title)
+    fate = claim_fate(findings, best.ref)
     claim = f"claim {best.claim.title!r} ({best.doc} {best.claim.section_ref})".replace(" )", ")")
     if fate.stage == "increment":
-        oi = next((i for i, o in enumerate(output.increments) if o.title == best.claim.title), None)
+        oi = increment_of.get(best.ref)
         other = gold_of_out.get(oi) if oi is not None else None
         why = (
             f"paired with gold {_label(gold.increments[other])} instead"
@@ -151,12 +161,10 @@ def _missed_arxiv(key: str, said: Sequence[_Said], findings: Sequence[FindingRec
     if not citing:
         return _missed("new_arxiv_f1", key, "not extracted", "no claim of the model's answers cites it")
     s = citing[0]
-    rejected = [
-        f for f in findings if f.rule == "arxiv" and f.doc == s.doc and f.subject == s.claim.title and key in f.detail
-    ]
+    rejected = [f for f in findings if f.rule == "arxiv" and f.ref == s.ref and key in f.detail]
     if rejected:
         return _missed("new_arxiv_f1", key, "ungrounded", f"claim {s.claim.title!r}: id rejected: {rejected[0].detail}")
-    fate = claim_fate(findings, s.doc, s.claim.title)
+    fate = claim_fate(findings, s.ref)
     if fate.stage == "increment":
         return _missed(
             "new_arxiv_f1",

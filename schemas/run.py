@@ -107,7 +107,7 @@ class FindingRecord(_Model):
     doc: str
     decision: Decision
     detail: str = ""
-    ref: str = Field(default="", description="The claim it is about: 'doc#index', 0-based among the document's claims.")
+    ref: str = Field(default="", description="The claim it is about: 'doc#index', or 'doc#part.index' in a later part.")
     target: str = Field(default="", description="Where it points: the claim merged or folded into, the anchor.")
 
 
@@ -118,7 +118,7 @@ class ClaimTrace(_Model):
     section: str = ""
     title: str
     spans: list[str] = Field(default_factory=list, description="Span ids of the claim's evidence quotes.")
-    ref: str = Field(default="", description="The claim: 'doc#index', as findings name it.")
+    ref: str = Field(default="", description="The claim: 'doc#index' or 'doc#part.index', as findings name it.")
 
 
 class TextMark(_Model):

@@ -646,7 +646,7 @@ def test_two_claims_of_one_section_merged_each_point_links_to_its_own_quotes() -
     (merged,) = [f for f in rec.findings if f.decision == "merged"]
     assert (merged.ref, merged.target) == (f"{d.path}#1", f"{d.path}#0")
     reworded = [f.model_copy(update={"detail": "另一种说法"}) if f is merged else f for f in rec.findings]
-    fate = claim_fate(reworded, d.path, mem.title)  # followed by the merge's target, not its wording
+    fate = claim_fate(reworded, merged.ref)  # followed by the merge's target, not its wording
     assert (fate.stage, fate.detail) == ("merged", f"into {hit.title!r} ({d.path}), which is increment")
 
 

@@ -114,7 +114,8 @@ def _unread(results: Sequence[DocResult]) -> list[Finding]:
     why = "a same-evening briefing of another topic is not a source of increments"
     for r in results:
         if r.doc.kind == "adjacent" and r.extraction:
-            findings += [Finding("adjacent", c.title, r.doc.path, "reference only", why) for c in r.extraction.claims]
+            claims = zip(r.extraction.claims, r.claim_refs(), strict=True)
+            findings += [Finding("adjacent", c.title, r.doc.path, "reference only", why, ref) for c, ref in claims]
     return findings
 
 

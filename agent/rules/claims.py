@@ -1,10 +1,10 @@
 """The values the rules pass along: a claim with its reference, and the decisions taken about it.
 
-Every claim gets a `ClaimRef` (its document and its place among that document's claims) when it
-enters the rules, and keeps it through grounding, dedupe, merge and select; every `Finding`
-names the claim it is about and, where a decision points somewhere (merged into, covered by,
-folded into), its target. The trace, the page, the run log and the eval read these fields; no
-stage reads a decision back out of a finding's prose.
+Every claim gets a `ClaimRef` (its document, the part of it that was asked, and its place in that
+part's answer) when the answers are joined, and keeps it through the injection screen, grounding,
+dedupe, merge and select; every `Finding` names the claim it is about and, where a decision points
+somewhere (merged into, covered by, folded into), its target. The trace, the page, the run log and
+the eval read these fields; no stage reads a decision back out of a finding's prose.
 """
 
 from __future__ import annotations
@@ -30,14 +30,23 @@ REL_RANK = {"高": 3, "中": 2, "邻接": 1, "参考": 0}
 
 @dataclass(frozen=True, order=True)
 class ClaimRef:
-    """A claim's identity: its document and its 0-based place among that document's claims
-    (a document split into parts has its parts' claims in order)."""
+    """A claim's identity: its document, the 0-based part of it that was asked, and the claim's
+    0-based place in that part's answer. A claim dropped before the rules (the injection screen,
+    the cap on claims) shifts no other claim's reference, so a reader of an answer finds each of
+    its claims' decisions by `claim_ref(doc, part, index)` alone."""
 
     doc: str
     index: int
+    part: int = 0
 
     def __str__(self) -> str:
-        return f"{self.doc}#{self.index}"
+        return claim_ref(self.doc, self.part, self.index)
+
+
+def claim_ref(doc: str, part: int, index: int) -> str:
+    """The reference as findings and run records write it: 'doc#index' for a document asked in
+    one request, 'doc#part.index' for a later part of a split one."""
+    return f"{doc}#{part}.{index}" if part else f"{doc}#{index}"
 
 
 @dataclass(frozen=True)
@@ -60,11 +69,17 @@ class Finding:
 
 @dataclass(frozen=True)
 class DocResult:
-    """One document's extraction (chunks already merged), or why there is none."""
+    """One document's extraction (chunks already merged), or why there is none. `refs` name
+    the extraction's claims, in order; left empty, they are the claims' places in one answer."""
 
     doc: SourceDoc
     extraction: FileExtraction | None
     error: str = ""
+    refs: tuple[ClaimRef, ...] = ()
+
+    def claim_refs(self) -> tuple[ClaimRef, ...]:
+        claims = self.extraction.claims if self.extraction else []
+        return self.refs or tuple(ClaimRef(self.doc.path, i) for i in range(len(claims)))
 
 
 @dataclass(frozen=True)

@@ -54,9 +54,8 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
         if r.extraction is None or not r.extraction.claims:
             continue
         doc = _Doc(frozenset(facts(r.doc.text)), id_keys(r.doc.text), fold_map(r.doc.text))
-        for index, claim in enumerate(r.extraction.claims):
+        for claim, ref in zip(r.extraction.claims, r.claim_refs(), strict=True):
             order += 1
-            ref = ClaimRef(r.doc.path, index)
             cand, f = _ground_claim(claim, r, ref, doc, order)
             findings += f
             kept += [cand] if cand else []

@@ -70,19 +70,20 @@ def screen(results: Sequence[DocResult]) -> tuple[list[DocResult], list[Finding]
         if ex is None:
             out.append(r)
             continue
-        kept, flagged = [], []
-        for claim in ex.claims:
+        kept, refs, flagged = [], [], []
+        for claim, ref in zip(ex.claims, r.claim_refs(), strict=True):
             hit = _hit(claim.evidence, r.doc.text)
             if hit is None:
                 kept.append(claim)
+                refs.append(ref)
                 continue
             words, passage = hit
             why = f"evidence in or beside a passage that gives orders: {words!r}"
-            findings.append(Finding("injection", claim.title, r.doc.path, "dropped", why))
+            findings.append(Finding("injection", claim.title, r.doc.path, "dropped", why, ref))
             flagged.append(SkippedItem(subject=claim.title, reason=ZH.injection_note.format(passage=passage[:60])))
         if flagged:
             ex = ex.model_copy(update={"claims": kept, "skipped": [*ex.skipped, *flagged]})
-            r = replace(r, extraction=ex)
+            r = replace(r, extraction=ex, refs=tuple(refs))
         out.append(r)
     return out, findings
 

@@ -59,10 +59,10 @@ def reconcile_sections(groups: list[Group], living: Sequence[str]) -> tuple[list
             taken.add(number)
         if (number, block) != (num, name):
             why = f"§{num} {name} -> §{number} {block}"
-            decided = Finding(
-                "sections", g.lead.claim.title, g.lead.doc.path, "renumbered" if block == name else "renamed", why
+            c = g.lead
+            findings.append(
+                Finding("sections", c.claim.title, c.doc.path, "renumbered" if block == name else "renamed", why, c.ref)
             )
-            findings.append(decided)
         renamed[gi] = f"§{number} {block}{tail}"
     return [_in_section(g, renamed[gi]) if gi in renamed else g for gi, g in enumerate(groups)], findings
 
