@@ -60,7 +60,7 @@ class _LazyConsole:
     def console(self) -> Console:
         from rich.console import Console
 
-        return Console(stderr=self._stderr, soft_wrap=True, markup=False, emoji=False)
+        return Console(stderr=self._stderr, soft_wrap=True, markup=False, emoji=False, highlight=False)
 
     def print(self, *objects: object, **options: Any) -> None:
         self.console.print(*(plain(o) if isinstance(o, str) else o for o in objects), **options)
@@ -107,9 +107,9 @@ def _print_version(value: bool) -> None:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        out.print(f"predigest {version('predigest')}", markup=False)
+        out.print(f"predigest {version('predigest')}")
     except PackageNotFoundError:
-        out.print("predigest (not installed)", markup=False)
+        out.print("predigest (not installed)")
     raise typer.Exit(0)
 
 
@@ -450,12 +450,11 @@ def _print_topics(report: TopicsReport, explain: bool) -> None:
         b, w = rep.composed.briefing, rep.written
         if explain:
             for f in rep.findings:
-                out.print(f"{_topic(rep)}: {f.line()}", markup=False, highlight=False)
+                out.print(f"{_topic(rep)}: {f.line()}")
         where = f"wrote {w.out_path} (+ .json, .calls.jsonl)" if w.out_path else f"not written: {w.withheld}"
         out.print(
             f"{_topic(rep)}: {where} · documents {rep.documents} · increments {len(b.increments)}"
             f" · to-verify {len(b.to_verify)} · calls {len(rep.records)} · exit {rep.exit_code}",
-            markup=False,
         )
         _print_run_notes(rep)
     recs, llm = report.records, report.reports[0].evening.llm
@@ -466,7 +465,6 @@ def _print_topics(report: TopicsReport, explain: bool) -> None:
         f" · answered by {answered_by(recs, llm.model)}"
         f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
         f"{_cached(recs)} · {cost} · {report.seconds:.1f}s · exit {report.exit_code}",
-        markup=False,
     )
 
 
@@ -603,7 +601,7 @@ def _run_json(report: RunReport) -> dict[str, object]:
 
 
 def _warning(line: str) -> None:
-    err.print(f"warning: {line}", markup=False, highlight=False)
+    err.print(f"warning: {line}")
 
 
 def _print_run(report: RunReport, explain: bool) -> None:
@@ -619,10 +617,10 @@ def _print_run(report: RunReport, explain: bool) -> None:
         decisions[f.decision] = decisions.get(f.decision, 0) + 1
     if explain:
         for f in report.findings:
-            out.print(f.line(), markup=False, highlight=False)
+            out.print(f.line())
     w = report.written
     if w.out_path is not None:
-        out.print(f"wrote {w.out_path} (+ .json, .calls.jsonl)", markup=False)
+        out.print(f"wrote {w.out_path} (+ .json, .calls.jsonl)")
     out.print(
         f"documents {report.documents} · increments {len(b.increments)} · to-verify {len(b.to_verify)}"
         f" · arXiv new {len(b.summary.new_arxiv)} / continued {b.summary.continued_arxiv}"
@@ -640,9 +638,8 @@ def _print_run(report: RunReport, explain: bool) -> None:
         f" · answered by {answered_by(recs, llm.model)}"
         f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
         f"{_cached(recs)} · {cost} · {report.seconds:.1f}s",
-        markup=False,
     )
-    out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())), markup=False)
+    out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())))
     _print_run_notes(report)
 
 
@@ -654,26 +651,24 @@ def _print_run_notes(report: RunReport) -> None:
     w = report.written
     if report.exit_code == EXIT_NO_MODEL:  # said first, before the calls; the outcome here
         where = w.withheld or f"offline briefing written to {w.out_path}"
-        err.print(f"no model answered: {where} (exit status {EXIT_NO_MODEL})", markup=False, highlight=False)
+        err.print(f"no model answered: {where} (exit status {EXIT_NO_MODEL})")
     elif report.backend_note:
-        out.print(report.backend_note, markup=False, highlight=False)
+        out.print(report.backend_note)
     ws = report.evening.settings
     see = f"see `predigest inbox {ws.workspace} --topic {ws.topic} --date {ws.date}`"
     skipped = [d for d in report.evening.docs if not d.read and d.reason.startswith(UNREADABLE)]
     if skipped:
-        err.print(f"note: {len(skipped)} file(s) of the inbox were not read; {see}", markup=False, highlight=False)
+        err.print(f"note: {len(skipped)} file(s) of the inbox were not read; {see}")
     unplaced = [d for d in report.evening.docs if d.reason.startswith(UNPLACED)]
     if unplaced:
         first = f"{unplaced[0].path}: {unplaced[0].reason.removeprefix(UNPLACED).strip()}"
         err.print(
             f"note: {len(unplaced)} file(s) could not be placed in any evening ({first}); {see}",
-            markup=False,
-            highlight=False,
         )
     for warning in report.evening.registry.warnings:
-        err.print(f"warning: {warning}", markup=False, highlight=False)
+        err.print(f"warning: {warning}")
     for doc, why in report.outcome.unread:
-        err.print(f"warning: not read: {doc}: {why}", markup=False, highlight=False)
+        err.print(f"warning: not read: {doc}: {why}")
     if report.outcome.partial:
         where = w.withheld or f"written to {w.out_path}"
         llm = report.evening.llm
@@ -683,14 +678,12 @@ def _print_run_notes(report: RunReport) -> None:
         err.print(
             f"partial: {len(report.outcome.unread)} document(s) not read; {where}. {resume}"
             " --allow-partial to write it into the inbox anyway.",
-            markup=False,
-            highlight=False,
         )
 
 
 def _wrote(path: Path) -> None:
     """`out` is the console here; inside `run_cmd` the name is taken by the --out option."""
-    out.print(f"wrote {path}", markup=False)
+    out.print(f"wrote {path}")
 
 
 @app.command("view")
@@ -741,16 +734,16 @@ def patch_cmd(
     target = prepare(record, workspace=workspace.absolute() if workspace else None, topic=topic)
     history = apply_patch(target) if apply else None  # a refusal is its one line, before any note
     for note in target.proposal.findings:
-        err.print(f"note: {note}", markup=False, highlight=False)
+        err.print(f"note: {note}")
     if not apply:
         for why in target.refusals:
-            err.print(f"warning: {why}; --apply would refuse it", markup=False, highlight=False)
+            err.print(f"warning: {why}; --apply would refuse it")
         sys.stdout.write(target.proposal.diff())
         return
     if history is None:
-        out.print(f"{target.living}: nothing to change (the patch is already in it)", markup=False)
+        out.print(f"{target.living}: nothing to change (the patch is already in it)")
     else:
-        out.print(f"patched {target.living} (previous version: {history})", markup=False)
+        out.print(f"patched {target.living} (previous version: {history})")
 
 
 prompt_app = typer.Typer(help="Inspect the extraction prompt.", no_args_is_help=True)
@@ -810,12 +803,12 @@ def _prompt_of(requests: list[ExtractionRequest], topic: str, as_json: bool) -> 
             "response_schema": response_schema(requests[0].prompt.name).model_json_schema(),
         }
     if topic:
-        out.print(f"# topic {topic}", markup=False)
+        out.print(f"# topic {topic}")
     for r in requests:
-        out.print(f"# prompt {r.prompt} · {r.doc_path} · part {r.chunk + 1}/{r.chunks}", markup=False)
+        out.print(f"# prompt {r.prompt} · {r.doc_path} · part {r.chunk + 1}/{r.chunks}")
         for m in r.messages:
-            out.print(f"--- {m['role']} ---", markup=False)
-            out.print(m["content"], markup=False, highlight=False)
+            out.print(f"--- {m['role']} ---")
+            out.print(m["content"])
     return None
 
 
@@ -852,7 +845,7 @@ def cassettes_add_reference(
     folder = cassettes.absolute() if cassettes else None  # as `run` does: relative to here, not the workspace
     s = Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=folder)
     path = add_reference(s, topics, doc, extraction, note)
-    out.print(f"wrote {path}", markup=False)
+    out.print(f"wrote {path}")
 
 
 @cassettes_app.command("rekey")
@@ -876,7 +869,7 @@ def cassettes_rekey(
     paths = rekey(Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=folder), topics)
     out.print(f"re-keyed {len(paths)} reference cassette(s)")
     for path in paths:
-        out.print(f"  {path}", markup=False)
+        out.print(f"  {path}")
 
 
 @cassettes_app.command("check")
@@ -915,14 +908,14 @@ def cassettes_check(
 def _print_cassette_check(report: CassetteReport) -> None:
     for c in report.cases:
         counts = f"{c.answered} answered · {len(c.stale)} stale · {len(c.missing)} missing"
-        out.print(f"{c.case} ({c.cassettes}): {counts}", markup=False, highlight=False)
+        out.print(f"{c.case} ({c.cassettes}): {counts}")
         for r, p in c.stale:
-            out.print(f"  stale   {r} (answered under {p}; replay with --allow-stale)", markup=False)
+            out.print(f"  stale   {r} (answered under {p}; replay with --allow-stale)")
         for r in c.missing:
-            out.print(f"  missing {r}", markup=False)
+            out.print(f"  missing {r}")
     for folder, files in report.unused.items():
         for f in files:
-            out.print(f"unused {f.relative_to(folder.parent) if folder.parent in f.parents else f}", markup=False)
+            out.print(f"unused {f.relative_to(folder.parent) if folder.parent in f.parents else f}")
 
 
 @cassettes_app.command("relay")
@@ -950,7 +943,7 @@ def cassettes_relay(
     settings = Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=cassettes)
     when = _date(obtained).isoformat()
     paths = relay_folder(settings, answers, model=model, obtained=when, note=note, topics=topics)
-    out.print(f"wrote {len(paths)} relayed cassette(s) into {cassettes}", markup=False)
+    out.print(f"wrote {len(paths)} relayed cassette(s) into {cassettes}")
 
 
 # eval's options, named once (the signature stays readable and other commands can reuse them)
@@ -1094,7 +1087,7 @@ def _eval_variants(
         if as_json and alone:
             _print_json(to_json(report))
         elif options["markdown"]:
-            out.print(overview_markdown(report), markup=False, highlight=False, soft_wrap=True, end="")
+            out.print(overview_markdown(report), soft_wrap=True, end="")
         elif not as_json:
             print_report(report, out.console, verbose=options["verbose"])
     if len(reports) == 2 and all(r.run_id for r in reports):
@@ -1145,7 +1138,7 @@ def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Con
     for name, variant, n in zip("AB", runs, lacking, strict=False):
         if n is not None:
             prompt = variant.prompt_file.name if variant.prompt_file else "the default prompt"
-            console.print(n.say(f"prompt {name} ({prompt})"), markup=False, highlight=False, soft_wrap=True)
+            console.print(n.say(f"prompt {name} ({prompt})"), soft_wrap=True)
     return lacking
 
 
@@ -1182,7 +1175,7 @@ def _eval_progress() -> Iterator[tuple[Callable[..., None], Callable[[Extraction
 
     def plan_line(case: object, ev: Evening) -> None:
         name = getattr(case, "name", case)
-        err.print(f"case {name}: {len(ev.requests)} request(s)", markup=False, highlight=False)
+        err.print(f"case {name}: {len(ev.requests)} request(s)")
 
     yield plan_line, _result_line
 
@@ -1191,7 +1184,7 @@ def _result_line(r: ExtractionResult) -> None:
     rec = r.record
     status = f"error: {rec.error}" if rec.error else f"{rec.input_tokens}+{rec.output_tokens} tokens"
     stale = f" stale ({rec.stale.split('#', 1)[0]})" if rec.stale else ""
-    err.print(f"{rec.latency_s:6.2f}s {rec.source:8} {rec.doc_path} · {status}{stale}", markup=False, highlight=False)
+    err.print(f"{rec.latency_s:6.2f}s {rec.source:8} {rec.doc_path} · {status}{stale}")
 
 
 logs_app = typer.Typer(help="Read the run log: every run and eval, its calls, answers and scores.")
@@ -1223,16 +1216,14 @@ def logs_list(
         _print_json([asdict(r) for r in runs])
         return
     if not runs:
-        out.print(f"no runs logged in {path}", markup=False)
+        out.print(f"no runs logged in {path}")
         return
-    out.print(f"runs in {path}, newest first", markup=False)
+    out.print(f"runs in {path}, newest first")
     for r in runs:  # one line per run, never folded: the id is what the next command needs
         stamp = " · ".join(x for x in (r.prompt.split("+", 1)[0], r.model, r.backend) if x)
         out.print(
             f"{r.id}  {r.time[:19]}  {r.kind:<4}  {'ok    ' if r.ok else 'FAILED'}  {stamp}  git {r.git or '?'}"
             f"  predigest {' '.join(r.command)}",
-            markup=False,
-            highlight=False,
             overflow="ignore",
             crop=False,
         )
@@ -1279,7 +1270,7 @@ def logs_show(
 def _print_answer(record: RunLog, answer: DocAnswer) -> None:
     """One document's answer in a logged run, each claim with the stage that decided its fate."""
     e = answer.evening
-    out.print(f"run {record.id} · {e.name} · {e.prompt or 'offline'} · {e.model} · {e.backend}", markup=False)
+    out.print(f"run {record.id} · {e.name} · {e.prompt or 'offline'} · {e.model} · {e.backend}")
     for c in answer.calls:
         stale = f" · stale ({c.stale})" if c.stale else ""
         cached = f" ({c.cached_tokens} cached)" if c.cached_tokens else ""
@@ -1288,25 +1279,23 @@ def _print_answer(record: RunLog, answer: DocAnswer) -> None:
             f"{c.doc} part {c.part + 1}/{c.parts} · {c.source} · request {c.request_hash[:12]} · "
             f"{c.input_tokens}{cached}+{c.output_tokens} tokens · {c.latency_s:.2f}s · ${c.cost_usd:.4f}"
             f"{stale}{shared}",
-            markup=False,
-            highlight=False,
         )
         if c.error:
-            out.print(f"  error: {c.error}", markup=False, highlight=False)
+            out.print(f"  error: {c.error}")
         if c.answer is None:
             continue
         a = c.answer
-        out.print(f"  relevance {a.relevance}: {a.relevance_reason}", markup=False, highlight=False)
+        out.print(f"  relevance {a.relevance}: {a.relevance_reason}")
         for s in a.skipped:
-            out.print(f"  skipped: {s}", markup=False, highlight=False)
+            out.print(f"  skipped: {s}")
     fates = dict(answer.fates)
     for c in answer.calls:
         for claim in c.answer.claims if c.answer else []:
             f = fates[claim.title]
-            out.print(f"  claim {'★' * claim.stars} {claim.title} ({claim.section_ref})", markup=False, highlight=False)
-            out.print(f"    → {f.stage}: {f.detail}", markup=False, highlight=False)
+            out.print(f"  claim {'★' * claim.stars} {claim.title} ({claim.section_ref})")
+            out.print(f"    → {f.stage}: {f.detail}")
             for q in claim.evidence:
-                out.print(f"    quote: {q}", markup=False, highlight=False)
+                out.print(f"    quote: {q}")
 
 
 def _print_logged(record: object) -> None:
@@ -1316,38 +1305,33 @@ def _print_logged(record: object) -> None:
     out.print(
         f"run {record.id} · {record.kind} · {record.time} · git {record.git or '?'}"
         f" · {'ok' if record.ok else 'FAILED'}",
-        markup=False,
     )
-    out.print(f"command: predigest {' '.join(record.command)}", markup=False, highlight=False)
+    out.print(f"command: predigest {' '.join(record.command)}")
     for e in record.evenings:
         tokens = sum(c.input_tokens + c.output_tokens for c in e.calls)
         sources: dict[str, int] = {}
         for c in e.calls:
             sources[c.source] = sources.get(c.source, 0) + 1
         stamp = " · ".join(x for x in (e.prompt or "offline", e.model, e.backend, e.cassettes) if x)
-        out.print(f"{e.name} · {stamp}", markup=False, highlight=False)
+        out.print(f"{e.name} · {stamp}")
         out.print(
             f"  calls {len(e.calls)} ({', '.join(f'{k} {v}' for k, v in sorted(sources.items()))}) · tokens {tokens}"
             f" · findings {len(e.findings)}" + (f" · stale answers of {', '.join(e.stale)}" if e.stale else ""),
-            markup=False,
-            highlight=False,
         )
         if e.scores:
-            out.print(
-                "  " + " · ".join(f"{m} {s.score:.3f}" for m, s in e.scores.items()), markup=False, highlight=False
-            )
+            out.print("  " + " · ".join(f"{m} {s.score:.3f}" for m, s in e.scores.items()))
         for f in e.fates:
             if not f.matched:
-                out.print(f"  missed {f.item} — {f.stage}: {f.detail}", markup=False, highlight=False)
+                out.print(f"  missed {f.item} — {f.stage}: {f.detail}")
         for err_line in e.errors:
-            out.print(f"  error {err_line}", markup=False, highlight=False)
+            out.print(f"  error {err_line}")
 
 
 class _WarningLine(logging.Handler):
     """The library's warnings (a corrupt cache, say) as one `warning:` line on stderr."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        err.print(f"warning: {record.getMessage()}", markup=False, highlight=False)
+        err.print(f"warning: {record.getMessage()}")
 
 
 def _setup_logging() -> None:
@@ -1359,7 +1343,7 @@ def _setup_logging() -> None:
 
 def _interrupted() -> NoReturn:
     _state["said"] = True
-    err.print(_interrupted_line(), markup=False, highlight=False)
+    err.print(_interrupted_line())
     raise SystemExit(EXIT_INTERRUPTED) from None
 
 
@@ -1415,7 +1399,7 @@ def _main_body(argv: Sequence[str] | None) -> None:
     except PredigestError as e:
         if _state["debug"]:
             raise
-        err.print(f"error: {e}", markup=False, highlight=False)
+        err.print(f"error: {e}")
         raise SystemExit(2) from None
     except Exception as e:  # a bug or an unforeseen environment: one line, the traceback with --debug
         if hasattr(e, "show") and isinstance(getattr(e, "exit_code", None), int):
@@ -1427,7 +1411,5 @@ def _main_body(argv: Sequence[str] | None) -> None:
             raise
         err.print(
             f"error: unexpected {type(e).__name__}: {e} — run again with --debug for the traceback, and report it",
-            markup=False,
-            highlight=False,
         )
         raise SystemExit(EXIT_BUG) from None
