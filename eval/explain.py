@@ -10,14 +10,12 @@ increment the matching did not pair". Pure: it reads a finished `CaseRun` and wr
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.core.arxiv import find_ids
 from agent.core.labels import ZH
-from agent.core.text import similarity
+from agent.core.text import fold, similarity
 from agent.rules.claims import claim_ref
 from agent.runlog import claim_fate
 from agent.write.trace import finding_record
@@ -42,10 +40,6 @@ class _Said:
     @property
     def arxiv(self) -> set[str]:
         return {m.id.key for a in self.claim.arxiv for m in find_ids(a.arxiv_id)}
-
-
-def _squash(s: str) -> str:
-    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", s))
 
 
 def _label(inc: Increment) -> str:
@@ -94,8 +88,8 @@ def fates(run: CaseRun) -> list[ItemFate]:
 
 def _about(g: Increment, s: _Said) -> tuple[int, float] | None:
     """How strongly a claim is about a gold increment: (strong signals, title similarity), or None."""
-    sections = {(r.ref.strip().removeprefix("./"), _squash(r.section)) for r in g.sources if is_file_ref(r.ref)}
-    strong = int((s.doc, _squash(s.claim.section_ref)) in sections) + int(bool(s.arxiv & increment_arxiv(g)))
+    sections = {(r.ref.strip().removeprefix("./"), fold(r.section)) for r in g.sources if is_file_ref(r.ref)}
+    strong = int((s.doc, fold(s.claim.section_ref)) in sections) + int(bool(s.arxiv & increment_arxiv(g)))
     sim = similarity(g.title, s.claim.title)
     if strong or sim >= TITLE_THRESHOLD or (s.doc in file_refs(g) and sim >= _NEAR):
         return strong, sim

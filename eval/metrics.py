@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from agent.core.arxiv import find_ids, normalise, validate
 from agent.core.labels import ZH
-from agent.core.text import facts, similarity
+from agent.core.text import facts, fold, similarity
 from schemas.briefing import Briefing, Increment, VerifyItem
 
 TITLE_THRESHOLD = 0.5  # unrelated seed titles stay below 0.15; a paraphrase of one title scores ≥ 0.5
@@ -142,10 +141,6 @@ def _greedy(cands: list[Pair], n_gold: int, n_out: int) -> Matching:
     )
 
 
-def _squash(s: str) -> str:
-    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", s))
-
-
 def is_file_ref(ref: str) -> bool:
     """A credited workspace file ('inbox/jay/x.md'), as opposed to a URL, a blog or 'arXiv …'."""
     r = ref.strip()
@@ -158,7 +153,7 @@ def file_refs(inc: Increment) -> list[str]:
 
 def _file_sections(inc: Increment) -> set[tuple[str, str]]:
     return {
-        (s.ref.strip().removeprefix("./"), _squash(s.section)) for s in inc.sources if is_file_ref(s.ref) and s.section
+        (s.ref.strip().removeprefix("./"), fold(s.section)) for s in inc.sources if is_file_ref(s.ref) and s.section
     }
 
 
