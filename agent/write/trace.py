@@ -338,10 +338,11 @@ def _removed_spans(claims: dict[str, DocResult], ref: ClaimRef | None, spans: _S
     """The quotes of a claim the rules removed, located in its document."""
     if ref is None or (r := claims.get(ref.doc)) is None or r.extraction is None:
         return []
-    if not 0 <= ref.index < len(r.extraction.claims):
+    claim = next((c for c, at in zip(r.extraction.claims, r.claim_refs(), strict=True) if at == ref), None)
+    if claim is None:  # screened out before the rules: the page has no claim to show it with
         return []
     text = spans.texts.get(ref.doc, "")
-    return [spans.aligned(ref.doc, q, locate(q, text)) for q in r.extraction.claims[ref.index].evidence]
+    return [spans.aligned(ref.doc, q, locate(q, text)) for q in claim.evidence]
 
 
 # --- trees ------------------------------------------------------------------------------------------
