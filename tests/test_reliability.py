@@ -53,6 +53,15 @@ class Row:
     unlistable: str = ""  # a workspace folder that cannot be listed (simulated: the tests may run as root)
 
 
+def _beside(name: str, text: str) -> Setup:
+    """A file outside the workspace, in the test's own folder."""
+
+    def setup(ws: Path, tmp: Path) -> None:
+        (tmp / name).write_text(text, encoding="utf-8")
+
+    return setup
+
+
 def _write(rel: str, text: str | bytes) -> Setup:
     def setup(ws: Path, tmp: Path) -> None:
         p = ws / rel
@@ -517,6 +526,21 @@ ROWS = [
         reply=_escaped_title,
         args=("--out", "-", "--explain"),
         message="[select]",
+    ),
+    # --- patch: one reader of a run record, the page's -----------------------------------------------
+    Row(
+        "patch-of-a-list",
+        setup=_beside("r.json", "[1, 2]"),
+        command=("patch", "{tmp}/r.json"),
+        exit=2,
+        message="is not a predigest run record",
+    ),
+    Row(
+        "patch-of-an-older-record",
+        setup=_beside("r.json", '{"schema_version": 0, "briefing": {}}'),
+        command=("patch", "{tmp}/r.json"),
+        exit=2,
+        message="is a run record of schema before 1",
     ),
     # --- the run log ----------------------------------------------------------------------------------
     Row("a-malformed-row-in-logs-db", setup=_logs_with_a_malformed_row, command=("logs",), exit=2, message="malformed"),

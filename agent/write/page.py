@@ -12,20 +12,18 @@ Everything here reads a `RunRecord`: `predigest view` rebuilds the page of any p
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from agent.core.errors import PredigestError
 from agent.core.labels import ZH
 from agent.plan.outputs import write_set
 from agent.write.templating import render
+from agent.write.trace import load_record
 from schemas.briefing import KeyPoint
-from schemas.run import RUN_SCHEMA_VERSION, RunRecord, Span, TextMark
+from schemas.run import RunRecord, Span, TextMark
 
 # arXiv IDs with or without the prefix; links go to the abstract page.
 _ARXIV = re.compile(r"(?<![\w./])(?:arXiv[: ]?)?(\d{4}\.\d{4,5}(?:v\d+)?)(?![\w.]*\d)", re.I)
@@ -66,28 +64,6 @@ class DocView:
 def view(json_path: Path, out: Path | None = None) -> Path:
     """Rebuild the page of a past run from its JSON; written beside it unless `out` is given."""
     return write_page(load_record(json_path), out or Path(json_path).with_suffix(".html"))
-
-
-def load_record(json_path: Path) -> RunRecord:
-    try:
-        data = json.loads(Path(json_path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise PredigestError(f"cannot read {json_path}: {e}", hint="pass the .json written beside a briefing") from e
-    if not isinstance(data, dict) or "briefing" not in data:
-        raise PredigestError(f"{json_path} is not a predigest run record", hint="pass the .json beside a briefing")
-    version = data.get("schema_version")
-    if version != RUN_SCHEMA_VERSION:
-        raise PredigestError(
-            f"{json_path} is a run record of schema {version or 'before 1'}, this predigest reads {RUN_SCHEMA_VERSION}",
-            hint="run the evening again (predigest run … --html) to write a record this version can show",
-        )
-    try:
-        return RunRecord.model_validate(data)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(map(str, first["loc"]))
-        msg = f"{json_path} is not a valid run record ({where}: {first['msg']})"
-        raise PredigestError(msg, hint="run the evening again to write a fresh record") from e
 
 
 def write_page(record: RunRecord, path: Path) -> Path:

@@ -17,13 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from agent.core.errors import PredigestError
 from agent.plan.outputs import write_set
 from agent.plan.workspace import load_workspace
 from agent.write.living import LivingDocError, read_living
 from agent.write.patch import Proposal, propose
+from agent.write.trace import load_record
 from schemas.documents import SourceDoc
 from schemas.run import PatchLine, RunRecord
 
@@ -39,19 +38,6 @@ def text_hash(text: str) -> str:
     an editor's save with other line ends or a byte-order mark is not taken for an edit."""
     read = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
     return hashlib.sha256(read.encode("utf-8")).hexdigest()
-
-
-def load_record(path: Path) -> RunRecord:
-    try:
-        return RunRecord.model_validate_json(Path(path).read_bytes())
-    except OSError as e:
-        raise PredigestError(f"cannot read {path}: {e.strerror or e}", hint="pass the .json a run wrote") from e
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise PredigestError(
-            f"{path} is not a run record ({where}: {first['msg']})", hint="pass the .json `predigest run` wrote"
-        ) from e
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,16 @@ which the page is built.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
+from pydantic import ValidationError
+
+from agent.core.errors import PredigestError
 from agent.core.text import Alignment, facts, locate
 from agent.rules.claims import Candidate, ClaimRef, DocResult, Finding, Group
 from agent.rules.compose import Composed
@@ -24,6 +29,7 @@ from agent.rules.verify import Doubt
 from schemas.briefing import Increment, KeyPoint, SourceRow
 from schemas.documents import SourceDoc
 from schemas.run import (
+    RUN_SCHEMA_VERSION,
     ClaimTrace,
     Conflict,
     ConflictSide,
@@ -119,6 +125,29 @@ def finding_record(f: Finding) -> FindingRecord:
         ref=str(f.ref) if f.ref else "",
         target=f.target,
     )
+
+
+def load_record(json_path: Path) -> RunRecord:
+    """A run record read back (`view`, `patch`): a file that is not one, or of another schema, says so."""
+    try:
+        data = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise PredigestError(f"cannot read {json_path}: {e}", hint="pass the .json written beside a briefing") from e
+    if not isinstance(data, dict) or "briefing" not in data:
+        raise PredigestError(f"{json_path} is not a predigest run record", hint="pass the .json beside a briefing")
+    version = data.get("schema_version")
+    if version != RUN_SCHEMA_VERSION:
+        raise PredigestError(
+            f"{json_path} is a run record of schema {version or 'before 1'}, this predigest reads {RUN_SCHEMA_VERSION}",
+            hint="run the evening again (predigest run … --html) to write a record this version can show",
+        )
+    try:
+        return RunRecord.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(map(str, first["loc"]))
+        msg = f"{json_path} is not a valid run record ({where}: {first['msg']})"
+        raise PredigestError(msg, hint="run the evening again to write a fresh record") from e
 
 
 def run_record(
