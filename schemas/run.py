@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.briefing import Briefing
 
-RUN_SCHEMA_VERSION = 1
+RUN_SCHEMA_VERSION = 2
 
 MatchKind = Literal["exact", "folded", "fuzzy", "elided", "none"]
 
@@ -196,8 +196,19 @@ class Removed(_Model):
     spans: list[str] = Field(default_factory=list)
 
 
+class SecondaryTrace(_Model):
+    """A secondary anchor (a 3★ paper of 四/六): its row of 六 and the claim it is."""
+
+    row: int = Field(description="Index into briefing.priorities.")
+    title: str = Field(description="The claim's title, as select decided on it.")
+    section: str = Field(description="The section 六 writes it into.")
+    arxiv: list[str] = Field(default_factory=list, description="The arXiv IDs it cites, as written.")
+    claim: str = Field(description="The claim: 'doc#index' or 'doc#part.index', as findings name it.")
+
+
 class Trace(_Model):
     increments: list[IncrementTrace] = Field(default_factory=list)
+    secondary: list[SecondaryTrace] = Field(default_factory=list)
     verify: list[VerifyTrace] = Field(default_factory=list)
     sources: list[SourceLink] = Field(default_factory=list)
     removed: list[Removed] = Field(default_factory=list)
@@ -229,7 +240,7 @@ class PatchLine(_Model):
 class RunRecord(_Model):
     """What `predigest run` writes beside the briefing, and what `predigest view` reads."""
 
-    schema_version: Literal[1] = RUN_SCHEMA_VERSION
+    schema_version: Literal[2] = RUN_SCHEMA_VERSION
     briefing: Briefing
     prompt: str
     model: str

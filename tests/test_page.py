@@ -29,7 +29,7 @@ from agent.write.trace import run_record
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
 from schemas.extraction import Claim, FileExtraction
-from schemas.run import PatchLine, RunRecord
+from schemas.run import RUN_SCHEMA_VERSION, PatchLine, RunRecord
 from tests.paths import ROOT, WORLD, predigest
 
 DATE = dt.date(2026, 9, 22)
@@ -198,13 +198,15 @@ def test_the_e2_patch_is_shown_as_a_diff_whose_added_lines_link_to_their_increme
 
 
 def _bad_records(tmp: Path) -> list[tuple[Path, str]]:
+    v1 = json.dumps({"schema_version": 1, "briefing": {}})  # before the trace listed the secondary anchors
     cases = {
         "missing.json": (None, "cannot read"),
         "not-json.json": ("{oops", "cannot read"),
         "a-list.json": ("[1, 2]", "not a predigest run record"),
         "old.json": (json.dumps({"briefing": {}, "prompt": "p", "model": "m", "findings": []}), "schema before 1"),
         "future.json": (json.dumps({"schema_version": 99, "briefing": {}}), "schema 99"),
-        "broken.json": (json.dumps({"schema_version": 1, "briefing": {"topic": "x"}}), "not a valid run record"),
+        "broken.json": (json.dumps({"schema_version": RUN_SCHEMA_VERSION, "briefing": {"topic": "x"}}), "not a valid"),
+        "v1.json": (v1, f"schema 1, this one reads {RUN_SCHEMA_VERSION}"),
     }
     out = []
     for name, (body, msg) in cases.items():

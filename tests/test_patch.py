@@ -123,6 +123,17 @@ def test_secondary_anchors_and_new_arxiv_ids(demo: Path) -> None:
     assert len(rows) == 5
 
 
+def test_secondary_anchors_are_read_from_the_trace_not_from_the_wording_of_six(demo: Path) -> None:
+    """The rows of 六 reworded (as an editor or another language would): the patch places the
+    same secondary anchors, since the record's trace names each one, its section and its IDs."""
+    record = _record(demo)
+    b = record.briefing
+    reworded = [p.model_copy(update={"content": f"（改写）{i}"}) for i, p in enumerate(b.priorities)]
+    changed = record.model_copy(update={"briefing": b.model_copy(update={"priorities": reworded})})
+    assert len(record.trace.secondary) >= 1 and all(a.row >= len(b.increments) for a in record.trace.secondary)
+    assert propose(changed, _living(demo), LIVING).new == propose(record, _living(demo), LIVING).new
+
+
 def test_only_the_update_line_changes_and_it_gets_the_date(demo: Path) -> None:
     old = _living(demo)
     p = propose(_record(demo), old, LIVING)
@@ -239,7 +250,8 @@ def _only(record: RunRecord, number: int, **update: str) -> RunRecord:
     """The record with one increment, changed as given, and no secondary anchors or settled items."""
     inc = next(i for i in record.briefing.increments if i.number == number).model_copy(update=update)
     b = record.briefing.model_copy(update={"increments": [inc], "priorities": [], "arxiv_rows": []})
-    return record.model_copy(update={"briefing": b, "findings": []})
+    trace = record.trace.model_copy(update={"secondary": []})
+    return record.model_copy(update={"briefing": b, "findings": [], "trace": trace})
 
 
 OTHER_SECTIONS = "# t\n\n> 最后更新：2026-09-21\n\n## §2.1 别的\n\n- **甲**：乙。（9-20 inference e1prep）\n"

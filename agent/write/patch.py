@@ -364,17 +364,10 @@ class _Editor:
 
     def secondary(self) -> None:
         """3★ papers (四/六): a short line each, under the section 六 writes them into."""
-        b = self.record.briefing
-        rows = {key_of(r.arxiv_id): r for r in b.arxiv_rows if r.anchored_on is None}
-        subjects = dict.fromkeys(
-            f.subject for f in self.record.findings if f.rule == "select" and f.decision == "secondary anchor"
-        )
-        for subject in subjects:
-            row = next((p for p in b.priorities[len(b.increments) :] if p.content.endswith(subject)), None)
-            if row is None:
-                continue
-            section = row.action.removeprefix(ZH.write_into.format(section=""))
-            ids = find_ids(row.content)
+        rows = {key_of(r.arxiv_id): r for r in self.record.briefing.arxiv_rows if r.anchored_on is None}
+        for anchor in self.record.trace.secondary:
+            subject, section = anchor.title, anchor.section
+            ids = find_ids(" ".join(anchor.arxiv))
             paper = rows.get(ids[0].id.key) if ids else None
             name, _, gist = (paper.title if paper else subject_head(subject)).partition(" · ")
             entry = _Entry(

@@ -43,6 +43,7 @@ from schemas.run import (
     Removed,
     Rule,
     RunRecord,
+    SecondaryTrace,
     SourceLink,
     Span,
     Supplement,
@@ -138,7 +139,7 @@ def load_record(json_path: Path) -> RunRecord:
     version = data.get("schema_version")
     if version != RUN_SCHEMA_VERSION:
         raise PredigestError(
-            f"{json_path} is a run record of schema {version or 'before 1'}, this predigest reads {RUN_SCHEMA_VERSION}",
+            f"{json_path} is a run record of schema {version or 'before 1'}, this one reads {RUN_SCHEMA_VERSION}",
             hint="run the evening again (predigest run … --html) to write a record this version can show",
         )
     try:
@@ -185,9 +186,20 @@ def run_record(
         findings=findings,
         documents=documents,
         spans=spans.items,
-        trace=Trace(increments=incs, verify=verify, sources=sources, removed=removed),
+        trace=Trace(increments=incs, secondary=_secondary(composed), verify=verify, sources=sources, removed=removed),
         living=_living_ref(docs, workspace),
     )
+
+
+def _secondary(composed: Composed) -> list[SecondaryTrace]:
+    """Each secondary anchor with its row of 六, which lists them after the increments, in select's order."""
+    sel = composed.outcome.selection
+    out = []
+    for row, g in enumerate(sel.secondary, len(sel.increments)):
+        c, arxiv = g.lead.claim, [a.arxiv_id for a in g.arxiv]
+        section, ref = c.suggested_section, str(g.lead.ref)
+        out.append(SecondaryTrace(row=row, title=c.title, section=section, arxiv=arxiv, claim=ref))
+    return out
 
 
 def _living_ref(docs: Sequence[SourceDoc], workspace: str) -> LivingRef | None:
