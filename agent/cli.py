@@ -1259,7 +1259,8 @@ def logs_show(
                 "evening": answer.evening.name,
                 "calls": [c.model_dump(mode="json") for c in answer.calls],
                 "fates": [
-                    {"claim": t, "stage": f.stage, "detail": f.detail, "steps": f.steps} for t, f in answer.fates
+                    {"claim": ref, "title": t, "stage": f.stage, "detail": f.detail, "steps": f.steps}
+                    for ref, t, f in answer.fates
                 ],
             }
         )
@@ -1288,10 +1289,10 @@ def _print_answer(record: RunLog, answer: DocAnswer) -> None:
         out.print(f"  relevance {a.relevance}: {a.relevance_reason}")
         for s in a.skipped:
             out.print(f"  skipped: {s}")
-    fates = dict(answer.fates)
+    fates = iter(answer.fates)  # one per claim of the answers, in their order
     for c in answer.calls:
         for claim in c.answer.claims if c.answer else []:
-            f = fates[claim.title]
+            *_, f = next(fates)
             out.print(f"  claim {'★' * claim.stars} {claim.title} ({claim.section_ref})")
             out.print(f"    → {f.stage}: {f.detail}")
             for q in claim.evidence:

@@ -390,13 +390,22 @@ def _stage(f: _FindingLike) -> str | None:
     return None
 
 
+_OLDER_LOG = ClaimFate(
+    "not recorded", "logged before findings named claims by their place in the answer; `logs show RUN` lists them"
+)
+
+
+def _fate(record: RunLog, e: EveningEntry, ref: str) -> ClaimFate:
+    return claim_fate(e.findings, ref) if record.schema_version >= 2 else _OLDER_LOG
+
+
 @dataclass(frozen=True)
 class DocAnswer:
     """One document's answer in a logged run, and each claim's fate."""
 
     evening: EveningEntry
     calls: list[CallEntry]
-    fates: list[tuple[str, ClaimFate]]  # (claim title, fate), in the answer's order
+    fates: list[tuple[str, str, ClaimFate]]  # (claim reference, title, fate), in the answers' order
 
 
 def doc_answer(record: RunLog, doc: str, evening: str | None = None) -> DocAnswer:
@@ -406,13 +415,9 @@ def doc_answer(record: RunLog, doc: str, evening: str | None = None) -> DocAnswe
     for e in pool:
         calls = [c for c in e.calls if c.doc == doc or (doc and c.doc.endswith("/" + doc))]
         if calls:
-            fates = [
-                (c.title, claim_fate(e.findings, claim_ref(call.doc, call.part, i)))
-                for call in calls
-                if call.answer is not None
-                for i, c in enumerate(call.answer.claims)
-            ]
-            return DocAnswer(e, calls, fates)
+            answered = [(c, i, x) for c in calls if c.answer for i, x in enumerate(c.answer.claims)]
+            refs = [(claim_ref(c.doc, c.part, i), x.title) for c, i, x in answered]
+            return DocAnswer(e, calls, [(ref, title, _fate(record, e, ref)) for ref, title in refs])
     asked = sorted({c.doc for e in pool for c in e.calls})
     raise PredigestError(
         f"run {record.id} has no answer for {doc}",

@@ -17,7 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from schemas.extraction import FileExtraction
 from schemas.run import FindingRecord
 
-RUNLOG_SCHEMA_VERSION = 1
+# 2: findings name a claim by its place in its part's answer ('doc#index', 'doc#part.index'); a log of
+# version 1 named it by its place among the document's claims after the injection screen, so its fates
+# cannot be looked up by an answer's claims
+RUNLOG_SCHEMA_VERSION = 2
 
 
 class _Model(BaseModel):
@@ -103,7 +106,7 @@ class EveningEntry(_Model):
 
 
 class RunLog(_Model):
-    schema_version: Literal[1] = RUNLOG_SCHEMA_VERSION
+    schema_version: Literal[1, 2] = RUNLOG_SCHEMA_VERSION
     id: str = Field(description="Sortable by time, e.g. '20261130-221503-a1b2'; any unique prefix names it.")
     time: str = Field(description="ISO 8601 with the offset.")
     kind: Literal["run", "eval"]

@@ -133,14 +133,15 @@ def load_record(json_path: Path) -> RunRecord:
     try:
         data = json.loads(Path(json_path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise PredigestError(f"cannot read {json_path}: {e}", hint="pass the .json written beside a briefing") from e
+        why = e.strerror if isinstance(e, OSError) and e.strerror else e
+        raise PredigestError(f"cannot read {json_path}: {why}", hint="pass the .json written beside a briefing") from e
     if not isinstance(data, dict) or "briefing" not in data:
         raise PredigestError(f"{json_path} is not a predigest run record", hint="pass the .json beside a briefing")
     version = data.get("schema_version")
     if version != RUN_SCHEMA_VERSION:
         raise PredigestError(
             f"{json_path} is a run record of schema {version or 'before 1'}, this one reads {RUN_SCHEMA_VERSION}",
-            hint="run the evening again (predigest run … --html) to write a record this version can show",
+            hint="run the evening again (`predigest run`) to write a record this version reads",
         )
     try:
         return RunRecord.model_validate(data)
