@@ -527,21 +527,14 @@ ROWS = [
         args=("--out", "-", "--explain"),
         message="[select]",
     ),
-    # --- patch: one reader of a run record, the page's -----------------------------------------------
-    Row(
-        "patch-of-a-list",
-        setup=_beside("r.json", "[1, 2]"),
-        command=("patch", "{tmp}/r.json"),
-        exit=2,
-        message="is not a predigest run record",
-    ),
-    Row(
-        "patch-of-an-older-record",
-        setup=_beside("r.json", '{"schema_version": 0, "briefing": {}}'),
-        command=("patch", "{tmp}/r.json"),
-        exit=2,
-        message="is a run record of schema before 1",
-    ),
+    # --- patch: a file that is not a run record this version reads ----------------------------------
+    *[
+        Row(f"patch-of-{name}", setup=_beside("r.json", body), command=("patch", "{tmp}/r.json"), exit=2, message=said)
+        for name, body, said in [
+            ("a-list", "[1, 2]", "is not a predigest run record"),
+            ("a-schema-1-record", '{"schema_version": 1, "briefing": {}}', "is a run record of schema 1"),
+        ]
+    ],
     # --- the run log ----------------------------------------------------------------------------------
     Row("a-malformed-row-in-logs-db", setup=_logs_with_a_malformed_row, command=("logs",), exit=2, message="malformed"),
     # --- eval ---------------------------------------------------------------------------------------
