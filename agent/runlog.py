@@ -339,7 +339,7 @@ class _FindingLike(Protocol):
     doc: str
     decision: str
     detail: str
-    ref: object  # the claim (its ClaimRef, or that written as `claim_ref` writes it); empty for a document's
+    ref: object  # the claim: its ClaimRef, or that as `claim_ref` writes it; empty when about a document
     target: str
 
 
