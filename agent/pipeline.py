@@ -29,7 +29,7 @@ from agent.plan.anchors import AnchorRegistry, build_registry
 from agent.plan.ingest import UNLISTABLE, UNREADABLE, Window, evening_window, scan, sources, unreadable
 from agent.plan.outputs import check_out, check_writable, out_path_for, write_set
 from agent.plan.workspace import Workspace, load_workspace
-from agent.rules.claims import ClaimRef, DocResult, Finding
+from agent.rules.claims import DocResult, Finding, with_refs
 from agent.rules.compose import Composed, Limits, compose
 from agent.rules.grounding import bound_claims
 from agent.rules.injection import screen
@@ -291,7 +291,7 @@ def _doc_results(
         answers, bounded = bound_claims([r.extraction for r in parts if r.extraction], doc)
         findings += bounded
         asked = zip(parts, answers, strict=True)  # every part has its answer: a failed one made the document unread
-        refs = tuple(ClaimRef(doc.path, i, r.request.chunk) for r, a in asked for i in range(len(a.claims)))
+        refs = tuple(ref for r, a in asked for ref, _ in with_refs(doc.path, r.request.chunk, a.claims))
         merged = merge_chunks(answers)
         if (total := parts[0].request.chunks) > len(parts):  # the rest was over [llm] max_parts: not paid for
             why = f"parts {len(parts) + 1}-{total} of {total} not read (over [llm] max_parts)"

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from agent.core.errors import PredigestError
 from agent.extract import ExtractionResult
 from agent.pipeline import Outcome, RunReport, answered_by
-from agent.rules.claims import claim_ref
+from agent.rules.claims import with_refs
 from agent.write.trace import finding_record
 from schemas.runlog import CallEntry, EveningEntry, RunLog
 
@@ -94,8 +94,17 @@ def connect(path: Path) -> sqlite3.Connection:
 
 
 # the columns of `calls` after the run id and the evening, in the table's order
-_CALL_COLUMNS = ("doc", "part", "request_hash", "source", "input_tokens", "output_tokens", "latency_s", "cost_usd")
-_CALL_COLUMNS += ("stale",)
+_CALL_COLUMNS = (
+    "doc",
+    "part",
+    "request_hash",
+    "source",
+    "input_tokens",
+    "output_tokens",
+    "latency_s",
+    "cost_usd",
+    "stale",
+)
 
 
 def append(record: RunLog, path: Path) -> None:
@@ -339,7 +348,7 @@ class _FindingLike(Protocol):
     doc: str
     decision: str
     detail: str
-    ref: object  # the claim: its ClaimRef, or that as `claim_ref` writes it; empty when about a document
+    ref: object  # the claim: its ClaimRef, or that written out; empty when the finding is about a document
     target: str
 
 
@@ -353,7 +362,7 @@ class ClaimFate:
 
 
 def claim_fate(findings: Sequence[_FindingLike], ref: str) -> ClaimFate:
-    """Follow the claim `ref` names (`claim_ref(doc, part, index)` of its answer) through the
+    """Follow the claim `ref` names (its `ClaimRef` written out, as `with_refs` gives it) through the
     findings: the last deciding rule wins; a merged claim takes the fate of the claim it was
     merged into (the merge finding's target names that claim)."""
     steps = [f for f in findings if f.ref and str(f.ref) == ref]
@@ -415,9 +424,8 @@ def doc_answer(record: RunLog, doc: str, evening: str | None = None) -> DocAnswe
     for e in pool:
         calls = [c for c in e.calls if c.doc == doc or (doc and c.doc.endswith("/" + doc))]
         if calls:
-            answered = [(c, i, x) for c in calls if c.answer for i, x in enumerate(c.answer.claims)]
-            refs = [(claim_ref(c.doc, c.part, i), x.title) for c, i, x in answered]
-            return DocAnswer(e, calls, [(ref, title, _fate(record, e, ref)) for ref, title in refs])
+            claims = [pair for c in calls if c.answer for pair in with_refs(c.doc, c.part, c.answer.claims)]
+            return DocAnswer(e, calls, [(str(ref), x.title, _fate(record, e, str(ref))) for ref, x in claims])
     asked = sorted({c.doc for e in pool for c in e.calls})
     raise PredigestError(
         f"run {record.id} has no answer for {doc}",

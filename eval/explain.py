@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from agent.core.arxiv import find_ids
 from agent.core.labels import ZH
 from agent.core.text import fold, similarity
-from agent.rules.claims import claim_ref
+from agent.rules.claims import with_refs
 from agent.runlog import claim_fate
 from agent.write.trace import finding_record
 from eval.metrics import TITLE_THRESHOLD, file_refs, increment_arxiv, is_file_ref
@@ -53,10 +53,10 @@ def fates(run: CaseRun) -> list[ItemFate]:
     if gold is None or output is None or card is None or outcome is None:
         return []
     said = [
-        _Said(r.request.doc_path, c, claim_ref(r.request.doc_path, r.request.chunk, i))
+        _Said(r.request.doc_path, c, str(ref))
         for r in run.results
         if r.extraction
-        for i, c in enumerate(r.extraction.claims)
+        for ref, c in with_refs(r.request.doc_path, r.request.chunk, r.extraction.claims)
     ]
     failed = {r.request.doc_path: r.record.error for r in run.results if r.extraction is None}
     asked = {r.request.doc_path for r in run.results}

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from agent.core.labels import ZH
 from agent.core.text import facts
-from agent.rules.claims import claim_ref
+from agent.rules.claims import with_refs
 from agent.runlog import claim_fate
 from agent.write.templating import render
 from agent.write.trace import finding_record
@@ -188,8 +188,8 @@ def _documents(run: CaseRun) -> list[dict[str, object]]:
         if res.extraction is None:
             continue
         d["answers"].append(res.extraction)  # type: ignore[attr-defined]
-        for i, c in enumerate(res.extraction.claims):
-            fate = claim_fate(findings, claim_ref(res.request.doc_path, res.request.chunk, i))
+        for ref, c in with_refs(res.request.doc_path, res.request.chunk, res.extraction.claims):
+            fate = claim_fate(findings, str(ref))
             d["claims"].append({"claim": c, "fate": fate})  # type: ignore[attr-defined]
     return list(docs.values())
 

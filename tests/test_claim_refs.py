@@ -13,7 +13,7 @@ from typing import Any
 
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, PromptStamp
 from agent.pipeline import _doc_results
-from agent.rules.claims import ClaimRef, DocResult, Finding, claim_ref
+from agent.rules.claims import ClaimRef, DocResult, Finding
 from agent.rules.grounding import ground
 from agent.rules.injection import screen
 from agent.runlog import claim_fate
@@ -58,7 +58,7 @@ def test_the_parts_of_a_split_document_name_their_claims_by_part() -> None:
     ]
     assert [str(r) for r in result.refs] == [f"{d.path}#0", f"{d.path}#1.0"]
     kept, _ = ground([result])
-    assert [str(c.ref) for c in kept] == [claim_ref(d.path, 0, 0), claim_ref(d.path, 1, 0)]
+    assert [str(c.ref) for c in kept] == [str(ClaimRef(d.path, 0, 0)), str(ClaimRef(d.path, 0, 1))]
 
 
 def test_two_claims_of_one_title_each_have_their_own_fate() -> None:
@@ -68,10 +68,10 @@ def test_two_claims_of_one_title_each_have_their_own_fate() -> None:
         Finding("select", "同名", path, "increment", "4★ 高 高", ClaimRef(path, 1)),
         Finding("merge", "另一条", path, "merged", "same release", ClaimRef(path, 2), str(ClaimRef(path, 1))),
     ]
-    fates = [claim_fate(findings, claim_ref(path, 0, i)) for i in range(3)]
+    fates = [claim_fate(findings, str(ClaimRef(path, i))) for i in range(3)]
     assert [f.stage for f in fates] == ["ungrounded", "increment", "merged"]
     assert fates[2].detail == f"into '同名' ({path}), which is increment"
-    assert claim_fate(findings, claim_ref(path, 1, 0)).stage == "no decision"  # another part's first claim
+    assert claim_fate(findings, str(ClaimRef(path, 0, 1))).stage == "no decision"  # another part's first claim
 
 
 def test_the_quotes_of_a_removed_claim_of_a_later_part_are_its_own() -> None:

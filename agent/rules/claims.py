@@ -9,9 +9,10 @@ the eval read these fields; no stage reads a decision back out of a finding's pr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from agent.core.arxiv import key_of
 from agent.core.text import Alignment
@@ -24,6 +25,7 @@ from schemas.run import Decision, Rule
 if TYPE_CHECKING:
     from agent.rules.edit import NumberConflict
 
+_C = TypeVar("_C")
 CRED_RANK = {"高": 3, "中高": 2, "中": 1, "低": 0}
 REL_RANK = {"高": 3, "中": 2, "邻接": 1, "参考": 0}
 
@@ -33,20 +35,21 @@ class ClaimRef:
     """A claim's identity: its document, the 0-based part of it that was asked, and the claim's
     0-based place in that part's answer. A claim dropped before the rules (the injection screen,
     the cap on claims) shifts no other claim's reference, so a reader of an answer finds each of
-    its claims' decisions by `claim_ref(doc, part, index)` alone."""
+    its claims' decisions by `with_refs` alone."""
 
     doc: str
     index: int
     part: int = 0
 
     def __str__(self) -> str:
-        return claim_ref(self.doc, self.part, self.index)
+        """As findings and run records write it: 'doc#index' for a document asked in one request,
+        'doc#part.index' for a later part of a split one."""
+        return f"{self.doc}#{self.part}.{self.index}" if self.part else f"{self.doc}#{self.index}"
 
 
-def claim_ref(doc: str, part: int, index: int) -> str:
-    """The reference as findings and run records write it: 'doc#index' for a document asked in
-    one request, 'doc#part.index' for a later part of a split one."""
-    return f"{doc}#{part}.{index}" if part else f"{doc}#{index}"
+def with_refs(doc: str, part: int, claims: Sequence[_C]) -> list[tuple[ClaimRef, _C]]:
+    """One answer's claims (the answer to part `part` of `doc`), in its order, each with its reference."""
+    return [(ClaimRef(doc, i, part), c) for i, c in enumerate(claims)]
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ class DocResult:
 
     def claim_refs(self) -> tuple[ClaimRef, ...]:
         claims = self.extraction.claims if self.extraction else []
-        return self.refs or tuple(ClaimRef(self.doc.path, i) for i in range(len(claims)))
+        return self.refs or tuple(ref for ref, _ in with_refs(self.doc.path, 0, claims))
 
 
 @dataclass(frozen=True)
