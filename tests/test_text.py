@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -9,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from agent.core.arxiv import find_ids
-from agent.core.text import Alignment, facts, fold, locate, similarity
+from agent.core.text import _MATCH_MAP, Alignment, facts, fold, fold_map, locate, similarity
 
 SEED = Path(__file__).resolve().parents[1] / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
 
@@ -45,6 +47,35 @@ DOC = f"""要点：
 )
 def test_fold(raw: str, folded: str) -> None:
     assert fold(raw) == folded
+
+
+@pytest.mark.parametrize(
+    ("raw", "text", "spans"),
+    [
+        pytest.param("aＢ－c", "aB-c", [(0, 1), (1, 2), (2, 3), (3, 4)], id="one-to-one"),
+        pytest.param("e\u0301x", "éx", [(0, 2), (2, 3)], id="a-mark-normalises-with-its-character"),
+        pytest.param("ﬁ⑩号", "fi10号", [(0, 1), (0, 1), (1, 2), (1, 2), (2, 3)], id="expansions-share-a-span"),
+        pytest.param("**粗**`x`", "粗x", [(2, 3), (6, 7)], id="markup-dropped"),
+        pytest.param("- 条目\n  * 二", "条目二", [(2, 3), (3, 4), (9, 10)], id="line-markers-dropped"),
+        pytest.param("a \t b\u3000c", "a b c", [(0, 1), (1, 2), (4, 5), (5, 6), (6, 7)], id="a-space-run-is-its-first"),
+    ],
+)
+def test_fold_map_knows_where_each_character_came_from(raw: str, text: str, spans: list[tuple[int, int]]) -> None:
+    folded = fold_map(raw)
+    assert folded.text == text
+    assert list(zip(folded.starts, folded.ends, strict=True)) == spans
+
+
+def test_every_character_of_the_bmp_folds_as_its_definition_says() -> None:
+    """NFKC, then the match map, whitespace as one space: one character at a time, between two
+    letters (a combining mark would join the letter before it, so marks are the row above)."""
+    for o in range(0x10000):
+        c = chr(o)
+        if unicodedata.combining(c) or 0xD800 <= o <= 0xDFFF:
+            continue
+        own = "".join(_MATCH_MAP.get(x, x) for x in unicodedata.normalize("NFKC", c))
+        want = "a" + re.sub(r"\s+", " ", own) + "b"
+        assert fold_map(f"a{c}b", squeeze=False).text == want, hex(o)
 
 
 # --- locate ------------------------------------------------------------------------------------

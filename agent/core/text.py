@@ -63,63 +63,103 @@ class Folded:
     ends: tuple[int, ...]
 
 
+def _one_to_one() -> tuple[re.Pattern[str], dict[int, str]]:
+    """The characters that fold to exactly one character on their own (NFKC, then the match map,
+    whitespace as a space): a regex of their runs, and a table of those that change (fullwidth
+    forms, dashes, quotes, other spaces). A report is mostly made of them, so `fold_map`
+    translates a run whole instead of normalising it character by character. Combining marks
+    are left out: they normalise with the character before them."""
+    blocks = [(0x20, 0x7E), (0xA0, 0xFF), (0x2000, 0x206F), (0x3000, 0x30FF), (0x4E00, 0x9FFF)]
+    blocks += [(0xAC00, 0xD7A3), (0xFF00, 0xFFEF)]
+    ranges: list[list[int]] = []
+    changed: dict[int, str] = {}
+    for lo, hi in blocks:
+        for o in range(lo, hi + 1):
+            c = chr(o)
+            folded = "".join(_MATCH_MAP.get(x, x) for x in unicodedata.normalize("NFKC", c))
+            if len(folded) != 1 or unicodedata.combining(c) or unicodedata.combining(folded):
+                continue
+            folded = " " if folded.isspace() else folded
+            if folded != c:
+                changed[o] = folded
+            if ranges and ranges[-1][1] == o - 1:
+                ranges[-1][1] = o
+            else:
+                ranges.append([o, o])
+    members = "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in ranges)
+    return re.compile(f"[{members}]+"), changed
+
+
+_ONE_RUN_RE, _ONE_TABLE = _one_to_one()
+
+
 def fold_map(s: str, *, squeeze: bool = True) -> Folded:
     """`fold` with provenance: where in `s` each folded character came from.
 
-    One character (with its combining marks, which normalise together with it) at a time, so
-    that every folded character knows its span of the original. `squeeze=False` keeps one
-    space wherever there was whitespace, for `facts`, which needs token boundaries ("--a\\n--b"
-    is two flags).
+    A character is normalised together with its combining marks, so that every folded
+    character knows its span of the original. `squeeze=False` keeps one space wherever there
+    was whitespace, for `facts`, which needs token boundaries ("--a\\n--b" is two flags).
     """
-    dropped = bytearray(len(s))
-    for m in _LINE_MARKER_RE.finditer(s):
-        dropped[m.start() : m.end()] = b"\x01" * (m.end() - m.start())
-
-    chars: list[str] = []
+    pieces: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
-    n = len(s)
-    i = 0
-    while i < n:
-        if dropped[i]:
-            i += 1
+    at = 0
+    for m in _LINE_MARKER_RE.finditer(s):
+        _fold_span(s, at, m.start(), pieces, starts, ends)
+        at = m.end()
+    _fold_span(s, at, len(s), pieces, starts, ends)
+    return _squeezed("".join(pieces), starts, ends, squeeze)
+
+
+def _fold_span(s: str, i: int, stop: int, pieces: list[str], starts: list[int], ends: list[int]) -> None:
+    """Fold `s[i:stop]` onto `pieces`, with each folded character's span of `s`."""
+    while i < stop:
+        run = _ONE_RUN_RE.match(s, i, stop)
+        j = run.end() if run else i
+        if j < len(s) and j > i and unicodedata.combining(s[j]):
+            j -= 1  # the run's last character normalises with the marks that follow it
+        if j > i:
+            pieces.append(s[i:j].translate(_ONE_TABLE))
+            starts.extend(range(i, j))
+            ends.extend(range(i + 1, j + 1))
+            i = j
             continue
         j = i + 1
-        while j < n and unicodedata.combining(s[j]):
+        while j < len(s) and unicodedata.combining(s[j]):
             j += 1
-        piece = s[i:j]
-        for c in unicodedata.normalize("NFKC", piece):
+        for c in unicodedata.normalize("NFKC", s[i:j]):
             c = _MATCH_MAP.get(c, c)
             if c:
-                chars.append(" " if c.isspace() else c)
+                pieces.append(" " if c.isspace() else c)
                 starts.append(i)
                 ends.append(j)
         i = j
-    return _squeezed(chars, starts, ends, squeeze)
 
 
-def _squeezed(chars: list[str], starts: list[int], ends: list[int], squeeze: bool) -> Folded:
+_SPACES_RE = re.compile(" +")
+
+
+def _squeezed(text: str, starts: list[int], ends: list[int], squeeze: bool) -> Folded:
     """A run of spaces survives (as one) only between two non-CJK word characters: Chinese
     needs no spaces, and writers put them around English terms and punctuation at will.
     Without `squeeze`, every run inside the text survives as one space."""
     out: list[str] = []
     out_starts: list[int] = []
     out_ends: list[int] = []
-    k, m_len = 0, len(chars)
-    while k < m_len:
-        if chars[k] != " ":
-            out.append(chars[k])
-            out_starts.append(starts[k])
-            out_ends.append(ends[k])
-            k += 1
-            continue
-        first = k
-        while k < m_len and chars[k] == " ":
-            k += 1
-        if out and k < m_len and (not squeeze or (_is_word(out[-1]) and _is_word(chars[k]))):
+    at = 0
+    for m in _SPACES_RE.finditer(text):
+        a, b = m.span()
+        out.append(text[at:a])
+        out_starts += starts[at:a]
+        out_ends += ends[at:a]
+        at = b
+        if a > 0 and b < len(text) and (not squeeze or (_is_word(text[a - 1]) and _is_word(text[b]))):
             out.append(" ")
-            out_starts.append(starts[first])
-            out_ends.append(ends[first])
+            out_starts.append(starts[a])
+            out_ends.append(ends[a])
+    out.append(text[at:])
+    out_starts += starts[at:]
+    out_ends += ends[at:]
     return Folded("".join(out), tuple(out_starts), tuple(out_ends))
 
 
@@ -329,11 +369,18 @@ def similarity(a: str, b: str) -> float:
     Bigrams rather than words so that a Chinese title and its mixed-language paraphrase can
     still score high.
     """
-    (ga, na), (gb, nb) = bigram_counts(a), bigram_counts(b)
-    total = na + nb
-    if not total:
+    return dice(bigram_counts(a), bigram_counts(b))
+
+
+def dice(a: tuple[Counter[str], int], b: tuple[Counter[str], int]) -> float:
+    """`similarity` of two texts' `bigram_counts`, for a caller comparing one text with many:
+    the bigrams both hold (each as often as the one holding it fewer times), over both totals."""
+    (ga, na), (gb, nb) = a, b
+    if not na + nb:
         return 1.0
-    return 2 * sum((ga & gb).values()) / total
+    if len(ga) > len(gb):
+        ga, gb = gb, ga
+    return 2 * sum(min(n, gb[g]) for g, n in ga.items() if g in gb) / (na + nb)
 
 
 # --- facts -----------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Literal
 
 from agent.core.arxiv import find_ids, key_of
 from agent.core.labels import CIRCLED, ZH, ZH_LIVING
-from agent.core.text import bigram_counts, facts, similarity
+from agent.core.text import bigram_counts, dice, facts, similarity
 from agent.rules.merge import subject_head
 from agent.write.living import (
     BULLET,
@@ -148,12 +148,6 @@ def key_facts(points: list[KeyPoint], wanted: set[str] | None = None) -> str:
     return "；".join(_point_text(p) for p in keep or points)
 
 
-def _dice(a: tuple[Counter[str], int], b: tuple[Counter[str], int]) -> float:
-    """`agent.core.text.similarity` of two texts' bigram counts."""
-    (ga, na), (gb, nb) = a, b
-    return 1.0 if not na + nb else 2 * sum((ga & gb).values()) / (na + nb)
-
-
 def subject_of(inc: Increment) -> str:
     """A paper is named by its title, as the living document names papers; anything else by the
     head of the increment's title."""
@@ -237,7 +231,7 @@ class _Editor:
             if key and key in self._line_grams(ln)[2]:
                 return i, ln
         mine = bigram_counts(subject)
-        scored = [(_dice(mine, self._line_grams(ln)[:2]), i, ln) for i, ln in tops]
+        scored = [(dice(mine, self._line_grams(ln)[:2]), i, ln) for i, ln in tops]
         score, i, ln = max(scored, key=lambda s: s[0], default=(0.0, -1, ""))
         return (i, ln) if scored and score >= _SAME_SUBJECT else None
 
