@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import sys
@@ -32,7 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from agent.extract.chunking import estimate_tokens
-from agent.extract.llm.cassettes import answer_message, prefix_cached_tokens, prompt_text
+from agent.extract.llm.cassettes import answer_message, prefix_cached_tokens, prompt_text, shared_prefix
 
 _DOCUMENT = re.compile(r'<document path="([^"]*)">\n(.*)\n</document>', re.S)
 _HEADING = re.compile(r"^#{2,3}\s+(.+?)\s*$", re.M)
@@ -269,8 +268,7 @@ class Endpoint:
                 self.requests.append(SeenRequest(path, headers, body))
             if text:
                 self._prompt_tokens.append(estimate_tokens(text))
-                # strings, not paths: commonprefix compares characters, which is what is meant here
-                self._prefix = text if self._prefix is None else os.path.commonprefix([self._prefix, text])  # noqa: RUF071
+                self._prefix = text if self._prefix is None else text[: shared_prefix(self._prefix, text)]
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agent.extract.llm import LLMExtractor, rekey_reference_cassettes, write_reference_cassette
-from agent.extract.llm.cassettes import doc_slug, request_key
+from agent.extract.llm.cassettes import doc_slug, request_key, shared_prefix
 from schemas.extraction import FileExtraction
 from tests.fake_openai import (
     FAKE_KEY,
@@ -236,3 +236,19 @@ def test_two_sets_answering_one_request_differently_are_refused() -> None:
 
     with pytest.raises(PredigestError, match="answer the same request differently"):
         CassetteIndex.load(ROOT / "cassettes")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "shared"),
+    [
+        ("", "", 0),
+        ("abc", "", 0),
+        ("abc", "abc", 3),
+        ("abc", "abcdef", 3),
+        ("xbc", "abc", 0),
+        ("推理引擎A", "推理引擎B", 4),
+        ("a" * 9000 + "x", "a" * 9000 + "y", 9000),
+    ],
+)
+def test_shared_prefix_counts_the_leading_characters_two_prompts_share(a: str, b: str, shared: int) -> None:
+    assert shared_prefix(a, b) == shared == shared_prefix(b, a)

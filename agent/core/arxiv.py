@@ -39,8 +39,10 @@ _OLD_SCHEME_END = (2007, 3)  # the last month of archive/YYMMNNN
 _ARCHIVE_ALT = "|".join(sorted((re.escape(a) for a in OLD_ARCHIVES), key=len, reverse=True))
 # Finding accepts only known archives (anything-slash-seven-digits is too common in paths);
 # normalising accepts any archive-shaped word so that `validate` can name the unknown archive.
+# The leading lookahead lets every position that cannot start an ID (most of a Chinese report)
+# fail on one character, before the lookbehinds and the archives are tried.
 _FIND_RE = re.compile(
-    rf"(?<![0-9A-Za-z])(?<![0-9]\.)"
+    rf"(?=[\dA-Za-z])(?<![0-9A-Za-z])(?<![0-9]\.)"
     rf"(?:(?:{_ARCHIVE_ALT})(?:\.[A-Za-z][A-Za-z-]{{1,9}})?/\d{{7}}|\d{{4}}\.\d{{4,5}})"
     r"(?:v\d+)?"
     r"(?![0-9A-Za-z])(?!\.\d)",

@@ -316,12 +316,13 @@ class _Editor:
         """Where a new line of `suggested` goes: the end of the subsection sharing most words
         with it, in the § section of that name; a section the document lacks is created."""
         num, name = split_section(suggested)
-        secs = [h for h in headings(self.lines) if h.number]
+        heads = headings(self.lines)
+        secs = [h for h in heads if h.number]
         match = max(secs, key=lambda h: similarity(split_section(h.title)[1], name), default=None)
         if match is None or not name or similarity(split_section(match.title)[1], name) < _SECTION_ALIKE:
             return self._new_section(num, name, secs)
         end = block_end(self.lines, match, nested=True)
-        subs = [h for h in headings(self.lines) if match.index < h.index < end]
+        subs = [h for h in heads if match.index < h.index < end]
         if not subs:
             return end
         return block_end(self.lines, nearest(self.lines, subs, words(f"{text} {suggested}")), nested=True)

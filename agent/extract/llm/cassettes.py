@@ -138,9 +138,23 @@ def prompt_text(body: Any) -> str:
 def prefix_cached_tokens(text: str, earlier: Sequence[str]) -> int:
     """The prompt tokens a provider with prefix caching serves from its cache for a prompt `text`
     sent after the prompts `earlier`: the longest prefix it shares with one of them."""
-    longest = max((len(os.path.commonprefix([text, s])) for s in earlier), default=0)  # noqa: RUF071
+    longest = max((shared_prefix(text, s) for s in earlier), default=0)
     tokens = estimate_tokens(text[:longest])
     return 0 if tokens < CACHE_MIN_TOKENS else tokens - tokens % CACHE_STEP_TOKENS
+
+
+def shared_prefix(a: str, b: str) -> int:
+    """How many leading characters `a` and `b` share. Found by halving, one slice comparison a
+    step: a simulated provider asks it of every prompt it keeps for every request, and comparing
+    two prompts character by character would make the simulator, not the run, the bottleneck."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 @dataclass(frozen=True)
