@@ -408,6 +408,69 @@ def test_of_three_restatements_the_fullest_is_kept() -> None:
     assert [p.point.text for p in g.points] == ["移除 --enable-chunked-prefill 参数，无别名"]
 
 
+MCP = "MCP Python SDK 会话劫持 CVE-2026-41207"
+ADVISORY = "影响 `mcp` 1.19.0 – 1.24.1；修复版本 1.24.2（改用 `secrets.token_urlsafe` 生成会话 ID）"
+MEMGATE = "MemGate 写入门控"
+FINDING = kp("关键结论", "LongMemEval 准确率 71.4%：全量写入基线 63.0%，抽取式写入基线 66.2%")
+
+
+@pytest.mark.parametrize(
+    ("title", "points", "detail"),
+    [
+        pytest.param(
+            MCP,
+            [ADVISORY, "MCP Python SDK 会话劫持漏洞 CVE-2026-41207，升级到 1.24.2"],
+            "restates the title",
+            id="the-title-again",
+        ),
+        pytest.param(
+            MCP,
+            [ADVISORY, "mcp（Python SDK）影响 1.19.0–1.24.1，修复版 1.24.2"],
+            "stated by",
+            id="named-as-the-title-names-it",
+        ),
+        pytest.param(
+            MEMGATE,
+            [FINDING, "On LongMemEval, accuracy rises to 71.4%, from 63.0% for the write-everything baseline."],
+            "stated by",
+            id="two-figures-in-another-language",
+        ),
+    ],
+)
+def test_a_point_the_title_or_another_point_already_says_is_folded(
+    title: str, points: list[KeyPoint | str], detail: str
+) -> None:
+    g, findings = edited((claim(title, points[0]), A), (claim(title, points[1]), B))
+    assert [p.point.text for p in g.points] == [points[0] if isinstance(points[0], str) else points[0].text]
+    (fold,) = [f for f in findings if f.decision == "point folded"]
+    assert fold.ref is not None and fold.ref.doc == B.path and fold.detail.startswith(detail)
+    assert fold.target == ("" if detail == "restates the title" else f"{A.path}#1")
+
+
+@pytest.mark.parametrize(
+    ("title", "fuller", "point"),
+    [
+        pytest.param(
+            "Microsoft Agent Framework 1.0 GA",
+            "Agent Framework 1.0.0 GA：合并 Semantic Kernel 与 AutoGen，Python ≥ 3.10",
+            "`agent-framework` 1.0.0（PyPI）GA，合并 Semantic Kernel 与 AutoGen",
+            id="a-package-nothing-else-names",
+        ),
+        pytest.param(
+            MEMGATE,
+            "准确率 71.4%，记忆库缩小 58%",
+            "On LongMemEval, accuracy rises to 71.4%, from 63.0%",
+            id="a-figure-more",
+        ),
+        pytest.param(MEMGATE, "写入门控后准确率 71.4%", "accuracy rises to 71.4%", id="one-figure-in-another-language"),
+    ],
+)
+def test_a_point_adding_a_name_or_a_figure_stays(title: str, fuller: str, point: str) -> None:
+    g, findings = edited((claim(title, fuller), A), (claim(title, point), B))
+    assert [p.point.text for p in g.points] == [fuller, point]
+    assert not [f for f in findings if f.decision == "point folded"]
+
+
 def test_a_work_queue_task_alone_keeps_its_points() -> None:
     queue = doc("work-queue/2026-10-21-2200.md", kind="queue")
     g, _ = edited((claim(TITLE, "跟进 v0.23.0 升级影响", stars=4), queue))
