@@ -385,8 +385,8 @@ def _code_named(point: KeyPoint, title: str, others: Iterable[KeyPoint]) -> bool
     """Whether every name a point writes as code (`agent-framework`, `Microsoft.Agents.AI`) the
     title or another point also writes. A code span with spaces is a command or a message, which
     its facts (flags, versions) speak for."""
-    elsewhere = [fold(t).lower() for t in [title, *(n.text for p in others for n in p.walk())]]
     names = [fold(c).lower() for n in point.walk() for c in _CODE_NAME.findall(n.text)]
+    elsewhere = [fold(t).lower() for t in [title, *(n.text for p in others for n in p.walk())]] if names else []
     return all(any(c in e for e in elsewhere) for c in names)
 
 
