@@ -39,4 +39,6 @@ def test_the_thin_evening_says_it_is_under_target_and_does_not_pad() -> None:
     b = _evening(15).composed.briefing
     assert len(b.increments) == 2
     assert "低于 3" in b.summary.count_note
-    assert len(b.priorities) == 2  # nothing weak promoted to fill 六
+    # nothing weak promoted to fill 六: its rows are the two increments and the open question settled
+    assert [r.content for r in b.priorities[:2]] == [inc.title for inc in b.increments]
+    assert len(b.priorities) == 3 and "待核实，今晚已核实" in b.priorities[2].content

@@ -410,6 +410,10 @@ def test_a_resolved_item_leaves_section_three_and_is_said_in_five() -> None:
     b = compose([DocResult(d, ex)], reg, [], topic="inference", date=DATE, window="w", limits=Limits()).briefing
     assert b.to_verify == []
     assert any("已核实：colibri GLM-5.2 支持范围和实测性能（支持矩阵已公开）" in n.note for n in b.no_increment)
+    # the living document still marks its anchor 待核实: a row of 六 asks E2 to take the mark off
+    (row,) = b.priorities
+    assert row.content == f"colibri GLM-5.2 支持范围和实测性能（{COLIBRI.origin} 待核实，今晚已核实）"
+    assert row.action == "更新对应锚点，去掉待核实标注"
 
 
 # The model labels are the relayed answers' (cassettes/world-relayed): a real model said 中 for four

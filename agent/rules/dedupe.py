@@ -95,6 +95,7 @@ class Resolved:
     title: str  # the open item's title, as the earlier briefing wrote it
     doc: SourceDoc
     how: str
+    origin: str = ""  # 'M-D' of the briefing that first raised it
 
 
 def resolve(results: Sequence[DocResult], reg: AnchorRegistry) -> tuple[list[Resolved], list[Finding]]:
@@ -114,6 +115,6 @@ def resolve(results: Sequence[DocResult], reg: AnchorRegistry) -> tuple[list[Res
                 why = f"quote not in the document: {res.evidence[:40]!r}"
                 findings.append(Finding("resolve", item.item.title, r.doc.path, "not resolved", why))
             elif all(d.title != item.item.title for d in done):
-                done.append(Resolved(item.item.title, r.doc, res.how))
+                done.append(Resolved(item.item.title, r.doc, res.how, item.origin))
                 findings.append(Finding("resolve", item.item.title, r.doc.path, "resolved", res.how))
     return done, findings

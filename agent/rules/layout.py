@@ -20,6 +20,7 @@ from agent.core.text import similarity
 from agent.plan.anchors import AnchorRegistry, normalise_url
 from agent.rules.chain import RuleOutcome
 from agent.rules.claims import REL_RANK, Candidate, DocResult, Group, Selection
+from agent.rules.dedupe import Resolved
 from agent.rules.edit import NumberConflict
 from agent.rules.merge import short_subject
 from agent.rules.verify import Doubt, InvalidId, Stopped
@@ -76,7 +77,7 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
         arxiv_rows=rows,
         no_increment_intro=labels.no_increment_intro.format(topic=s.topic),
         no_increment=[*_no_increment(o, labels), *(_stopped(x, labels) for x in o.stopped)],
-        priorities=_priorities(o.selection, labels),
+        priorities=_priorities(o.selection, o.resolved, labels),
         footer=footer,
     )
     return Layout(mark_invalid_ids(briefing, s.date, labels), conflict_items)
@@ -453,16 +454,20 @@ def _stopped(x: Stopped, labels: Labels) -> NoIncrementNote:
 # --- 六 -----------------------------------------------------------------------------------------------
 
 
-def _priorities(sel: Selection, labels: Labels) -> list[PriorityRow]:
+def _priorities(sel: Selection, resolved: Sequence[Resolved], labels: Labels) -> list[PriorityRow]:
     """Derived: the first half of the increments (in living-document order, as the seed ranks
-    them) are 最高, the rest and the secondary anchors 中. A rank, not a second opinion from the
-    model; each row names its increment as 二 titles it."""
+    them) are 最高, the rest, the open questions tonight settled and the secondary anchors 中. A
+    rank, not a second opinion from the model; each row names its increment as 二 titles it. A
+    settled question is E2's too: the living document still marks its anchor 待核实."""
     top = math.ceil(len(sel.increments) / 2)
     rows = []
     for i, g in enumerate(sel.increments):
         level = labels.level_high if i < top else labels.level_mid
         action = labels.write_into.format(section=g.lead.claim.suggested_section)
         rows.append(PriorityRow(level=level, content=g.headline, action=action))
+    for x in resolved:
+        content = labels.settled_row.format(title=x.title, origin=x.origin)
+        rows.append(PriorityRow(level=labels.level_mid, content=content, action=labels.drop_verify_mark))
     for g in sel.secondary:
         ids = " / ".join(f"arXiv {a.arxiv_id}" for a in g.arxiv)
         action = labels.write_into.format(section=g.lead.claim.suggested_section)
