@@ -33,6 +33,13 @@ def test_the_flood_keeps_eight_and_turns_the_rest_into_secondary_anchors() -> No
     secondary = [f.subject for f in report.findings if f.decision == "secondary anchor"]
     assert len(secondary) >= 5
     assert all(any(s[:8] in row.content for row in b.priorities) for s in secondary)  # each one in 六
+    # the settled question's row comes between the increments and the secondary anchors, and the
+    # run record's trace still points each secondary anchor at its own row
+    from agent.write.trace import _secondary
+
+    assert "今晚已核实" in b.priorities[len(b.increments)].content
+    traced = _secondary(report.composed)
+    assert traced and all(t.title[:8] in b.priorities[t.row].content for t in traced)
 
 
 def test_the_thin_evening_says_it_is_under_target_and_does_not_pad() -> None:

@@ -95,7 +95,7 @@ class Resolved:
     title: str  # the open item's title, as the earlier briefing wrote it
     doc: SourceDoc
     how: str
-    origin: str = ""  # 'M-D' of the briefing that first raised it
+    origin: str  # 'M-D' of the briefing that first raised it
 
 
 def resolve(results: Sequence[DocResult], reg: AnchorRegistry) -> tuple[list[Resolved], list[Finding]]:

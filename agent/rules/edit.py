@@ -2,12 +2,10 @@
 credibility line.
 
 - A key point that the group's other points already state (every figure, flag, version and name
-  of it, and most of its wording, the title's words counting as said) is folded into them: the
+  of it, and most of its words, or of what it says beyond the title's) is folded into them: the
   fuller point stays, with its nested steps, and a finding says what was folded into what. Poorest
-  points are weighed first, so of two points saying one thing the one saying more is kept. So is a
-  point that gives two measured figures or more which one other statement gives too (in another
-  language, say), and a point that repeats the title. A point naming a package, an API or a file
-  in code that nothing else names stays.
+  points are weighed first, so of two points saying one thing the one saying more is kept. A point
+  naming a package, an API or a file in code that nothing else names stays.
 - A later source's point that opens by restating earlier points ('破坏性变更：移除 A 与 B，改用 C'
   after a point on A and one on B) keeps only what it adds ('改用 C'), after the point it continues.
 - When two documents give different values for one measure of the subject (TTFT 2.1× vs 1.6×,
@@ -154,10 +152,10 @@ def edit(groups: Sequence[Group]) -> tuple[list[Group], list[Finding]]:
     findings: list[Finding] = []
     for g in groups:
         conflicts = number_conflicts(g, g.lead.claim.title)
+        g = replace(g, title=_title(g, conflicts))  # the points are weighed against the title printed
         points, f = _points(g, conflicts)
         findings += f
-        title = _title(g, conflicts)
-        out.append(replace(g, points=tuple(points), title=title, reason=_reason(g), disputes=tuple(conflicts)))
+        out.append(replace(g, points=tuple(points), reason=_reason(g), disputes=tuple(conflicts)))
     return out, findings
 
 
@@ -218,14 +216,7 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
         known = [named, *(facts[j] for j in others)]
         if not _code_named(units[i].point, g.headline, [units[j].point for j in others]):
             continue  # it names a package, an API or a file nothing else names: it says something new
-        if _restates_title(facts[i], grams[i], known, title):
-            # its words are the title's and its facts stay stated by the points that state them:
-            # it absorbs nothing into another point, so it protects none from being folded
-            alive.remove(i)
-            findings.append(_folded(g, units[i], "restates the title"))
-            continue
-        restated = _figures_restated(facts[i], [units[j].point for j in others])
-        if not restated and not _said_by(facts[i], grams[i], known, [grams[j] for j in others], title):
+        if not _said_by(facts[i], grams[i], known, [grams[j] for j in others], title):
             continue
         alive.remove(i)
         into = max(others, key=lambda j: (facts[i] <= facts[j], len(grams[i] & grams[j]), richness(j)))
@@ -234,10 +225,9 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
     return [units[i] for i in alive], findings
 
 
-def _folded(g: Group, unit: Point, detail: str, into: ClaimRef | None = None) -> Finding:
-    """The finding of a point folded: into the point that states it, or into none (the title)."""
-    doc = _doc_of(g, unit.ref)
-    return Finding("merge", unit.point.text[:40], doc, "point folded", detail, unit.ref, str(into) if into else "")
+def _folded(g: Group, unit: Point, detail: str, into: ClaimRef) -> Finding:
+    """The finding of a point folded into the point that states it."""
+    return Finding("merge", unit.point.text[:40], _doc_of(g, unit.ref), "point folded", detail, unit.ref, str(into))
 
 
 def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[Point], list[Finding]]:
@@ -374,20 +364,13 @@ def _names(title: str) -> set[str]:
 _FIGURE_FACT = re.compile(r"[<>≤≥+\-]?\d[\d.,]*(?:%|×|x|倍|ms|s|k|m|b|t|gb|gib|tb|bit)?", re.I)
 
 
-def _restates_title(facts: set[str], grams: set[str], other_facts: Iterable[set[str]], title: set[str]) -> bool:
-    """A point mostly in the title's words ('MCP Python SDK 会话劫持漏洞 CVE-2026-41207，升级到 1.24.2'
-    under that title), every fact of it named by the title or stated by another point: it repeats
-    the headline."""
-    return bool(grams) and len(grams & title) / len(grams) >= FOLD_WITH_FACTS and facts <= set().union(*other_facts)
-
-
 def _code_named(point: KeyPoint, title: str, others: Iterable[KeyPoint]) -> bool:
     """Whether every name a point writes as code (`agent-framework`, `Microsoft.Agents.AI`) the
-    title or another point also writes. A code span with spaces is a command or a message, which
-    its facts (flags, versions) speak for."""
+    title or another point also writes, as a whole name (`cp` is not written by 'mcp'). A code
+    span with spaces is a command or a message, which its facts (flags, versions) speak for."""
     names = [fold(c).lower() for n in point.walk() for c in _CODE_NAME.findall(n.text)]
-    elsewhere = [fold(t).lower() for t in [title, *(n.text for p in others for n in p.walk())]] if names else []
-    return all(any(c in e for e in elsewhere) for c in names)
+    elsewhere = " ".join(fold(t).lower() for t in [title, *(n.text for p in others for n in p.walk())]) if names else ""
+    return all(re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])", elsewhere) for c in names)
 
 
 _CODE_NAME = re.compile(r"`([^`\s]+)`")
@@ -396,31 +379,23 @@ _CODE_NAME = re.compile(r"`([^`\s]+)`")
 def _said_by(
     facts: set[str], grams: set[str], other_facts: Iterable[set[str]], other_grams: list[set[str]], title: set[str]
 ) -> bool:
-    """Every fact of a point stated by the others (or named by the title), mostly in their words
-    or the title's (a point naming its subject restates the title); a point with no fact, in the
-    words of one other point."""
-    if not grams:
+    """Every fact of a point stated by the others (or named by the title), and most of its words
+    too: of all its words, or of those beyond the title's, which the title says already
+    ('mcp（Python SDK）影响 1.19.0–1.24.1' under 'MCP Python SDK …' says '影响 1.19.0–1.24.1'). A
+    point with no fact must be in the words of one other point; one saying nothing beyond the
+    title repeats it."""
+    if facts and not facts <= set().union(*other_facts):
+        return False
+    rest = grams - title
+    if not rest:
         return True
-    known = set().union(title, *other_grams)
-    share = len(grams & known) / len(grams)
+
+    def share(o: set[str]) -> float:
+        return max(len(grams & o) / len(grams), len(rest & o) / len(rest))
+
     if facts:
-        return facts <= set().union(*other_facts) and share >= FOLD_WITH_FACTS
-    return any(len(grams & o) / len(grams) >= FOLD_WORDING_ONLY for o in other_grams)
-
-
-def _figures_restated(facts: set[str], others: Iterable[KeyPoint]) -> bool:
-    """Whether one statement elsewhere (a point or one of its steps) states every fact of a point
-    that gives two measured figures or more: the same measurements together are the same finding,
-    in whatever words or language ('accuracy rises to 71.4%, from 63.0%' / '准确率 71.4%：全量写入基线
-    63.0%'), where comparing wording cannot tell an English newsletter's point from a Chinese
-    report's. Versions and names do not count: 'mcp 1.24.2 改用 secrets.token_urlsafe' says more
-    than the version it shares with another point."""
-    measured = [f for f in facts if _MEASURED_FACT.fullmatch(f)]
-    return len(measured) >= 2 and any(facts <= set(_statements(n.text)) for p in others for n in p.walk())
-
-
-# a figure with its unit, as `facts` writes it: '71.4%', '2.1×', '-3%', '14B', '3bit'
-_MEASURED_FACT = re.compile(r"[<>≤≥]?-?[$¥€£]?\d[\d.]*(?:%|‰|×|[KMBGT]|bit)")
+        return share(set().union(*other_grams)) >= FOLD_WITH_FACTS
+    return any(share(o) >= FOLD_WORDING_ONLY for o in other_grams)
 
 
 def _grams(p: KeyPoint) -> set[str]:

@@ -193,10 +193,11 @@ def run_record(
 
 
 def _secondary(composed: Composed) -> list[SecondaryTrace]:
-    """Each secondary anchor with its row of 六, which lists them after the increments, in select's order."""
+    """Each secondary anchor with its row of 六, which lists them after the increments and the open
+    questions tonight settled, in select's order."""
     sel = composed.outcome.selection
     out = []
-    for row, g in enumerate(sel.secondary, len(sel.increments)):
+    for row, g in enumerate(sel.secondary, len(sel.increments) + len(composed.outcome.resolved)):
         c, arxiv = g.lead.claim, [a.arxiv_id for a in g.arxiv]
         section, ref = c.suggested_section, str(g.lead.ref)
         out.append(SecondaryTrace(row=row, title=c.title, section=section, arxiv=arxiv, claim=ref))
