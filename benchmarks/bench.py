@@ -24,8 +24,7 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -134,17 +133,13 @@ def demo_seconds(env: dict[str, str]) -> float:
         return time.perf_counter() - t
 
 
-@contextmanager
-def installed_bytecode() -> Iterator[dict[str, str]]:
-    """The child processes' environment: our bytecode compiled into a folder of their own, as pip
-    compiles an installed package. With PYTHONDONTWRITEBYTECODE set, as it may be where the
-    benchmark runs, every process would compile each of our modules again, which no user waits for."""
-    with tempfile.TemporaryDirectory(prefix="predigest-pyc-") as pycache:
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        env["PYTHONPYCACHEPREFIX"] = pycache
-        packages = [str(ROOT / p) for p in ("agent", "schemas", "eval", "benchmarks")]
-        subprocess.run([sys.executable, "-m", "compileall", "-q", *packages], env=env, check=True, capture_output=True)
-        yield env
+def child_env() -> dict[str, str]:
+    """The child processes' environment, without PYTHONDONTWRITEBYTECODE: the first child writes our
+    bytecode beside the sources and the others read it, as an installed package's processes do. With
+    it set, as it may be where the benchmark runs, every process would compile each of our modules
+    again, which no user waits for. (A bytecode prefix folder would not do: Python then looks there
+    for every module's bytecode, and the first child compiles openai, pydantic and the rest too.)"""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def repeated(run: Callable[[int], dict[str, Any]], times: int) -> dict[str, Any]:
@@ -160,7 +155,8 @@ def measure(
     run with an empty cache, which it fills), a warm re-run from that cache, the evening after
     `history` evenings at 0 ms, and the replayed demo as a whole process."""
     load = os.getloadavg()[0]
-    with tempfile.TemporaryDirectory(prefix="predigest-load-") as tmp, installed_bytecode() as env:
+    env = child_env()
+    with tempfile.TemporaryDirectory(prefix="predigest-load-") as tmp:
         base = Path(tmp)
         today, first = write_evening(base / "today", docs), write_evening(base / "first", 1, seed=1)
         grown = write_evening(base / "grown", docs, history=history, living_anchors=2000)
@@ -191,7 +187,8 @@ def measure(
 def measure_topics(docs: int = 200, concurrency: int = 16, latency_ms: float = 500, repeat: int = 1) -> dict[str, Any]:
     """The generated evening with three topics, per-topic and shared extraction: calls, prompt
     tokens (and of them, those the simulated provider's prefix cache served) and wall time."""
-    with tempfile.TemporaryDirectory(prefix="predigest-topics-") as tmp, installed_bytecode() as env:
+    env = child_env()
+    with tempfile.TemporaryDirectory(prefix="predigest-topics-") as tmp:
         workspace = write_evening(Path(tmp) / "evening", docs, topics=3)
         rows = {}
         for extraction in ("per-topic", "shared"):
