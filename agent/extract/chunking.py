@@ -16,14 +16,14 @@ from schemas.extraction import FileExtraction
 REL_RANK = {"高": 3, "中": 2, "邻接": 1, "参考": 0}
 
 
+_WIDE = re.compile("[\u3400-\u9fff\uff00-\uffef]+")  # CJK ideographs and fullwidth forms
+
+
 def estimate_tokens(text: str) -> int:
     """Rough and deliberately pessimistic: a CJK character is a token, four other characters are one.
     The one estimator of the project (call budgets, usage of reference answers, benchmarks)."""
     cjk = sum(map(len, _WIDE.findall(text)))
     return max(1, cjk + (len(text) - cjk + 3) // 4)
-
-
-_WIDE = re.compile("[\u3400-\u9fff\uff00-\uffef]+")  # CJK ideographs and fullwidth forms
 
 
 def split_sections(text: str, budget: int) -> list[str]:

@@ -202,6 +202,8 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
     grams = [_grams(u.point) for u in units]
     named = _names(g.headline)  # the title names the subject; it states no figure
     title = _grams(KeyPoint(text=g.headline))
+    code = [_code_names(u.point) for u in units]
+    written = [fold(" ".join(n.text for n in u.point.walk())).lower() for u in units]
     alive = list(range(len(units)))
     holds: set[int] = set()  # points something was folded into: what they absorbed must stay stated
 
@@ -214,7 +216,7 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
         if i in holds or not others:
             continue
         known = [named, *(facts[j] for j in others)]
-        if not _code_named(units[i].point, g.headline, [units[j].point for j in others]):
+        if not _code_named(code[i], [fold(g.headline).lower(), *(written[j] for j in others)]):
             continue  # it names a package, an API or a file nothing else names: it says something new
         if not _said_by(facts[i], grams[i], known, [grams[j] for j in others], title):
             continue
@@ -364,13 +366,16 @@ def _names(title: str) -> set[str]:
 _FIGURE_FACT = re.compile(r"[<>≤≥+\-]?\d[\d.,]*(?:%|×|x|倍|ms|s|k|m|b|t|gb|gib|tb|bit)?", re.I)
 
 
-def _code_named(point: KeyPoint, title: str, others: Iterable[KeyPoint]) -> bool:
-    """Whether every name a point writes as code (`agent-framework`, `Microsoft.Agents.AI`) the
-    title or another point also writes, as a whole name (`cp` is not written by 'mcp'). A code
+def _code_names(p: KeyPoint) -> list[str]:
+    """The names a point writes as code (`agent-framework`, `Microsoft.Agents.AI`), folded. A code
     span with spaces is a command or a message, which its facts (flags, versions) speak for."""
-    names = [fold(c).lower() for n in point.walk() for c in _CODE_NAME.findall(n.text)]
-    elsewhere = " ".join(fold(t).lower() for t in [title, *(n.text for p in others for n in p.walk())]) if names else ""
-    return all(re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])", elsewhere) for c in names)
+    return [fold(c).lower() for n in p.walk() for c in _CODE_NAME.findall(n.text)]
+
+
+def _code_named(names: list[str], elsewhere: list[str]) -> bool:
+    """Whether the title or another point (`elsewhere`: their folded, lowercased text) writes each
+    of `names` as a whole name (`cp` is not written by 'mcp')."""
+    return all(any(re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])", e) for e in elsewhere) for c in names)
 
 
 _CODE_NAME = re.compile(r"`([^`\s]+)`")
@@ -384,7 +389,7 @@ def _said_by(
     ('mcp（Python SDK）影响 1.19.0–1.24.1' under 'MCP Python SDK …' says '影响 1.19.0–1.24.1'). A
     point with no fact must be in the words of one other point; one saying nothing beyond the
     title repeats it."""
-    if facts and not facts <= set().union(*other_facts):
+    if not facts <= set().union(*other_facts):
         return False
     rest = grams - title
     if not rest:
