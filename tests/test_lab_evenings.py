@@ -33,11 +33,12 @@ def test_the_flood_keeps_eight_and_turns_the_rest_into_secondary_anchors() -> No
     secondary = [f.subject for f in report.findings if f.decision == "secondary anchor"]
     assert len(secondary) >= 5
     assert all(any(s[:8] in row.content for row in b.priorities) for s in secondary)  # each one in 六
-    # the settled question's row comes between the increments and the secondary anchors, and the
-    # run record's trace still points each secondary anchor at its own row
+    # the question the pgvector increment settles is said on that increment's row, and the run
+    # record's trace still points each secondary anchor at its own row
     from agent.write.trace import _secondary
 
-    assert "今晚已核实" in b.priorities[len(b.increments)].content
+    (settled,) = [row for row in b.priorities if "今晚已核实" in row.content]
+    assert settled.content.startswith("pgvector 0.9.0") and settled.action.endswith("去掉待核实标注")
     traced = _secondary(report.composed)
     assert traced and all(t.title[:8] in b.priorities[t.row].content for t in traced)
 

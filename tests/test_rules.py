@@ -416,6 +416,27 @@ def test_a_resolved_item_leaves_section_three_and_is_said_in_five() -> None:
     assert row.action == "更新对应锚点，去掉待核实标注"
 
 
+def test_a_question_settled_by_an_increment_is_said_on_its_row_of_six() -> None:
+    """The document that settles the question is a source of an increment about it: one row of 六
+    for the subject, its action taking the mark off too, not a second row."""
+    from agent.rules.compose import Limits, compose
+
+    said = "colibri GLM-5.2 支持矩阵公布，实测 1.06 tok/s"
+    d = doc(text=f"# 报告\n{SETTLED}。\n{said}。")
+    ex = FileExtraction(
+        relevance="高",
+        relevance_reason="r",
+        held="h",
+        claims=[claim("colibri GLM-5.2 支持范围与实测性能公布", evidence=(said,), points=(said,))],
+        resolved=[Resolution(item=COLIBRI.item.title, how="支持矩阵已公开", evidence=SETTLED)],
+    )
+    reg = AnchorRegistry(topic="inference", date=DATE, anchors=(), open_items=(COLIBRI,), sections=())
+    b = compose([DocResult(d, ex)], reg, [], topic="inference", date=DATE, window="w", limits=Limits()).briefing
+    (row,) = b.priorities
+    assert row.content == f"{b.increments[0].title}（{COLIBRI.origin} 待核实，今晚已核实）"
+    assert row.action == "写入 §1.1 框架格局，去掉待核实标注"
+
+
 # The model labels are the relayed answers' (cassettes/world-relayed): a real model said 中 for four
 # mixed reports that carry on-topic claims, 邻接 for a card with nothing on-topic, 中 for the risk
 # briefing of the same evening.

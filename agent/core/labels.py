@@ -78,8 +78,9 @@ class Labels:
     covered_by_living: str = "活文档已有覆盖"
     covered_by_briefing: str = "{when} {topic} e1prep 已有覆盖"
     write_into: str = "写入 {section}"
-    settled_row: str = "{title}（{origin} 待核实，今晚已核实）"  # 六: an open question tonight settled
+    settled_note: str = "（{origin} 待核实，今晚已核实）"  # 六: after an open question tonight settled
     drop_verify_mark: str = "更新对应锚点，去掉待核实标注"
+    and_drop_mark: str = "，去掉待核实标注"  # after 六's action of the increment that settles a question
     to_verify_short: str = "待核实"  # 三's items where space is short (the terminal)
     unmatched: str = "（增量未匹配）"  # a gold fact of an increment the output has no match for (eval)
     carried_short: str = "延续"  # '9-21 延续' where space is short (the eval page)

@@ -29,6 +29,7 @@ class Composed:
     outcome: RuleOutcome
     # (disagreement, number of the 三 item that states it), for the page to mark the figures
     conflict_items: tuple[tuple[NumberConflict, int], ...] = field(default=())
+    secondary_rows: tuple[int, ...] = field(default=())  # the row of 六 of each secondary anchor
 
 
 def compose(
@@ -49,7 +50,7 @@ def compose(
     other topics' briefings of the same run (see `Scope.siblings`)."""
     outcome = run_chain(Scope(results, registry, baselines, topic, date, window, limits, tuple(siblings)))
     layout = lay_out(outcome, footer, labels)
-    return Composed(layout.briefing, outcome.findings, outcome, layout.conflict_items)
+    return Composed(layout.briefing, outcome.findings, outcome, layout.conflict_items, layout.secondary_rows)
 
 
 __all__ = ["Composed", "Limits", "compose", "evenings_since"]

@@ -41,16 +41,19 @@ from schemas.briefing import (
 
 @dataclass(frozen=True)
 class Layout:
-    """The briefing, and which item of 三 states each disagreement (the page marks its figures)."""
+    """The briefing, which item of 三 states each disagreement (the page marks its figures), and
+    which row of 六 each secondary anchor is (the run record's trace names it)."""
 
     briefing: Briefing
     conflict_items: tuple[tuple[NumberConflict, int], ...]
+    secondary_rows: tuple[int, ...]
 
 
 def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
     """The seven blocks of one evening, in the seed's order."""
     s = o.scope
     verify, conflict_items = _verify_items(o.to_verify, labels)
+    priorities, secondary_rows = _priorities(o.selection, o.resolved, labels)
     item_of = {id(c): n for c, n in conflict_items}
     increments = [_increment(i, g, s.topic, labels, item_of) for i, g in enumerate(o.selection.increments, 1)]
     rows, new_keys = _arxiv_rows(o.selection, s.registry, s.results, labels)
@@ -77,10 +80,10 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
         arxiv_rows=rows,
         no_increment_intro=labels.no_increment_intro.format(topic=s.topic),
         no_increment=[*_no_increment(o, labels), *(_stopped(x, labels) for x in o.stopped)],
-        priorities=_priorities(o.selection, o.resolved, labels),
+        priorities=priorities,
         footer=footer,
     )
-    return Layout(mark_invalid_ids(briefing, s.date, labels), conflict_items)
+    return Layout(mark_invalid_ids(briefing, s.date, labels), conflict_items, secondary_rows)
 
 
 # --- 二 -----------------------------------------------------------------------------------------------
@@ -454,25 +457,44 @@ def _stopped(x: Stopped, labels: Labels) -> NoIncrementNote:
 # --- 六 -----------------------------------------------------------------------------------------------
 
 
-def _priorities(sel: Selection, resolved: Sequence[Resolved], labels: Labels) -> list[PriorityRow]:
+def _priorities(
+    sel: Selection, resolved: Sequence[Resolved], labels: Labels
+) -> tuple[list[PriorityRow], tuple[int, ...]]:
     """Derived: the first half of the increments (in living-document order, as the seed ranks
     them) are 最高, the rest, the open questions tonight settled and the secondary anchors 中. A
     rank, not a second opinion from the model; each row names its increment as 二 titles it. A
-    settled question is E2's too: the living document still marks its anchor 待核实."""
+    settled question is E2's too (the living document still marks its anchor 待核实): said on the
+    row of the increment that settles it, else on a row of its own. Also returns the row of each
+    secondary anchor, in select's order."""
     top = math.ceil(len(sel.increments) / 2)
+    settled_by = {id(x): _settling(x, sel.increments) for x in resolved}
     rows = []
     for i, g in enumerate(sel.increments):
         level = labels.level_high if i < top else labels.level_mid
         action = labels.write_into.format(section=g.lead.claim.suggested_section)
-        rows.append(PriorityRow(level=level, content=g.headline, action=action))
+        mine = [x for x in resolved if settled_by[id(x)] == i]
+        notes = "".join(labels.settled_note.format(origin=x.origin) for x in mine)
+        rows.append(
+            PriorityRow(level=level, content=g.headline + notes, action=action + (labels.and_drop_mark if mine else ""))
+        )
     for x in resolved:
-        content = labels.settled_row.format(title=x.title, origin=x.origin)
-        rows.append(PriorityRow(level=labels.level_mid, content=content, action=labels.drop_verify_mark))
+        if settled_by[id(x)] is None:
+            content = x.title + labels.settled_note.format(origin=x.origin)
+            rows.append(PriorityRow(level=labels.level_mid, content=content, action=labels.drop_verify_mark))
+    first = len(rows)
     for g in sel.secondary:
         ids = " / ".join(f"arXiv {a.arxiv_id}" for a in g.arxiv)
         action = labels.write_into.format(section=g.lead.claim.suggested_section)
         rows.append(PriorityRow(level=labels.level_mid, content=f"{ids} {g.lead.claim.title}".strip(), action=action))
-    return rows
+    return rows, tuple(range(first, len(rows)))
+
+
+def _settling(x: Resolved, increments: Sequence[Group]) -> int | None:
+    """The increment that settles an open question: of those the settling document is a source of,
+    the one whose title reads most like the question, if alike (0.5, as subjects are matched)."""
+    scored = [(similarity(g.headline, x.title), i) for i, g in enumerate(increments) if x.doc.path in g.docs]
+    score, i = max(scored, default=(0.0, -1))
+    return i if score >= 0.5 else None
 
 
 __all__ = ["Layout", "lay_out", "names_subject", "verify_item"]

@@ -193,11 +193,9 @@ def run_record(
 
 
 def _secondary(composed: Composed) -> list[SecondaryTrace]:
-    """Each secondary anchor with its row of 六, which lists them after the increments and the open
-    questions tonight settled, in select's order."""
-    sel = composed.outcome.selection
+    """Each secondary anchor with its row of 六, as the layout placed it."""
     out = []
-    for row, g in enumerate(sel.secondary, len(sel.increments) + len(composed.outcome.resolved)):
+    for row, g in zip(composed.secondary_rows, composed.outcome.selection.secondary, strict=True):
         c, arxiv = g.lead.claim, [a.arxiv_id for a in g.arxiv]
         section, ref = c.suggested_section, str(g.lead.ref)
         out.append(SecondaryTrace(row=row, title=c.title, section=section, arxiv=arxiv, claim=ref))
