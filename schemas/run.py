@@ -40,6 +40,7 @@ Rule = Literal[
     "carry",
     "to-verify",
     "contradiction",
+    "priority",
 ]
 Decision = Literal[
     "failed",
@@ -69,6 +70,7 @@ Decision = Literal[
     "point folded",
     "figure withheld",
     "folded",
+    "urgent",
 ]
 
 

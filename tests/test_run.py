@@ -92,10 +92,11 @@ def test_every_source_without_an_increment_has_a_note(briefing: Briefing) -> Non
     assert any(n.source.startswith("inbox/jay/2026-09-22-1050") for n in briefing.no_increment)
 
 
-def test_priorities_follow_the_increments(briefing: Briefing) -> None:
+def test_priorities_put_what_a_reader_must_act_on_first_and_the_secondary_anchors_last(briefing: Briefing) -> None:
+    # the flag rename, the TGI migration and Dynamo 1.0 first; the three 3★ papers last
     levels = [p.level for p in briefing.priorities]
-    assert levels[:3] == ["🔴 最高"] * 3 and set(levels[3:]) == {"🟡 中"}
-    assert len(briefing.priorities) == 9
+    assert levels == ["🔴 最高"] * 3 + ["🟡 中"] * 3 + ["🟢 低"] * 3
+    assert [p.content for p in briefing.priorities[:6]] == [inc.title for inc in briefing.increments]
 
 
 def test_traps_stay_out(briefing: Briefing) -> None:

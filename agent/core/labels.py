@@ -50,6 +50,18 @@ class Labels:
     priority_cols: tuple[str, ...] = ("优先级", "内容", "动作")
     level_high: str = "🔴 最高"
     level_mid: str = "🟡 中"
+    level_low: str = "🟢 低"
+    # what makes a change urgent for 六 (agent.rules.priority): a reader running the thing must act
+    urgent: str = (
+        r"破坏性|不兼容|移除|废弃|弃用|下线|撤回|停止维护|停止支持|不再支持|停更|归档|退役|放弃[^，。；]{0,20}支持"
+        r"|改名|重命名|漏洞|提权|逃逸|劫持|CVE-\d{4}|排障|故障|事故|宕机|静默"
+        r"|默认(?:开启|启用|打开|改为)|(?:改为|升为|设为|成为|变为)[^，。；]{0,20}默认|迁移(?:指南|路径|手册|清单|.{0,4}坑)"
+        r"|\bbreaking\b|incompatib|\bremov(?:ed|es|al)\b|deprecat|\brenam|\byanked\b|end[- ]of[- ](?:life|support)"
+        r"|\bEOL\b|\barchived\b|no longer supported|vulnerab|\bexploit|privilege escalation|hijack|\bRCE\b"
+        r"|\bincident|\boutage|silently|migration guide|(?:now|becomes?|made) (?:the )?default"
+        r"|(?:on|enabled) by default"
+        r"|(?<![0-9A-Za-z.])v?1\.0(?:\.0)?(?![0-9A-Za-z.])"
+    )
     star: str = "⭐"
     list_sep: str = "；"
     subject_sep: str = "："  # between a to-verify item's subject and its questions

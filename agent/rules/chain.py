@@ -1,9 +1,9 @@
 """The rule chain over one evening: extractions and anchors in, decisions out, as typed facts.
 
-grounding → arXiv → relevance → dedupe → merge → edit → sections → select → resolve → 三. What
-it returns is what was decided — the selection, what anchors already cover, what tonight
-settled, the to-verify items in display order, the figures that disagree, every finding — never
-a sentence: `agent.rules.layout` words it.
+grounding → arXiv → relevance → dedupe → merge → edit → sections → select → resolve → 六's
+levels → 三. What it returns is what was decided — the selection, what anchors already cover, what
+tonight settled, each row's level, the to-verify items in display order, the figures that
+disagree, every finding — never a sentence: `agent.rules.layout` words it.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from agent.rules.dedupe import Resolved, dedupe, resolve
 from agent.rules.edit import NumberConflict, edit
 from agent.rules.grounding import check_arxiv, ground
 from agent.rules.merge import merge
+from agent.rules.priority import Levels, prioritise
 from agent.rules.select import reconcile_sections, relevance, select
 from agent.rules.verify import Doubt, Stopped, evenings_since, to_verify
 from schemas.briefing import SourceRow
@@ -66,6 +67,7 @@ class RuleOutcome:
     stopped: list[Stopped]  # carried items that stop being carried, for 五
     conflicts: list[NumberConflict]  # figures two documents state differently (in 三 or dropped)
     relevance: dict[str, str]  # document path -> its 一 label
+    levels: Levels  # 六's level of each increment and of each settled question
     findings: list[Finding]
 
     @property
@@ -98,12 +100,16 @@ def run_chain(scope: Scope) -> RuleOutcome:
     findings += sel.findings
     resolved, f = resolve(scope.sources, scope.registry)
     findings += f
+    levels, f = prioritise(sel.increments, resolved)
+    findings += f
     settled = {x.title for x in resolved}
     verify = to_verify(
         sel, scope.registry, rejected, settled, scope.date, budget=lim.max_to_verify, carry_evenings=lim.carry_evenings
     )
     findings += verify.findings
-    return RuleOutcome(scope, sel, covered, resolved, verify.kept, verify.stopped, verify.conflicts, rel, findings)
+    return RuleOutcome(
+        scope, sel, covered, resolved, verify.kept, verify.stopped, verify.conflicts, rel, levels, findings
+    )
 
 
 def _unread(results: Sequence[DocResult]) -> list[Finding]:

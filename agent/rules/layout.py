@@ -9,7 +9,6 @@ the prose back.
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from agent.rules.claims import REL_RANK, Candidate, DocResult, Group, Selection
 from agent.rules.dedupe import Resolved
 from agent.rules.edit import NumberConflict
 from agent.rules.merge import short_subject
+from agent.rules.priority import LEVEL_ORDER, Level
 from agent.rules.verify import Doubt, InvalidId, Stopped
 from schemas.briefing import (
     ArxivRow,
@@ -53,7 +53,7 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
     """The seven blocks of one evening, in the seed's order."""
     s = o.scope
     verify, conflict_items = _verify_items(o.to_verify, labels)
-    priorities, secondary_rows = _priorities(o.selection, o.resolved, labels)
+    priorities, secondary_rows = _priorities(o, labels)
     item_of = {id(c): n for c, n in conflict_items}
     increments = [_increment(i, g, s.topic, labels, item_of) for i, g in enumerate(o.selection.increments, 1)]
     rows, new_keys = _arxiv_rows(o.selection, s.registry, s.results, labels)
@@ -457,42 +457,41 @@ def _stopped(x: Stopped, labels: Labels) -> NoIncrementNote:
 # --- 六 -----------------------------------------------------------------------------------------------
 
 
-def _priorities(
-    sel: Selection, resolved: Sequence[Resolved], labels: Labels
-) -> tuple[list[PriorityRow], tuple[int, ...]]:
-    """Derived: the first half of the increments (in living-document order, as the seed ranks
-    them) are 最高, the rest, the open questions tonight settled and the secondary anchors 中. A
-    rank, not a second opinion from the model; each row names its increment as 二 titles it. A
-    settled question is E2's too (the living document still marks its anchor 待核实): said on the
-    row of the increment that settles it, else on a row of its own. Also returns the row of each
-    secondary anchor, in select's order."""
-    top = math.ceil(len(sel.increments) / 2)
-    settled_by = {id(x): _settling(x, sel.increments) for x in resolved}
-    rows = []
-    for i, g in enumerate(sel.increments):
-        level = labels.level_high if i < top else labels.level_mid
+def _priorities(o: RuleOutcome, labels: Labels) -> tuple[list[PriorityRow], tuple[int, ...]]:
+    """六: the increments, the secondary anchors and the settled questions neither carries, at the
+    levels the chain decided (`agent.rules.priority`), the most urgent first and otherwise in 二's
+    order. Each row names its increment as 二 titles it. A settled question is E2's too (the
+    living document still marks its anchor 待核实): said on the row of the increment or secondary
+    anchor that settles it, else on a row of its own. Also returns the row of each secondary
+    anchor, in select's order."""
+    sel, resolved, levels = o.selection, o.resolved, o.levels
+    word = {"high": labels.level_high, "mid": labels.level_mid, "low": labels.level_low}
+    groups = [*sel.increments, *sel.secondary]
+    settled_by = [_settling(x, groups) for x in resolved]
+    rows: list[tuple[Level, PriorityRow]] = []
+    for i, g in enumerate(groups):
+        secondary = i >= len(sel.increments)
+        ids = " / ".join(f"arXiv {a.arxiv_id}" for a in g.arxiv) if secondary else ""
+        mine = [x for x, by in zip(resolved, settled_by, strict=True) if by == i]
+        content = f"{ids} {g.lead.claim.title if secondary else g.headline}".strip()
+        content += "".join(labels.settled_note.format(origin=x.origin) for x in mine)
         action = labels.write_into.format(section=g.lead.claim.suggested_section)
-        mine = [x for x in resolved if settled_by[id(x)] == i]
-        notes = "".join(labels.settled_note.format(origin=x.origin) for x in mine)
-        rows.append(
-            PriorityRow(level=level, content=g.headline + notes, action=action + (labels.and_drop_mark if mine else ""))
-        )
-    for x in resolved:
-        if settled_by[id(x)] is None:
+        action += labels.and_drop_mark if mine else ""
+        level: Level = "low" if secondary else levels.increments[i]
+        rows.append((level, PriorityRow(level=word[level], content=content, action=action)))
+    for x, by, level in zip(resolved, settled_by, levels.settled, strict=True):
+        if by is None:
             content = x.title + labels.settled_note.format(origin=x.origin)
-            rows.append(PriorityRow(level=labels.level_mid, content=content, action=labels.drop_verify_mark))
-    first = len(rows)
-    for g in sel.secondary:
-        ids = " / ".join(f"arXiv {a.arxiv_id}" for a in g.arxiv)
-        action = labels.write_into.format(section=g.lead.claim.suggested_section)
-        rows.append(PriorityRow(level=labels.level_mid, content=f"{ids} {g.lead.claim.title}".strip(), action=action))
-    return rows, tuple(range(first, len(rows)))
+            rows.append((level, PriorityRow(level=word[level], content=content, action=labels.drop_verify_mark)))
+    order = sorted(range(len(rows)), key=lambda k: LEVEL_ORDER[rows[k][0]])  # stable: 二's order within a level
+    secondary_rows = tuple(order.index(k) for k in range(len(sel.increments), len(groups)))
+    return [rows[k][1] for k in order], secondary_rows
 
 
-def _settling(x: Resolved, increments: Sequence[Group]) -> int | None:
-    """The increment that settles an open question: of those the settling document is a source of,
+def _settling(x: Resolved, groups: Sequence[Group]) -> int | None:
+    """The row that settles an open question: of the groups the settling document is a source of,
     the one whose title reads most like the question, if alike (0.5, as subjects are matched)."""
-    scored = [(similarity(g.headline, x.title), i) for i, g in enumerate(increments) if x.doc.path in g.docs]
+    scored = [(similarity(g.headline, x.title), i) for i, g in enumerate(groups) if x.doc.path in g.docs]
     score, i = max(scored, default=(0.0, -1))
     return i if score >= 0.5 else None
 
