@@ -9,6 +9,7 @@ from agent.plan.anchors import AnchorRegistry, OpenItem
 from agent.rules.claims import DocResult
 from agent.rules.compose import Composed, Limits, compose
 from agent.rules.priority import urgent_word
+from agent.write.trace import run_record
 from schemas.briefing import VerifyItem
 from schemas.extraction import FileExtraction, Resolution
 from tests.test_editor import DATE, claim, doc, written
@@ -63,12 +64,16 @@ def test_an_urgent_increment_comes_first_and_a_secondary_anchor_last() -> None:
     plain = claim("ThinkEvict 只淘汰 thinking 段 KV", "KV 占用降 4.3×")
     urgent = claim("vLLM v0.23.0 移除 --swap-space", "`--swap-space` 移除，无别名")
     paper = claim("AFD-Serve 异构 Attention-FFN 分离", "每美元吞吐 +27%", stars=3)
-    c = _brief(written(doc("inbox/jay/2026-10-21-a.md"), plain, urgent, paper))
+    answered = written(doc("inbox/jay/2026-10-21-a.md"), plain, urgent, paper)
+    c = _brief(answered)
     assert [inc.title for inc in c.briefing.increments] == [plain.title, urgent.title]
     assert _levels(c) == [("🔴 最高", urgent.title), ("🟡 中", plain.title), ("🟢 低", paper.title)]
     assert c.secondary_rows == (2,)  # the run record's trace names the row the paper is on
     (why,) = [f for f in c.findings if f.rule == "priority"]
     assert why.subject == urgent.title and "'移除'" in why.detail and why.ref is not None and why.ref.index == 1
+    record = run_record(c, [answered], [answered.doc], prompt="p", model="m")
+    # the paper was demoted; a level removes nothing, so the page's last block does not list it
+    assert [record.findings[r.finding].rule for r in record.trace.removed] == ["select"]
 
 
 def test_when_nothing_tonight_is_urgent_the_first_increment_leads() -> None:

@@ -73,6 +73,7 @@ _KEPT: frozenset[Decision] = frozenset(
         "figure withheld",
         "renumbered",
         "renamed",
+        "urgent",  # 六's level: where E2 starts, nothing removed
         "relabelled",
     }
 )
