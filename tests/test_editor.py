@@ -423,6 +423,12 @@ PIN = "v0.23.0 新增 KV Pin API（#41234）"
         pytest.param(
             MCP, ADVISORY, "mcp（Python SDK）影响 1.19.0–1.24.1，修复版 1.24.2", id="named-as-the-title-names-it"
         ),
+        pytest.param(
+            "vLLM v0.23.0 移除 --swap-space",
+            "移除 --swap-space 无别名，升级前改掉启动脚本",
+            "vLLM v0.23.0 移除 --swap-space 无别名",
+            id="the-title-s-version-again",  # the title names the release; its version is no figure
+        ),
     ],
 )
 def test_a_point_saying_nothing_beyond_the_title_and_another_point_is_folded(title: str, kept: str, point: str) -> None:

@@ -208,7 +208,8 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
     holds: set[int] = set()  # points something was folded into: what they absorbed must stay stated
 
     def richness(i: int) -> tuple[int, int, int]:
-        return (len(facts[i]), len(grams[i]), -i)
+        """What a point says beyond the title: a restatement of the title is weighed first."""
+        return (len(facts[i] - named), len(grams[i] - title), -i)
 
     for i in sorted(alive, key=richness):
         # not against a poorer point that says no more than it: of two saying one thing, the fuller stays
@@ -363,7 +364,8 @@ def _names(title: str) -> set[str]:
     return {f for f in facts(title) if not _FIGURE_FACT.fullmatch(f)}
 
 
-_FIGURE_FACT = re.compile(r"[<>≤≥+\-]?\d[\d.,]*(?:%|×|x|倍|ms|s|k|m|b|t|gb|gib|tb|bit)?", re.I)
+# A figure, not a dotted version ("0.23.0" names a release; "1.9" and "16,200" measure something).
+_FIGURE_FACT = re.compile(r"(?!\d+\.\d+\.\d)[<>≤≥+\-]?\d[\d.,]*(?:%|×|x|倍|ms|s|k|m|b|t|gb|gib|tb|bit)?", re.I)
 
 
 def _code_names(p: KeyPoint) -> list[str]:
