@@ -44,6 +44,20 @@ from tests.test_editor import DATE, claim, doc, written
         ("SpecServe 开源 v0.1.0，H200 goodput 1.9×", ""),
         ("vLLM 0.10.0 的调度器重写", ""),
         ("MCP 规范 2026-11-24 版进入 RC", ""),
+        # the same words, said of something else
+        ("SGLang v0.5.21：无破坏性变更，新增 EAGLE-3 支持", ""),
+        ("温度 1.0 下投机解码接受率仅降 3%", ""),
+        ("DeepSeek-V4 解码吞吐 1.0× 持平", ""),
+        ("Mooncake v1.0-rc1 发布，Store GA 推迟到 11 月", ""),
+        ("vLLM 成为主流云厂商默认推理引擎", ""),
+        ("弹性扩缩：节点上下线时 KV 迁移零丢失", ""),
+        ("Chunked prefill is not enabled by default", ""),
+        # the same news, in other words
+        ("TensorRT-LLM v1.5 将 gpt_attention_plugin 参数更名为 attn_backend", "更名"),
+        ("Ollama 0.9.3 本地 API 未鉴权（GHSA-7x2q-9f3m-x2x1）", "GHSA-"),
+        ("vLLM 不再维护 Python 3.9 wheels", "不再维护"),
+        ("LMDeploy 0.8 gpu_memory_utilization 默认值由 0.9 调为 0.8", "默认值由 0.9 调为"),
+        ("PyTorch drops support for CUDA 11.8", "drops support"),
     ],
 )
 def test_what_makes_a_change_urgent(title: str, word: str) -> None:
@@ -118,6 +132,14 @@ def test_a_settled_question_on_its_own_row_is_low_unless_its_answer_is_urgent(ho
     assert row.action == "更新对应锚点，去掉待核实标注"
     (at,) = c.secondary_rows  # still the paper's row once the rows are ordered by level
     assert c.briefing.priorities[at].content == paper.title
+
+
+def test_a_row_saying_an_urgent_answer_leads() -> None:
+    """The answer is a breaking behaviour: the secondary anchor that settles it says so, at 最高."""
+    paper = claim("Qdrant v1.16 旧参数名 memmap_threshold 的实际行为", ANSWER, stars=3)
+    c = _settled("v1.16.0 静默忽略旧参数名，v1.16.1 起报错", paper)
+    assert [r.level for r in c.briefing.priorities] == ["🔴 最高", "🟡 中"]
+    assert c.briefing.priorities[0].content.startswith(paper.title) and c.secondary_rows == (0,)
 
 
 def test_a_question_a_secondary_anchor_settles_is_said_on_its_row() -> None:

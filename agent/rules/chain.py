@@ -100,7 +100,7 @@ def run_chain(scope: Scope) -> RuleOutcome:
     findings += sel.findings
     resolved, f = resolve(scope.sources, scope.registry)
     findings += f
-    levels, f = prioritise(sel.increments, resolved)
+    levels, f = prioritise(sel, resolved)
     findings += f
     settled = {x.title for x in resolved}
     verify = to_verify(

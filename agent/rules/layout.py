@@ -19,7 +19,6 @@ from agent.core.text import similarity
 from agent.plan.anchors import AnchorRegistry, normalise_url
 from agent.rules.chain import RuleOutcome
 from agent.rules.claims import REL_RANK, Candidate, DocResult, Group, Selection
-from agent.rules.dedupe import Resolved
 from agent.rules.edit import NumberConflict
 from agent.rules.merge import short_subject
 from agent.rules.priority import LEVEL_ORDER, Level
@@ -461,39 +460,28 @@ def _priorities(o: RuleOutcome, labels: Labels) -> tuple[list[PriorityRow], tupl
     """六: the increments, the secondary anchors and the settled questions neither carries, at the
     levels the chain decided (`agent.rules.priority`), the most urgent first and otherwise in 二's
     order. Each row names its increment as 二 titles it. A settled question is E2's too (the
-    living document still marks its anchor 待核实): said on the row of the increment or secondary
-    anchor that settles it, else on a row of its own. Also returns the row of each secondary
-    anchor, in select's order."""
+    living document still marks its anchor 待核实): said on the row the chain found settles it,
+    else on a row of its own. Also returns the row of each secondary anchor, in select's order."""
     sel, resolved, levels = o.selection, o.resolved, o.levels
     word = {"high": labels.level_high, "mid": labels.level_mid, "low": labels.level_low}
     groups = [*sel.increments, *sel.secondary]
-    settled_by = [_settling(x, groups) for x in resolved]
     rows: list[tuple[Level, PriorityRow]] = []
-    for i, g in enumerate(groups):
+    for i, (g, level) in enumerate(zip(groups, levels.rows, strict=True)):
         secondary = i >= len(sel.increments)
         ids = " / ".join(f"arXiv {a.arxiv_id}" for a in g.arxiv) if secondary else ""
-        mine = [x for x, by in zip(resolved, settled_by, strict=True) if by == i]
+        mine = [x for x, on in zip(resolved, levels.settled_on, strict=True) if on == i]
         content = f"{ids} {g.lead.claim.title if secondary else g.headline}".strip()
         content += "".join(labels.settled_note.format(origin=x.origin) for x in mine)
         action = labels.write_into.format(section=g.lead.claim.suggested_section)
         action += labels.and_drop_mark if mine else ""
-        level: Level = "low" if secondary else levels.increments[i]
         rows.append((level, PriorityRow(level=word[level], content=content, action=action)))
-    for x, by, level in zip(resolved, settled_by, levels.settled, strict=True):
-        if by is None:
+    for x, on, level in zip(resolved, levels.settled_on, levels.settled, strict=True):
+        if on is None:
             content = x.title + labels.settled_note.format(origin=x.origin)
             rows.append((level, PriorityRow(level=word[level], content=content, action=labels.drop_verify_mark)))
     order = sorted(range(len(rows)), key=lambda k: LEVEL_ORDER[rows[k][0]])  # stable: 二's order within a level
     secondary_rows = tuple(order.index(k) for k in range(len(sel.increments), len(groups)))
     return [rows[k][1] for k in order], secondary_rows
-
-
-def _settling(x: Resolved, groups: Sequence[Group]) -> int | None:
-    """The row that settles an open question: of the groups the settling document is a source of,
-    the one whose title reads most like the question, if alike (0.5, as subjects are matched)."""
-    scored = [(similarity(g.headline, x.title), i) for i, g in enumerate(groups) if x.doc.path in g.docs]
-    score, i = max(scored, default=(0.0, -1))
-    return i if score >= 0.5 else None
 
 
 __all__ = ["Layout", "lay_out", "names_subject", "verify_item"]

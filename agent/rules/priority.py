@@ -4,12 +4,15 @@ An editor ranks tonight's changes to the living document by what they ask of som
 thing: a breaking change, a removal or rename, a security hole, an end of support, an incident, a
 changed default or a 1.0 release must be acted on, so E2 writes it first (🔴 最高); the other
 increments are 🟡 中; a secondary anchor (a 3★ paper, one short line) and a settled question no
-increment carries (a 待核实 mark to drop) are 🟢 低, unless what settled it is itself urgent. When
-nothing tonight is urgent, the first increment leads, so 六 still says where to start.
+row carries (a 待核实 mark to drop) are 🟢 低. A question settled by an urgent answer makes the row
+that says it 🔴 最高, whichever row that is. When nothing tonight is urgent, the first increment
+leads, so 六 still says where to start.
 
-Urgency is read from what the briefing prints (an increment's title, a settled question's title
-and how it was settled), with the words of `Labels.urgent`: the model's stars rate importance to
-the topic, not whether a reader must act, and a title says what happened.
+Urgency is read from what the briefing prints (an increment's title; a settled question's title
+and how it was settled, which 五 prints), with the words of `Labels.urgent`: the model's stars
+rate importance to the topic, not whether a reader must act, and a title says what happened. A
+secondary anchor's title is not read: the model rated the claim 3★, and a word like 漏洞 in a
+paper's title names its subject more often than an incident.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent.core.labels import ZH, Labels
-from agent.rules.claims import Finding, Group
+from agent.core.text import similarity
+from agent.rules.claims import Finding, Group, Selection
 from agent.rules.dedupe import Resolved
 
 Level = Literal["high", "mid", "low"]
@@ -29,9 +33,12 @@ LEVEL_ORDER: dict[Level, int] = {"high": 0, "mid": 1, "low": 2}
 
 @dataclass(frozen=True)
 class Levels:
-    """The level of each increment (in select's order) and of each settled question (in resolve's)."""
+    """六's decisions. `rows`: the level of each increment, then of each secondary anchor (select's
+    order). `settled_on`: for each settled question (resolve's order), the row of those that
+    says it, or None when it gets a row of its own, at its level in `settled`."""
 
-    increments: tuple[Level, ...]
+    rows: tuple[Level, ...]
+    settled_on: tuple[int | None, ...]
     settled: tuple[Level, ...]
 
 
@@ -41,31 +48,43 @@ def urgent_word(text: str, labels: Labels = ZH) -> str:
     return m.group() if m else ""
 
 
-def prioritise(
-    increments: Sequence[Group], resolved: Sequence[Resolved], labels: Labels = ZH
-) -> tuple[Levels, list[Finding]]:
-    """Each increment's and each settled question's level, with a finding for every one that leads."""
+def prioritise(sel: Selection, resolved: Sequence[Resolved], labels: Labels = ZH) -> tuple[Levels, list[Finding]]:
+    """Each row's level, with a finding for every row that leads and why."""
+    groups = [*sel.increments, *sel.secondary]
     findings: list[Finding] = []
-    levels: list[Level] = []
-    for g in increments:
+    rows: list[Level] = []
+    for g in sel.increments:
         word = urgent_word(g.headline, labels)
-        levels.append("high" if word else "mid")
+        rows.append("high" if word else "mid")
         if word:
             findings.append(_leads(g, f"its title says {word!r}: a reader running it must act"))
+    rows += ["low"] * len(sel.secondary)
+    settled_on = tuple(settling(x, groups) for x in resolved)
     settled: list[Level] = []
-    for x in resolved:
+    for x, on in zip(resolved, settled_on, strict=True):
+        # what settled it is printed too: in 五, and on this row's anchor once E2 drops the mark
         word = urgent_word(f"{x.title} {x.how}", labels)
         settled.append("high" if word else "low")
+        if word and on is not None:
+            rows[on] = "high"
         if word:
             findings.append(Finding("priority", x.title, x.doc.path, "urgent", f"what settled it says {word!r}"))
-    if increments and "high" not in (*levels, *settled):
-        levels[0] = "high"
-        findings.append(_leads(increments[0], "nothing tonight is urgent: the first increment leads"))
-    return Levels(tuple(levels), tuple(settled)), findings
+    if sel.increments and "high" not in (*rows, *settled):  # an urgent answer made its row or its own row high
+        rows[0] = "high"
+        findings.append(_leads(groups[0], "nothing tonight is urgent: the first increment leads"))
+    return Levels(tuple(rows), settled_on, tuple(settled)), findings
+
+
+def settling(x: Resolved, groups: Sequence[Group]) -> int | None:
+    """The row that settles an open question: of the groups the settling document is a source of,
+    the one whose title reads most like the question, if alike (0.5, as subjects are matched)."""
+    scored = [(similarity(g.headline, x.title), i) for i, g in enumerate(groups) if x.doc.path in g.docs]
+    score, i = max(scored, default=(0.0, -1))
+    return i if score >= 0.5 else None
 
 
 def _leads(g: Group, why: str) -> Finding:
     return Finding("priority", g.headline, g.lead.doc.path, "urgent", why, g.lead.ref)
 
 
-__all__ = ["LEVEL_ORDER", "Level", "Levels", "prioritise", "urgent_word"]
+__all__ = ["LEVEL_ORDER", "Level", "Levels", "prioritise", "settling", "urgent_word"]
