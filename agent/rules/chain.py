@@ -67,7 +67,7 @@ class RuleOutcome:
     stopped: list[Stopped]  # carried items that stop being carried, for 五
     conflicts: list[NumberConflict]  # figures two documents state differently (in 三 or dropped)
     relevance: dict[str, str]  # document path -> its 一 label
-    levels: Levels  # 六's level of each increment and of each settled question
+    levels: Levels  # 六: each row's level, and which row says each settled question
     findings: list[Finding]
 
     @property
