@@ -1,4 +1,4 @@
-"""Rule 7: 六's levels, by what waiting would cost the reader.
+"""Rule 8: 六's levels, by what waiting would cost the reader.
 
 An editor ranks tonight's changes to the living document by what they ask of someone who runs the
 thing: a breaking change, a removal or rename, a security hole, an end of support, an incident, a
@@ -26,6 +26,7 @@ from agent.core.labels import ZH, Labels
 from agent.core.text import similarity
 from agent.rules.claims import Finding, Group, Selection
 from agent.rules.dedupe import Resolved
+from agent.rules.verify import SAME_QUESTION
 
 Level = Literal["high", "mid", "low"]
 LEVEL_ORDER: dict[Level, int] = {"high": 0, "mid": 1, "low": 2}
@@ -77,10 +78,10 @@ def prioritise(sel: Selection, resolved: Sequence[Resolved], labels: Labels = ZH
 
 def settling(x: Resolved, groups: Sequence[Group]) -> int | None:
     """The row that settles an open question: of the groups the settling document is a source of,
-    the one whose title reads most like the question, if alike (0.5, as subjects are matched)."""
+    the one whose title reads most like the question, if as alike as two titles of one question."""
     scored = [(similarity(g.headline, x.title), i) for i, g in enumerate(groups) if x.doc.path in g.docs]
     score, i = max(scored, default=(0.0, -1))
-    return i if score >= 0.5 else None
+    return i if score >= SAME_QUESTION else None
 
 
 def _leads(g: Group, why: str) -> Finding:
