@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import cached_property
 from typing import Literal
 
 # Applied after NFKC. "" drops the character, " " makes it a separator.
@@ -37,30 +38,51 @@ _LINE_MARKER_RE = re.compile(
 )
 
 
-def _is_cjk(c: str) -> bool:
-    """CJK ideographs, kana, hangul and CJK punctuation: text that needs no spaces."""
-    o = ord(c)
-    return (
-        0x2E80 <= o <= 0x9FFF
-        or 0xAC00 <= o <= 0xD7AF
-        or 0xF900 <= o <= 0xFAFF
-        or 0xFE30 <= o <= 0xFE4F
-        or 0xFF00 <= o <= 0xFFEF
-        or 0x20000 <= o <= 0x3FFFF
-    )
-
-
-def _is_word(c: str) -> bool:
-    return c.isalnum() and not _is_cjk(c)
+# One piece of folded text: the span of the original it came from, how many folded characters it
+# is, and whether they map one to one onto that span (a run) or each to all of it (a character
+# normalised with its combining marks).
+_Piece = tuple[int, int, int, bool]
 
 
 @dataclass(frozen=True)
 class Folded:
-    """Folded text plus, for each of its characters, the span of the original it came from."""
+    """Folded text plus, for each of its characters, the span of the original it came from.
+
+    The spans are worked out when first asked for: most callers compare folded text and never
+    ask, and per-character spans cost more than the folding itself.
+    """
 
     text: str
-    starts: tuple[int, ...]
-    ends: tuple[int, ...]
+    unsqueezed: str  # the folded text before `_SPACES` decided which spaces stay
+    pieces: tuple[_Piece, ...]
+    spaces: re.Pattern[str]
+
+    @cached_property
+    def _spans(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        starts: list[int] = []
+        ends: list[int] = []
+        for i, j, n, one_to_one in self.pieces:
+            starts += range(i, j) if one_to_one else [i] * n
+            ends += range(i + 1, j + 1) if one_to_one else [j] * n
+        kept_starts: list[int] = []
+        kept_ends: list[int] = []
+        at = 0
+        for m in self.spaces.finditer(self.unsqueezed):
+            stays = m[1] is not None
+            kept_starts += starts[at : m.start() + stays]
+            kept_ends += ends[at : m.start() + stays]
+            at = m.end()
+        kept_starts += starts[at:]
+        kept_ends += ends[at:]
+        return tuple(kept_starts), tuple(kept_ends)
+
+    @property
+    def starts(self) -> tuple[int, ...]:
+        return self._spans[0]
+
+    @property
+    def ends(self) -> tuple[int, ...]:
+        return self._spans[1]
 
 
 def _one_to_one() -> tuple[re.Pattern[str], dict[int, str]]:
@@ -100,67 +122,52 @@ def fold_map(s: str, *, squeeze: bool = True) -> Folded:
     character knows its span of the original. `squeeze=False` keeps one space wherever there
     was whitespace, for `facts`, which needs token boundaries ("--a\\n--b" is two flags).
     """
-    pieces: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
+    texts: list[str] = []
+    pieces: list[_Piece] = []
     at = 0
     for m in _LINE_MARKER_RE.finditer(s):
-        _fold_span(s, at, m.start(), pieces, starts, ends)
+        _fold_span(s, at, m.start(), texts, pieces)
         at = m.end()
-    _fold_span(s, at, len(s), pieces, starts, ends)
-    return _squeezed("".join(pieces), starts, ends, squeeze)
+    _fold_span(s, at, len(s), texts, pieces)
+    text = "".join(texts)
+    spaces = _SPACES[squeeze]
+    return Folded(spaces.sub(r"\1", text), text, tuple(pieces), spaces)
 
 
-def _fold_span(s: str, i: int, stop: int, pieces: list[str], starts: list[int], ends: list[int]) -> None:
-    """Fold `s[i:stop]` onto `pieces`, with each folded character's span of `s`."""
+def _fold_span(s: str, i: int, stop: int, texts: list[str], pieces: list[_Piece]) -> None:
+    """Fold `s[i:stop]` onto `texts`, with each piece's span of `s` onto `pieces`."""
     while i < stop:
         run = _ONE_RUN_RE.match(s, i, stop)
         j = run.end() if run else i
         if j < len(s) and j > i and unicodedata.combining(s[j]):
             j -= 1  # the run's last character normalises with the marks that follow it
         if j > i:
-            pieces.append(s[i:j].translate(_ONE_TABLE))
-            starts.extend(range(i, j))
-            ends.extend(range(i + 1, j + 1))
+            texts.append(s[i:j].translate(_ONE_TABLE))
+            pieces.append((i, j, j - i, True))
             i = j
             continue
         j = i + 1
         while j < len(s) and unicodedata.combining(s[j]):
             j += 1
-        for c in unicodedata.normalize("NFKC", s[i:j]):
-            c = _MATCH_MAP.get(c, c)
-            if c:
-                pieces.append(" " if c.isspace() else c)
-                starts.append(i)
-                ends.append(j)
+        out = "".join(
+            " " if c.isspace() else c for c in (_MATCH_MAP.get(c, c) for c in unicodedata.normalize("NFKC", s[i:j]))
+        )
+        if out:
+            texts.append(out)
+            pieces.append((i, j, len(out), False))
         i = j
 
 
-_SPACES_RE = re.compile(" +")
-
-
-def _squeezed(text: str, starts: list[int], ends: list[int], squeeze: bool) -> Folded:
-    """A run of spaces survives (as one) only between two non-CJK word characters: Chinese
-    needs no spaces, and writers put them around English terms and punctuation at will.
-    Without `squeeze`, every run inside the text survives as one space."""
-    out: list[str] = []
-    out_starts: list[int] = []
-    out_ends: list[int] = []
-    at = 0
-    for m in _SPACES_RE.finditer(text):
-        a, b = m.span()
-        out.append(text[at:a])
-        out_starts += starts[at:a]
-        out_ends += ends[at:a]
-        at = b
-        if a > 0 and b < len(text) and (not squeeze or (_is_word(text[a - 1]) and _is_word(text[b]))):
-            out.append(" ")
-            out_starts.append(starts[a])
-            out_ends.append(ends[a])
-    out.append(text[at:])
-    out_starts += starts[at:]
-    out_ends += ends[at:]
-    return Folded("".join(out), tuple(out_starts), tuple(out_ends))
+# Each run of spaces, with group 1 the one space that stays of it: with `squeeze`, only between two
+# non-CJK word characters, since Chinese needs no spaces and writers put them around English terms
+# and punctuation at will; without, inside the text. Every other run goes, and so do the text's
+# leading and trailing spaces. "[^\W_]" is exactly `str.isalnum`; the ranges are CJK ideographs, kana,
+# hangul and CJK punctuation: text that needs no spaces.
+_WORD = r"[^\W_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]"
+_SPACES = {
+    True: re.compile(rf"(?<={_WORD})( ) *+(?={_WORD})| +"),
+    False: re.compile(r"(?<=[^ ])( ) *+(?=[^ ])| +"),
+}
 
 
 def fold(s: str) -> str:
