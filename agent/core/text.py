@@ -131,7 +131,7 @@ def fold_map(s: str, *, squeeze: bool = True) -> Folded:
     _fold_span(s, at, len(s), texts, pieces)
     text = "".join(texts)
     spaces = _SPACES[squeeze]
-    return Folded(spaces.sub(r"\1", text), text, tuple(pieces), spaces)
+    return Folded(spaces.sub(_one_or_none, text), text, tuple(pieces), spaces)
 
 
 def _fold_span(s: str, i: int, stop: int, texts: list[str], pieces: list[_Piece]) -> None:
@@ -168,6 +168,10 @@ _SPACES = {
     True: re.compile(rf"(?<={_WORD})( ) *+(?={_WORD})| +"),
     False: re.compile(r"(?<=[^ ])( ) *+(?=[^ ])| +"),
 }
+
+
+def _one_or_none(m: re.Match[str]) -> str:
+    return m[1] or ""
 
 
 def fold(s: str) -> str:
