@@ -18,6 +18,7 @@ import pytest
 
 from agent.core.arxiv import find_ids, validate
 from agent.core.labels import ZH
+from agent.extract.offline.extractor import _urls
 from agent.extract.offline.outline import parse_outline
 from agent.pipeline import RunReport, Settings, run
 from agent.plan.parse import parse
@@ -175,6 +176,28 @@ def test_other_agents_and_heading_styles(tmp_path: Path) -> None:
     assert report.composed.briefing.summary.new_arxiv == ["2603.01234"]
 
 
+ONE_LINERS = """# ann 的今日速递 · 3-14
+
+1. PostgreSQL 18.1 发布：B-tree 索引去重修复，逻辑复制 failover slot 转正，HNSW 构建提速 30%。https://www.postgresql.org/about/news/pg181/
+2. 一个新的存储库 quickstore 上了 HN 首页，说复制比 rsync 快 3 倍。https://news.ycombinator.com/item?id=1
+3. Svelte 6 发布，组件语法更新。https://svelte.dev/blog/svelte-6
+4. 周五有个线上分享，想听的私信我。
+"""
+
+
+def test_a_digest_s_one_liners_are_items_held_like_table_rows(tmp_path: Path) -> None:
+    """Each linked one-liner is its own subject, but one line is one line of a list: the on-topic
+    release is a secondary anchor, not an increment; a line the profile only half fits (a storage
+    tool said to copy fast) is not kept at all; the aside with no link is not an item."""
+    report = offline_run(workspace(tmp_path, {"inbox/ann/2026-03-14-1930-ann-digest.md": ONE_LINERS}), tmp_path)
+    assert_valid(report)
+    assert report.composed.briefing.increments == []
+    anchors = [f.subject for f in report.composed.findings if f.decision == "secondary anchor"]
+    assert anchors == ["PostgreSQL 18.1 发布"]
+    skipped = " ".join(s.subject for r in report.outcome.doc_results if r.extraction for s in r.extraction.skipped)
+    assert "quickstore" in skipped and "Svelte 6 发布" in skipped and "周五" not in skipped
+
+
 def test_a_flood_of_candidates_gives_at_most_eight(tmp_path: Path) -> None:
     entries = "\n".join(
         f"## 条目 {i}：PostgreSQL 索引优化第 {i} 项\n\n- 评级：⭐⭐⭐⭐⭐\n- 可信度：高\n\n"
@@ -316,11 +339,84 @@ def test_every_claim_quotes_its_document_exactly(tmp_path: Path) -> None:
         ("Title line\n\n**Bold entry**\n- Rating: ⭐⭐⭐⭐\n- a point\n", "§Bold entry", "Bold entry", 4),
         ("# T\n\n| # | 条目 | 评级 |\n|---|---|---|\n| 7 | X | ⭐⭐ |\n\n## 7. X\n\n- 点\n", "§7", "X", 2),
         ("just one paragraph, no structure at all\n", "§全文", "just one paragraph, no structure at all", None),
+        ("# T\n\n## 一、推理\n\n### §一.2 vLLM 新增 KV Pin API\n\n- 点\n", "§一.2", "vLLM 新增 KV Pin API", None),
+        ("# T\n\n## §3 SPLADE-v4（⭐⭐⭐⭐）\n\n- 点\n", "§3", "SPLADE-v4", 4),
     ],
 )
 def test_items_are_split_where_the_document_splits_them(text: str, ref: str, title: str, rating: int | None) -> None:
     (item,) = parse_outline(text).items
     assert (item.ref, item.title, item.rating) == (ref, title, rating)
+
+
+RELEASES = """# 版本发布观察
+
+## 一、推理引擎
+
+| 项目 | 版本 | 变更 | 链接 |
+|---|---|---|---|
+| vLLM | v0.23.0 | 移除 `--swap-space` | https://github.com/vllm-project/vllm/releases/tag/v0.23.0 |
+| Mooncake | v1.0.0 | Mooncake Store GA | https://github.com/kvcache-ai/Mooncake/releases/tag/v1.0.0 |
+"""
+RESULTS = """# 评测
+
+## 一、吞吐
+
+| 配置 | 吞吐 | 链接 |
+|---|---|---|
+| batch 1 | 120 tok/s | https://example.org/run/1 |
+| batch 8 | 610 tok/s | https://example.org/run/8 |
+"""
+DIGEST = """# lin 的今日速递 · 10-21
+
+今天挑了 3 条 👇
+
+1. vLLM v0.23.0 发了：`--swap-space` 没了。https://github.com/vllm-project/vllm/releases/tag/v0.23.0
+2. TensorRT-LLM v1.4.0：NVFP4 KV cache 转正。https://github.com/NVIDIA/TensorRT-LLM/releases/tag/v1.4.0
+3. 周五有个线上分享，想听的私信我。
+
+有漏的在群里喊我～
+"""
+ONE_SUBJECT = """# vLLM 升级笔记
+
+1. 先读 release notes：https://github.com/vllm-project/vllm/releases/tag/v0.23.0
+2. 再查启动脚本：https://github.com/vllm-project/vllm/releases/tag/v0.23.0
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "items"),
+    [
+        pytest.param(
+            RELEASES,
+            [
+                ("vLLM v0.23.0", ["github.com/vllm-project/vllm/releases/tag/v0.23.0"]),
+                ("Mooncake v1.0.0", ["github.com/kvcache-ai/Mooncake/releases/tag/v1.0.0"]),
+            ],
+            id="a-release-table-is-a-release-a-row",
+        ),
+        pytest.param(RESULTS, [("吞吐", None)], id="a-table-of-one-subject-s-results-stays-its-points"),
+        pytest.param(
+            DIGEST,
+            [
+                ("vLLM v0.23.0 发了", ["github.com/vllm-project/vllm/releases/tag/v0.23.0"]),
+                ("TensorRT-LLM v1.4.0", ["github.com/NVIDIA/TensorRT-LLM/releases/tag/v1.4.0"]),
+            ],
+            id="a-digest-of-linked-one-liners-is-an-item-a-line",
+        ),
+        pytest.param(ONE_SUBJECT, [("vLLM 升级笔记", None)], id="steps-citing-one-link-stay-one-item"),
+    ],
+)
+def test_a_list_of_subjects_is_read_as_items_each_with_its_own_links(
+    text: str, items: list[tuple[str, list[str] | None]]
+) -> None:
+    """A release table's rows, or a digest's linked one-liners, each name a subject of their own:
+    each is an item, linked to its own source only (so merge cannot join them by a shared link),
+    and held like a table row (never more than a secondary anchor on its own)."""
+    outline = parse_outline(text)
+    assert [it.title for it in outline.items] == [title for title, _ in items]
+    for it, (_, links) in zip(outline.items, items, strict=True):
+        if links is not None:
+            assert it.row and _urls(it, text) == links
 
 
 ANSWERS = """

@@ -185,6 +185,9 @@ _PLAIN = st.sampled_from(list("推理引擎的内存缓存量化") + list("abcXY
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), text=st.lists(_PLAIN, min_size=6, max_size=120).map("".join))
 def test_locate_finds_fullwidth_variants_of_any_substring(data: st.DataObject, text: str) -> None:
+    # "0) …" opens a numbered item, whose marker folding drops: a quote starting inside it ("） …")
+    # quotes markup the text no longer has
+    assume(not re.match(r"[0-9]{1,2}[.)] ", text))
     i = data.draw(st.integers(0, len(text) - 4), label="i")
     j = data.draw(st.integers(i + 4, len(text)), label="j")
     quote = text[i:j].translate(_TO_FULLWIDTH)

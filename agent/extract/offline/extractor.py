@@ -194,7 +194,9 @@ def extract_document(doc: SourceDoc, ctx: Context) -> FileExtraction:
     for item in outline.items:
         fit = _fit(item, outline, doc, ctx)
         fits.append(fit)
-        claim = _claim(item, outline, doc, ctx, fit) if fit.relevance in ("高", "中") else None
+        # one line of a list or a table says too little for a middling fit to carry it
+        kept = ("高",) if item.row else ("高", "中")
+        claim = _claim(item, outline, doc, ctx, fit) if fit.relevance in kept else None
         if claim is None:
             skipped.append(SkippedItem(subject=_scrub(_short(item.title), ctx), reason=_skip_reason(item, fit, ctx)))
         else:
@@ -314,8 +316,11 @@ def _arxiv(item: Item, outline: Outline, doc: SourceDoc, ctx: Context) -> list[A
 
 
 def _urls(item: Item, text: str) -> list[str]:
+    """The links of the item's source fields, else of its text: a lifted row's own line, not the
+    table's (each row of a release table links its own release)."""
     source = " ".join(v for k, (v, _) in item.fields.items() if k in ("source", "arxiv"))
-    found = _URL.findall(source) or _URL.findall(text)
+    own = "\n".join(p.raw for top in item.points for p in _walk(top)) if item.row else text
+    found = _URL.findall(source) or _URL.findall(own)
     out: list[str] = []
     for u in found:
         u = re.sub(r"^https?://(?:www\.)?", "", u).rstrip("/.，。")

@@ -28,9 +28,10 @@ _FIELD = re.compile(r"^\*{0,2}([^：:*]{1,16}?)\*{0,2}\s*[：:]\s*(.*)$")
 _STARS = re.compile(r"[⭐★]")
 _CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
 _CN_NUM = "一二三四五六七八九十"
-# "条目 3：", "Item 3.", "3. ", "3、", "①", "一、", "#3"
+# "条目 3：", "Item 3.", "§一.1 ", "§3 ", "3. ", "3、", "①", "一、", "#3"
 _NUMBERING = re.compile(
     rf"^(?:(?P<label>条目|Item|Entry|第)\s*(?P<ln>\d+)\s*[条项]?\s*[：:.、\-—]?\s*"
+    rf"|§(?P<s>(?:\d{{1,3}}|[{_CN_NUM}]{{1,3}})(?:\.\d{{1,3}})*)[.)、：:]?\s*"
     rf"|#?(?P<n>\d{{1,3}}(?:\.\d{{1,3}})*)[.)、：:]?(?=\s|$)\s*"
     rf"|(?P<c>[{_CIRCLED}])\s*"
     rf"|(?P<cn>[{_CN_NUM}]{{1,3}})[、.．]\s*)"
@@ -63,6 +64,7 @@ class Point:
     raw: str  # the exact span of the document it came from
     numbered: bool = False
     children: tuple[Point, ...] = ()
+    entry: str = ""  # a table row that is an entry of its own (a release): the entry's name
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ def split_number(heading: str) -> tuple[str, str, str]:
     rest = h[m.end() :].strip(" ：:—-")
     if m["label"]:
         return m["label"], m["ln"], rest
-    return "", m["n"] or m["c"] or m["cn"] or "", rest or h
+    return "", m["s"] or m["n"] or m["c"] or m["cn"] or "", rest or h
 
 
 def _cells(line: str) -> tuple[str, ...]:
@@ -178,7 +180,7 @@ def parse_outline(text: str, *, whole: bool = False) -> Outline:
     if whole:
         items = [_whole(text, offset, doc_title, lines)]
     elif not items:
-        items = _list_items(lines, text) or [_whole(text, offset, doc_title, lines)]
+        items = _list_items(lines, text) or _linked_entries(lines, text) or [_whole(text, offset, doc_title, lines)]
     items = [sub for it in items for sub in _lift_rows(it)]
     for it in items:
         _rate_from_index(it, index_rows)
@@ -336,10 +338,13 @@ class _Points:
 
     def flush_table(self) -> None:
         rows = [ln for ln in self.table if not _TABLE_RULE.match(ln.text)]
+        names = _entry_columns(_cells(rows[0].text)) if rows else None
         for ln in rows[1:]:  # the first row names the columns
-            cells = [c for c in _cells(ln.text) if c and c not in ("—", "-")]
+            row = _cells(ln.text)
+            cells = [c for c in row if c and c not in ("—", "-")]
             if cells:
-                self.target.append(Point(" · ".join(cells), ln.text.strip()))
+                entry = " ".join(row[i] for i in names if i < len(row)) if names else ""
+                self.target.append(Point(" · ".join(cells), ln.text.strip(), entry=entry))
         self.table.clear()
 
     def close_sub(self) -> None:
@@ -365,6 +370,21 @@ class _Points:
         self.flush_table()
         self.close_sub()
         return self.top
+
+
+# Column names that make a table a list of releases: one row per project and version.
+_PROJECT_COLUMN = re.compile(
+    r"^(?:项目|组件|名称|框架|库|仓库|project|name|component|package|library|repo(?:sitory)?)$", re.I
+)
+_VERSION_COLUMN = re.compile(r"^(?:版本|版本号|发布|release|version|tag)$", re.I)
+
+
+def _entry_columns(header: tuple[str, ...]) -> tuple[int, int] | None:
+    """The project and version columns of a release table's header, if it is one: each of its
+    rows is then a release of its own, as each row of a table of papers is a paper."""
+    project = next((i for i, c in enumerate(header) if _PROJECT_COLUMN.match(c.strip())), None)
+    version = next((i for i, c in enumerate(header) if _VERSION_COLUMN.match(c.strip())), None)
+    return (project, version) if project is not None and version is not None else None
 
 
 def _tree(flat: list[tuple[int, str, str, bool]]) -> list[Point]:
@@ -417,6 +437,46 @@ def _list_items(lines: list[_Line], text: str) -> list[Item]:
     return out
 
 
+_LINK = re.compile(r"https?://[^\s)）>\]]+")
+_FIRST_CLAUSE = re.compile(r"^(.+?)(?:[：:，,；;。]|\s—|\shttps?://|$)")
+
+
+def _linked_entries(lines: list[_Line], text: str) -> list[Item]:
+    """No headings and no bold leads: a list whose entries link to sources of their own (a
+    digest of one-liners) is a list of items, each named by its first clause. An entry is one
+    line of a list, so it is held like a table row (never more than a secondary anchor alone)."""
+    tops = [n for n, ln in enumerate(lines) if not ln.code and (m := _LIST.match(ln.text)) and not m[1]]
+    links = [frozenset(_LINK.findall(lines[n].text)) for n in tops]
+    linked = [x for x in links if x]
+    if len(linked) < 2 or len(set(linked)) < len(linked):
+        return []
+    out: list[Item] = []
+    starts = set(tops)
+    for n, own in zip(tops, links, strict=True):
+        if not own:
+            continue  # an entry with no source of its own is the writer's aside, not an item
+        m = _LIST.match(lines[n].text)
+        assert m is not None
+        body = m[3].strip()
+        head = _FIRST_CLAUSE.match(clean(body))
+        title = _title(head[1] if head else clean(body))
+        # up to the next entry or the first blank line: what follows a blank line is the writer's own
+        end = next((x for x in range(n + 1, len(lines)) if x in starts or not lines[x].text.strip()), len(lines))
+        item = Item(
+            ref=f"§{m[2].rstrip('.)、')}",
+            number=m[2].rstrip(".)、"),
+            title=title,
+            heading=body,
+            start=lines[n].start,
+            end=lines[end - 1].end,
+            row=True,
+        )
+        _fill(item, lines[n + 1 : end], text)
+        item.points = [Point(clean(body), body), *item.points]
+        out.append(item)
+    return out
+
+
 def _whole(text: str, offset: int, title: str, lines: list[_Line]) -> Item:
     first = next((ln.text.strip() for ln in lines if ln.text.strip() and not ln.code), "")
     head = title or clean(first.lstrip("#> ").strip())
@@ -429,14 +489,15 @@ _ARXIV_HINT = re.compile(r"(?i)arxiv|\b\d{4}\.\d{4,5}\b")
 
 
 def _lift_rows(item: Item) -> list[Item]:
-    """A table of papers inside an item: each row naming an arXiv ID is an item of its own, and
-    a paragraph about that ID ("关于 arXiv:…：" plus its bullets) goes with the row."""
-    rows = [p for p in item.points if p.raw.startswith("|") and _ARXIV_HINT.search(p.raw)]
+    """A table of papers or of releases inside an item: each row naming an arXiv ID, or each row
+    of a release table, is an item of its own; a paragraph about a paper's ID ("关于 arXiv:…："
+    plus its bullets) goes with its row."""
+    rows = [p for p in item.points if p.raw.startswith("|") and (p.entry or _ARXIV_HINT.search(p.raw))]
     if len(rows) < 2:
         return [item]
     lifted: list[Item] = []
     for p in rows:
-        name = re.split(r"\s·\s", p.text, maxsplit=1)[0]
+        name = p.entry or re.split(r"\s·\s", p.text, maxsplit=1)[0]
         name = re.sub(r"[（(][^）)]*(?:arxiv|\d{4}\.\d{4,5})[^）)]*[）)]", "", name, flags=re.I).strip()
         sub = Item(
             ref=item.ref,
