@@ -429,6 +429,12 @@ PIN = "v0.23.0 新增 KV Pin API（#41234）"
             "vLLM v0.23.0 移除 --swap-space 无别名",
             id="the-title-s-version-again",  # the title names the release; its version is no figure
         ),
+        pytest.param(
+            "vLLM v0.23.0 移除 --swap-space",
+            "`--swap-space`移除且无别名，旧启动脚本会直接报错",
+            "移除`--swap-space`，无别名",
+            id="a-flag-in-code-beside-chinese-is-named-elsewhere",  # folded text has no space around it
+        ),
     ],
 )
 def test_a_point_saying_nothing_beyond_the_title_and_another_point_is_folded(title: str, kept: str, point: str) -> None:

@@ -239,6 +239,8 @@ def test_locate_finds_fullwidth_variants_of_any_substring(data: st.DataObject, t
         pytest.param("9-22 22:00：无", {"9-22", "9", "22", "22:00"}, id="time-before-colon"),
         pytest.param("inbox/jay/2026-09-22-1050-jay.md", {"2026-09-22", "1050"}, id="file-name-not-negative"),
         pytest.param("① SGLang ② TGI", set(), id="circled-enumerators"),
+        pytest.param("替代写法——`--kv-offload-gb <N>`", {"--kv-offload-gb"}, id="a-flag-after-an-em-dash"),
+        pytest.param("TGI 已死——HF 官方建议迁移", set(), id="an-em-dash-makes-no-flag"),
         pytest.param("**3.6%**", {"3.6%"}, id="markdown"),
         pytest.param("３．６％ 与 ｖ０．５．１９", {"3.6%", "0.5.19"}, id="fullwidth"),
         pytest.param("没有任何数字", set(), id="none"),

@@ -399,8 +399,9 @@ def dice(a: tuple[Counter[str], int], b: tuple[Counter[str], int]) -> float:
 # What `facts` leaves where it took something: not a space, so that "-1050" left over from
 # "2026-09-22-1050" does not read as a negative number.
 _BLANK = "\x00"
-# ①②③ and ❶❷❸ number items; NFKC would turn them into digits that state nothing.
-_ENUMERATOR_RE = re.compile("[\u2460-\u24ff\u2776-\u2793\u3251-\u325f\u32b1-\u32bf]")
+# ①②③ and ❶❷❸ number items; NFKC would turn them into digits that state nothing. An em dash is
+# punctuation ("替代写法——--kv-offload-gb"), which `fold` would turn into a hyphen glued to what follows.
+_SEPARATOR_RE = re.compile("[\u2460-\u24ff\u2776-\u2793\u3251-\u325f\u32b1-\u32bf\u2014\u2015]")
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _UNIT = r"%|‰|×|[xX](?![A-Za-z0-9])|bits?(?![A-Za-z])|[KkMBGT](?![A-Za-z])"
 _END = r"(?![0-9]|\.\d)"
@@ -480,7 +481,7 @@ def facts(s: str) -> set[str]:
     - arXiv IDs by versionless key: "2605.11093", "hep-th/9901001"
     - names with digits, lowercased: "qwen3-14b", "deepseek-v4" (also from "DeepSeek V4"), "h100"
     """
-    work = fold_map(_ENUMERATOR_RE.sub(" ", s), squeeze=False).text
+    work = fold_map(_SEPARATOR_RE.sub(" ", s), squeeze=False).text
     found: set[str] = set()
     for pattern, render in _PASSES:
         work = _take(work, pattern, render, found)

@@ -7,7 +7,8 @@ credibility line.
   points are weighed first, so of two points saying one thing the one saying more is kept. A point
   naming a package, an API or a file in code that nothing else names stays.
 - A later source's point that opens by restating earlier points ('破坏性变更：移除 A 与 B，改用 C'
-  after a point on A and one on B) keeps only what it adds ('改用 C'), after the point it continues.
+  after a point on A and one on B) keeps only what it adds ('改用 C'), after the point it continues; the points it
+  restates are not folded into it.
 - When two documents give different values for one measure of the subject (TTFT 2.1× vs 1.6×,
   CVSS 8.8 vs 7.1), neither value is stated: the points that state one are withheld, and the
   dispute goes to 三 (`agent.rules.verify`), which names both documents and both values.
@@ -206,6 +207,9 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
     written = [fold(" ".join(n.text for n in u.point.walk())).lower() for u in units]
     alive = list(range(len(units)))
     holds: set[int] = set()  # points something was folded into: what they absorbed must stay stated
+    # a later point that opens by restating earlier ones keeps only what it adds (`_trim`): the
+    # points it restates are not folded into it
+    sums = {j for j in range(1, len(units)) if _continuation(units[j].point, units[:j]) is not None}
 
     def richness(i: int) -> tuple[int, int, int]:
         """What a point says beyond the title: a restatement of the title is weighed first."""
@@ -213,7 +217,11 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
 
     for i in sorted(alive, key=richness):
         # not against a poorer point that says no more than it: of two saying one thing, the fuller stays
-        others = [j for j in alive if j != i and not (richness(j) < richness(i) and facts[j] <= facts[i])]
+        others = [
+            j
+            for j in alive
+            if j != i and not (richness(j) < richness(i) and facts[j] <= facts[i]) and not (j in sums and j > i)
+        ]
         if i in holds or not others:
             continue
         known = [named, *(facts[j] for j in others)]
@@ -376,8 +384,11 @@ def _code_names(p: KeyPoint) -> list[str]:
 
 def _code_named(names: list[str], elsewhere: list[str]) -> bool:
     """Whether the title or another point (`elsewhere`: their folded, lowercased text) writes each
-    of `names` as a whole name (`cp` is not written by 'mcp')."""
-    return all(any(re.search(rf"(?<![\w.-]){re.escape(c)}(?![\w-])", e) for e in elsewhere) for c in names)
+    of `names` as a whole name (`cp` is not written by 'mcp'). Folded text has no space between a
+    name and the Chinese beside it, so only Latin letters and digits continue a name."""
+    return all(
+        any(re.search(rf"(?<![A-Za-z0-9_.-]){re.escape(c)}(?![A-Za-z0-9_-])", e) for e in elsewhere) for c in names
+    )
 
 
 _CODE_NAME = re.compile(r"`([^`\s]+)`")
