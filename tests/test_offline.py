@@ -357,6 +357,15 @@ RELEASES = """# 版本发布观察
 | vLLM | v0.23.0 | 移除 `--swap-space` | https://github.com/vllm-project/vllm/releases/tag/v0.23.0 |
 | Mooncake | v1.0.0 | Mooncake Store GA | https://github.com/kvcache-ai/Mooncake/releases/tag/v1.0.0 |
 """
+UPGRADE = """# 评测
+
+## 一、升级前后
+
+| 项目 | 版本 | 吞吐 | 链接 |
+|---|---|---|---|
+| vLLM | v0.22.0 | 1,200 tok/s | https://example.org/run/22 |
+| vLLM | v0.23.0 | 1,450 tok/s | https://example.org/run/23 |
+"""
 RESULTS = """# 评测
 
 ## 一、吞吐
@@ -395,6 +404,7 @@ ONE_SUBJECT = """# vLLM 升级笔记
             id="a-release-table-is-a-release-a-row",
         ),
         pytest.param(RESULTS, [("吞吐", None)], id="a-table-of-one-subject-s-results-stays-its-points"),
+        pytest.param(UPGRADE, [("升级前后", None)], id="one-project-at-two-versions-is-one-comparison"),
         pytest.param(
             DIGEST,
             [

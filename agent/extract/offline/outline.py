@@ -339,6 +339,9 @@ class _Points:
     def flush_table(self) -> None:
         rows = [ln for ln in self.table if not _TABLE_RULE.match(ln.text)]
         names = _entry_columns(_cells(rows[0].text)) if rows else None
+        projects = [_cells(ln.text)[names[0]] for ln in rows[1:] if names and names[0] < len(_cells(ln.text))]
+        if len(set(projects)) < len(projects):
+            names = None  # one project at several versions: a comparison of one subject, its rows its points
         for ln in rows[1:]:  # the first row names the columns
             row = _cells(ln.text)
             cells = [c for c in row if c and c not in ("—", "-")]
