@@ -337,13 +337,13 @@ class _Points:
             self.item.rating = stars_in(value) or self.item.rating
 
     def flush_table(self) -> None:
-        rows = [ln for ln in self.table if not _TABLE_RULE.match(ln.text)]
-        names = _entry_columns(_cells(rows[0].text)) if rows else None
-        projects = [_cells(ln.text)[names[0]] for ln in rows[1:] if names and names[0] < len(_cells(ln.text))]
+        lines = [ln for ln in self.table if not _TABLE_RULE.match(ln.text)]
+        rows = [_cells(ln.text) for ln in lines]
+        names = _entry_columns(rows[0]) if rows else None
+        projects = [row[names[0]] for row in rows[1:] if names and names[0] < len(row)]
         if len(set(projects)) < len(projects):
             names = None  # one project at several versions: a comparison of one subject, its rows its points
-        for ln in rows[1:]:  # the first row names the columns
-            row = _cells(ln.text)
+        for ln, row in zip(lines[1:], rows[1:], strict=True):  # the first row names the columns
             cells = [c for c in row if c and c not in ("—", "-")]
             if cells:
                 entry = " ".join(row[i] for i in names if i < len(row)) if names else ""
