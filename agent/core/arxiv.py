@@ -121,13 +121,9 @@ class Verdict:
     reason: str
 
 
+# Fullwidth ASCII as ASCII (２６０９．１９６５７ → 2609.19657), one character for one, so that
+# offsets into the translated text are offsets into the original.
 _FULLWIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
-
-
-def _fold_1to1(text: str) -> str:
-    """Fullwidth ASCII as ASCII (２６０９．１９６５７ → 2609.19657), one character for one, so that
-    offsets into the result are offsets into `text`."""
-    return text.translate(_FULLWIDTH)
 
 
 def _plausible_bare(arxiv_id: ArxivId) -> bool:
@@ -151,7 +147,7 @@ def find_ids(text: str) -> list[ArxivMatch]:
     when nothing digit- or letter-like touches it, which keeps `v0.5.19`, `2026.09.22`,
     `Qwen3.8` and friends out. Finding does not judge: pass each `.id` to `validate`.
     """
-    folded = _fold_1to1(text)
+    folded = text.translate(_FULLWIDTH)
     found: list[ArxivMatch] = []
     for m in _FIND_RE.finditer(folded):
         arxiv_id = normalise(m.group())

@@ -40,7 +40,7 @@ class _Frozen(BaseModel):
 _M = TypeVar("_M", bound=BaseModel)
 
 
-def updated(model: _M, changes: Mapping[str, Any], *, origin: str = "setting") -> _M:
+def updated(model: _M, changes: Mapping[str, Any]) -> _M:
     """`model` with `changes` applied and validated: the constraints of the model are the only checks."""
     if not changes:
         return model
@@ -51,7 +51,7 @@ def updated(model: _M, changes: Mapping[str, Any], *, origin: str = "setting") -
         first = e.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
         raise PredigestError(
-            f"{origin} {key} = {first.get('input')!r}: {first['msg']}",
+            f"setting {key} = {first.get('input')!r}: {first['msg']}",
             hint="fix the flag (--" + key.replace("_", "-") + "), the environment variable or [llm] in predigest.toml",
         ) from None
 
@@ -109,7 +109,7 @@ class LLMSettings(_Frozen):
     )
 
     def with_(self, **changes: Any) -> LLMSettings:
-        return updated(self, changes, origin="setting")
+        return updated(self, changes)
 
     def price(self, model: str = "") -> tuple[float, float] | tuple[float, float, float] | None:
         """USD per 1M (input, output[, cached input]) tokens for `model` (default: the configured model)."""

@@ -48,8 +48,7 @@ _Piece = tuple[int, int, int, bool]
 class Folded:
     """Folded text plus, for each of its characters, the span of the original it came from.
 
-    The spans are worked out when first asked for: most callers compare folded text and never
-    ask, and per-character spans cost more than the folding itself.
+    The spans are worked out when first asked for: most callers compare folded text and never ask.
     """
 
     text: str
@@ -131,7 +130,7 @@ def fold_map(s: str, *, squeeze: bool = True) -> Folded:
     _fold_span(s, at, len(s), texts, pieces)
     text = "".join(texts)
     spaces = _SPACES[squeeze]
-    return Folded(spaces.sub(_one_or_none, text), text, tuple(pieces), spaces)
+    return Folded(spaces.sub(lambda m: m[1] or "", text), text, tuple(pieces), spaces)
 
 
 def _fold_span(s: str, i: int, stop: int, texts: list[str], pieces: list[_Piece]) -> None:
@@ -170,10 +169,6 @@ _SPACES = {
 }
 
 
-def _one_or_none(m: re.Match[str]) -> str:
-    return m[1] or ""
-
-
 def fold(s: str) -> str:
     """`s` as compared for matching only — never shown to a reader.
 
@@ -210,13 +205,6 @@ _RARE = 48  # a bigram seen more often than this in the source says little about
 _MIN_VOTERS = 4
 
 
-def _bigram_index(folded: str) -> dict[str, list[int]]:
-    index: dict[str, list[int]] = {}
-    for i in range(len(folded) - 1):
-        index.setdefault(folded[i : i + 2], []).append(i)
-    return index
-
-
 def _best_substring(quote: str, window: str) -> tuple[float, int, int]:
     """The substring of `window` most like `quote`: (score, start, end).
 
@@ -246,7 +234,9 @@ def _fuzzy(quote: str, folded: str) -> tuple[float, int, int]:
     windows are compared character by character, so the cost stays near-linear in the
     document.
     """
-    index = _bigram_index(folded)
+    index: dict[str, list[int]] = {}
+    for i in range(len(folded) - 1):
+        index.setdefault(folded[i : i + 2], []).append(i)
     m = len(quote)
     grams = [(q, index.get(quote[q : q + 2], [])) for q in range(m - 1)]
     grams = [(q, positions) for q, positions in grams if positions]
@@ -358,8 +348,7 @@ def _rest_in_order(
 
 
 def bigram_counts(s: str) -> tuple[Counter[str], int]:
-    """The bigram counts `similarity` compares, and their total (the anchors' subject index sums
-    them itself)."""
+    """The bigram counts `similarity` compares, and their total."""
     t = fold(s).lower()
     grams = Counter([t] if t else []) if len(t) < 2 else Counter(t[i : i + 2] for i in range(len(t) - 1))
     return grams, sum(grams.values())
@@ -444,12 +433,8 @@ def _digits(n: str, *, measured: bool) -> str:
     return n
 
 
-def _unit(u: str | None) -> str:
-    return _UNIT_CANON.get(u, u) if u else ""
-
-
 def _number(n: str, unit: str | None) -> str:
-    return _digits(n, measured=bool(unit)) + _unit(unit)
+    return _digits(n, measured=bool(unit)) + (_UNIT_CANON.get(unit, unit) if unit else "")
 
 
 Render = Callable[[re.Match[str]], "str | list[str] | None"]
