@@ -111,12 +111,14 @@ def headings(lines: list[str]) -> list[Heading]:
 def heading_of(lines: list[str], index: int, *, section: bool = False) -> Heading | None:
     """The nearest heading above line `index`; with `section`, the nearest § heading (the unit
     建议归入章节 names)."""
-    return next((h for h in reversed(headings(lines)) if h.index < index and (h.number or not section)), None)
+    above = (Heading(i, len(m[1]), m[2]) for i in reversed(range(index)) if (m := HEADING.match(lines[i])))
+    return next((h for h in above if h.number or not section), None)
 
 
 def block_end(lines: list[str], h: Heading) -> int:
     """Index after the last non-empty line of the heading's block, subsections included."""
-    stop = next((x.index for x in headings(lines) if x.index > h.index and x.level <= h.level), len(lines))
+    below = range(h.index + 1, len(lines))
+    stop = next((i for i in below if (m := HEADING.match(lines[i])) and len(m[1]) <= h.level), len(lines))
     while stop > h.index + 1 and not lines[stop - 1].strip():
         stop -= 1
     return stop
