@@ -9,6 +9,7 @@ adds reads like what was there. A habit the document never shows keeps the seed'
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import itertools
 import math
 import re
@@ -161,6 +162,13 @@ def line_subject(line: str) -> str:
     t = BULLET.sub("", line.strip()).replace("**", "").lstrip("⚠️ ").strip()
     t = re.split(r"[：:]", t, maxsplit=1)[0]
     return re.split(r"[（(]", t, maxsplit=1)[0].strip()
+
+
+def text_hash(text: str) -> str:
+    """The hash the run record keeps: of the text as the run read it (see agent.plan.ingest), so
+    an editor's save with other line ends or a byte-order mark is not taken for an edit."""
+    read = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
+    return hashlib.sha256(read.encode("utf-8")).hexdigest()
 
 
 def read_living(data: bytes, path: str) -> str:

@@ -348,18 +348,17 @@ class _Editor:
         """3★ papers (四/六): a short line each, under the section 六 writes them into."""
         rows = {key_of(r.arxiv_id): r for r in self.record.briefing.arxiv_rows if r.anchored_on is None}
         for anchor in self.record.trace.secondary:
-            subject, section = anchor.title, anchor.section
             ids = find_ids(" ".join(anchor.arxiv))
             paper = rows.get(ids[0].id.key) if ids else None
-            name, _, gist = (paper.title if paper else subject_head(subject)).partition(" · ")
+            name, _, gist = (paper.title if paper else subject_head(anchor.title)).partition(" · ")
             entry = _Entry(
                 subject=name.strip(),
                 paren=f"arXiv {ids[0].id.display}" if ids else "",
-                text=gist or _paren(subject),
+                text=gist or _paren(anchor.title),
                 note=ZH_LIVING.secondary_note,
                 key=ids[0].id.key if ids else None,
-                section=section,
-                context=subject,
+                section=anchor.section,
+                context=anchor.title,
                 kind="secondary",
             )
             self._top(entry)

@@ -8,7 +8,6 @@ The result is the `RunRecord`, the run's JSON, from which the page is built.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -24,6 +23,7 @@ from agent.rules.claims import Candidate, ClaimRef, DocResult, Finding, Group
 from agent.rules.compose import Composed
 from agent.rules.edit import NumberConflict
 from agent.rules.verify import Doubt
+from agent.write.living import text_hash
 from schemas.briefing import Increment, KeyPoint, SourceRow
 from schemas.documents import SourceDoc
 from schemas.run import (
@@ -206,7 +206,7 @@ def _living_ref(docs: Sequence[SourceDoc], workspace: str) -> LivingRef | None:
     living = next((d for d in docs if d.kind == "living" and d.read), None)
     if living is None:
         return None
-    return LivingRef(workspace=workspace, path=living.path, sha256=hashlib.sha256(living.text.encode()).hexdigest())
+    return LivingRef(workspace=workspace, path=living.path, sha256=text_hash(living.text))
 
 
 def _increments(composed: Composed, spans: _Spans) -> tuple[list[IncrementTrace], list[VerifyTrace]]:
