@@ -193,16 +193,19 @@ class _Editor:
     # -- inserting --------------------------------------------------------------------------
 
     def _put(self, at: int, text: str, kind: Kind, number: int | None = None, *, replace: bool = False) -> None:
-        nl = self.style.newline
         if replace:
             old = self.lines[at]
             self.lines[at] = text + old[len(old.rstrip("\r\n")) :]
         else:
-            if at > 0 and not self.lines[at - 1].endswith(("\n", "\r")):
-                self.lines[at - 1] += nl
-            self.lines.insert(at, text + nl)
+            self._insert(at, [text])
         h = heading_of(self.lines, at)
         self.changes.append(Change(text, kind, h.title if h else "", number))
+
+    def _insert(self, at: int, texts: list[str]) -> None:
+        """Lines at `at` with the document's line end; a last line without one gets it first."""
+        if at > 0 and not self.lines[at - 1].endswith(("\n", "\r")):
+            self.lines[at - 1] += self.style.newline
+        self.lines[at:at] = [t + self.style.newline for t in texts]
 
     def _tops(self) -> list[tuple[int, str]]:
         return [(i, ln.rstrip("\r\n")) for i, ln in enumerate(self.lines) if BULLET.match(ln) and ln[:1] in "-*"]
@@ -327,7 +330,6 @@ class _Editor:
         head = "#" * level + " " + title
         gap = [""] if level in self.style.blank_after else []
         before = [h for h in secs if h.level == level and h.number and h.number < num]
-        nl = self.style.newline
         if before:
             at = block_end(self.lines, before[-1])
             block = ["", head, *gap]
@@ -336,9 +338,7 @@ class _Editor:
             at = secs[0].index
             block = [head, *gap, ""]
             where = f"before {secs[0].title}"
-        if at > 0 and not self.lines[at - 1].endswith(("\n", "\r")):
-            self.lines[at - 1] += nl
-        self.lines[at:at] = [b + nl for b in block]
+        self._insert(at, block)
         self.findings.append(f"{title} is not a section of {self.path}: created {where}")
         return at + (len(block) if before else 1 + len(gap))
 
