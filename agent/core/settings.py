@@ -111,14 +111,14 @@ class LLMSettings(_Frozen):
     def with_(self, **changes: Any) -> LLMSettings:
         return updated(self, changes)
 
-    def price(self, model: str = "") -> tuple[float, float] | tuple[float, float, float] | None:
-        """USD per 1M (input, output[, cached input]) tokens for `model` (default: the configured model)."""
-        return self.prices.get(model or self.model)
+    def price(self) -> tuple[float, float] | tuple[float, float, float] | None:
+        """USD per 1M (input, output[, cached input]) tokens for the configured model."""
+        return self.prices.get(self.model)
 
-    def cost_usd(self, input_tokens: int, output_tokens: int, model: str = "", cached_tokens: int = 0) -> float:
+    def cost_usd(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> float:
         """What the tokens cost at the configured price; 0.0 when the model has no price.
         `cached_tokens` are the part of `input_tokens` the provider served from its prompt cache."""
-        price = self.price(model)
+        price = self.price()
         if price is None:
             return 0.0
         cached = min(max(cached_tokens, 0), input_tokens)
