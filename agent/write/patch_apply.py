@@ -96,7 +96,7 @@ def _workspace(json_path: Path, recorded: str, given: Path | None) -> Path:
     return root
 
 
-def apply_patch(target: Target, now: dt.datetime | None = None) -> Path | None:
+def apply_patch(target: Target) -> Path | None:
     """Write the patch; the previous version goes to `.history/`. None when there is nothing to
     change (the document already holds the patch). Refuses, writing nothing, what `prepare`
     found wrong."""
@@ -109,7 +109,7 @@ def apply_patch(target: Target, now: dt.datetime | None = None) -> Path | None:
         raise PatchRefused(
             target.edited, hint="re-run the evening against it, or take the lines from `predigest patch` by hand"
         )
-    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     history = target.living.parent / HISTORY / f"{target.living.stem}.{stamp}.md"
     n = 1
     while history.exists():
