@@ -58,6 +58,7 @@ _LEADING_RE = re.compile(
     r"^(?:(?:https?://)?(?:[a-z]+\.)?arxiv\.org/(?:abs|pdf|html|format)/|arxiv\s*:?\s*)",
     re.IGNORECASE,
 )
+Via = Literal["prefix", "url", "bare"]
 _CONTEXT = 24  # how far back to look for "arXiv:" or "arxiv.org/abs/" before an ID
 
 
@@ -102,7 +103,7 @@ class ArxivMatch:
     id: ArxivId
     start: int
     end: int
-    via: Literal["prefix", "url", "bare"]  # bare matches are the weakest evidence of intent
+    via: Via  # how the text just before it introduces it; bare is the weakest evidence of intent
 
     @property
     def span(self) -> tuple[int, int]:
@@ -146,20 +147,12 @@ def find_ids(text: str) -> list[ArxivMatch]:
     found: list[ArxivMatch] = []
     for m in _FIND_RE.finditer(folded):
         arxiv_id = normalise(m.group())
-        via = _via(folded[max(0, m.start() - _CONTEXT) : m.start()])
+        before = folded[max(0, m.start() - _CONTEXT) : m.start()]
+        via: Via = "url" if _URL_BEFORE_RE.search(before) else "prefix" if _PREFIX_BEFORE_RE.search(before) else "bare"
         if via == "bare" and not _plausible_bare(arxiv_id):
             continue
         found.append(ArxivMatch(id=arxiv_id, start=m.start(), end=m.end(), via=via))
     return found
-
-
-def _via(before: str) -> Literal["prefix", "url", "bare"]:
-    """How the text just before an ID introduces it."""
-    if _URL_BEFORE_RE.search(before):
-        return "url"
-    if _PREFIX_BEFORE_RE.search(before):
-        return "prefix"
-    return "bare"
 
 
 def normalise(raw: str) -> ArxivId:
