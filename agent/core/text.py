@@ -87,8 +87,8 @@ class Folded:
 def _one_to_one() -> tuple[re.Pattern[str], dict[int, str]]:
     """The characters that fold to exactly one character on their own: a regex of their runs and a
     table of those that change. A report is mostly made of them, so `fold_map` translates a run
-    whole instead of normalising it character by character (several times faster). Combining
-    marks are left out: they normalise with the character before them."""
+    whole instead of normalising it character by character. Combining marks are left out: they
+    normalise with the character before them."""
     blocks = [(0x20, 0x7E), (0xA0, 0xFF), (0x2000, 0x206F), (0x3000, 0x30FF), (0x4E00, 0x9FFF)]
     blocks += [(0xAC00, 0xD7A3), (0xFF00, 0xFFEF)]
     ranges: list[list[int]] = []
