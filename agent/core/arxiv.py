@@ -4,10 +4,8 @@ A briefing cites papers by arXiv ID, and a wrong ID is the cheapest hallucinatio
 ID encodes its own month, so an ID from after the briefing date, from month 13, or with the
 wrong number of digits for its era cannot exist. Finding is deliberately strict about what a
 *bare* number must look like (version strings, dates and percentages are everywhere in the
-inbox), lenient where the writer said "arXiv" or linked arxiv.org.
-
-Pure functions only; `validate` never raises, and every rejection carries a reason a user can
-read and act on.
+inbox), lenient where the writer said "arXiv" or linked arxiv.org. `validate` never raises; every
+rejection carries a reason a user can act on.
 """
 
 from __future__ import annotations
@@ -60,6 +58,7 @@ _LEADING_RE = re.compile(
     r"^(?:(?:https?://)?(?:[a-z]+\.)?arxiv\.org/(?:abs|pdf|html|format)/|arxiv\s*:?\s*)",
     re.IGNORECASE,
 )
+Via = Literal["prefix", "url", "bare"]
 _CONTEXT = 24  # how far back to look for "arXiv:" or "arxiv.org/abs/" before an ID
 
 
@@ -104,7 +103,7 @@ class ArxivMatch:
     id: ArxivId
     start: int
     end: int
-    via: Literal["prefix", "url", "bare"]  # bare matches are the weakest evidence of intent
+    via: Via  # how the text just before it introduces it; bare is the weakest evidence of intent
 
     @property
     def span(self) -> tuple[int, int]:
@@ -121,13 +120,9 @@ class Verdict:
     reason: str
 
 
+# Fullwidth ASCII as ASCII (２６０９．１９６５７ → 2609.19657), one character for one, so that
+# offsets into the translated text are offsets into the original.
 _FULLWIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
-
-
-def _fold_1to1(text: str) -> str:
-    """Fullwidth ASCII as ASCII (２６０９．１９６５７ → 2609.19657), one character for one, so that
-    offsets into the result are offsets into `text`."""
-    return text.translate(_FULLWIDTH)
 
 
 def _plausible_bare(arxiv_id: ArxivId) -> bool:
@@ -144,39 +139,25 @@ def id_keys(text: str) -> frozenset[str]:
 
 
 def find_ids(text: str) -> list[ArxivMatch]:
-    """Every arXiv ID in `text`, in order.
-
-    Accepts `arXiv:2605.11093v1`, `arXiv 2605.11093`, arxiv.org abs/pdf links, old-style
-    `hep-th/9901001` and `math.GT/0309136`, and fullwidth digits. A bare number counts only
-    when nothing digit- or letter-like touches it, which keeps `v0.5.19`, `2026.09.22`,
-    `Qwen3.8` and friends out. Finding does not judge: pass each `.id` to `validate`.
-    """
-    folded = _fold_1to1(text)
+    """Every arXiv ID in `text`, in order: `arXiv:2605.11093v1`, `arXiv 2605.11093`, arxiv.org
+    links, old-style `hep-th/9901001` and `math.GT/0309136`, fullwidth digits. A bare number
+    counts only when nothing digit- or letter-like touches it (not `v0.5.19`, `2026.09.22`,
+    `Qwen3.8`). Finding does not judge: pass each `.id` to `validate`."""
+    folded = text.translate(_FULLWIDTH)
     found: list[ArxivMatch] = []
     for m in _FIND_RE.finditer(folded):
         arxiv_id = normalise(m.group())
-        via = _via(folded[max(0, m.start() - _CONTEXT) : m.start()])
+        before = folded[max(0, m.start() - _CONTEXT) : m.start()]
+        via: Via = "url" if _URL_BEFORE_RE.search(before) else "prefix" if _PREFIX_BEFORE_RE.search(before) else "bare"
         if via == "bare" and not _plausible_bare(arxiv_id):
             continue
         found.append(ArxivMatch(id=arxiv_id, start=m.start(), end=m.end(), via=via))
     return found
 
 
-def _via(before: str) -> Literal["prefix", "url", "bare"]:
-    """How the text just before an ID introduces it."""
-    if _URL_BEFORE_RE.search(before):
-        return "url"
-    if _PREFIX_BEFORE_RE.search(before):
-        return "prefix"
-    return "bare"
-
-
 def normalise(raw: str) -> ArxivId:
-    """Parse one ID, with or without `arXiv:` or an arxiv.org URL around it.
-
-    Checks shape only; whether the ID can exist is `validate`'s job. Raises ValueError for text
-    that is not an ID at all; use `validate` on untrusted input, which never raises.
-    """
+    """Parse one ID, with or without `arXiv:` or an arxiv.org URL around it: its shape only
+    (whether it can exist is `validate`'s job); ValueError for text that is not an ID at all."""
     s = _LEADING_RE.sub("", unicodedata.normalize("NFKC", raw).strip())
     s = s.removesuffix(".pdf").removesuffix(".PDF")
     m = _SHAPE_RE.fullmatch(s)
@@ -213,22 +194,17 @@ def _problem(arxiv_id: ArxivId, not_after: date | None) -> str:
     if int(arxiv_id.number) == 0:
         return f"{shown}: paper number {arxiv_id.number} is never issued; numbering starts at 1"
     year = (1900 if yy >= 91 else 2000) + yy if arxiv_id.old_style else 2000 + yy
-    era = _old_era_problem if arxiv_id.old_style else _new_era_problem
-    if reason := era(shown, year, mm, arxiv_id.number):
+    if arxiv_id.old_style and not _OLD_SCHEME_START <= (year, mm) <= _OLD_SCHEME_END:
+        return (
+            f"{shown}: old-style IDs run from 1991-08 to 2007-03, and this one says "
+            f"{year}-{mm:02d}; from 2007-04 on IDs look like 0704.0001"
+        )
+    if not arxiv_id.old_style and (reason := _new_era_problem(shown, year, mm, arxiv_id.number)):
         return reason
     if not_after is not None and (year, mm) > (not_after.year, not_after.month):
         return (
             f"{shown} is from {year}-{mm:02d}, after the briefing date {not_after.isoformat()}; "
             "a paper cannot be cited before it exists"
-        )
-    return ""
-
-
-def _old_era_problem(shown: str, year: int, mm: int, number: str) -> str:
-    if not _OLD_SCHEME_START <= (year, mm) <= _OLD_SCHEME_END:
-        return (
-            f"{shown}: old-style IDs run from 1991-08 to 2007-03, and this one says "
-            f"{year}-{mm:02d}; from 2007-04 on IDs look like 0704.0001"
         )
     return ""
 
@@ -253,11 +229,8 @@ def _new_era_problem(shown: str, year: int, mm: int, number: str) -> str:
 
 
 def validate(raw_or_id: str | ArxivId, *, not_after: date | None) -> Verdict:
-    """Whether an ID can be a real arXiv paper as of `not_after` (the briefing date).
-
-    `not_after` is required (pass None deliberately) because forgetting it silently lets
-    IDs from the future through, and that is the hallucination this check exists to catch.
-    """
+    """Whether an ID can be a real arXiv paper as of `not_after` (the briefing date), required
+    because forgetting it would let through IDs from the future, the hallucination caught here."""
     if isinstance(raw_or_id, ArxivId):
         arxiv_id = raw_or_id
     else:

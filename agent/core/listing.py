@@ -68,14 +68,10 @@ def column_widths(natural: Sequence[int], room: int | None) -> list[int]:
     if room is None or sum(natural) <= room:
         return list(natural)
     floors = [min(n, LEAST) for n in natural]
-    lo, hi = 0, max(natural)
-    while lo < hi:  # the largest cap whose row fits
-        cap = (lo + hi + 1) // 2
-        if sum(max(f, min(n, cap)) for n, f in zip(natural, floors, strict=True)) <= room:
-            lo = cap
-        else:
-            hi = cap - 1
-    return [max(f, min(n, lo)) for n, f in zip(natural, floors, strict=True)]  # at cap 0, the floors
+    cap = max(natural)
+    while cap > 0 and sum(max(f, min(n, cap)) for n, f in zip(natural, floors, strict=True)) > room:
+        cap -= 1
+    return [max(f, min(n, cap)) for n, f in zip(natural, floors, strict=True)]  # at cap 0, the floors
 
 
 def render(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], room: int | None) -> str:

@@ -40,7 +40,7 @@ class _Frozen(BaseModel):
 _M = TypeVar("_M", bound=BaseModel)
 
 
-def updated(model: _M, changes: Mapping[str, Any], *, origin: str = "setting") -> _M:
+def updated(model: _M, changes: Mapping[str, Any]) -> _M:
     """`model` with `changes` applied and validated: the constraints of the model are the only checks."""
     if not changes:
         return model
@@ -51,7 +51,7 @@ def updated(model: _M, changes: Mapping[str, Any], *, origin: str = "setting") -
         first = e.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
         raise PredigestError(
-            f"{origin} {key} = {first.get('input')!r}: {first['msg']}",
+            f"setting {key} = {first.get('input')!r}: {first['msg']}",
             hint="fix the flag (--" + key.replace("_", "-") + "), the environment variable or [llm] in predigest.toml",
         ) from None
 
@@ -109,16 +109,16 @@ class LLMSettings(_Frozen):
     )
 
     def with_(self, **changes: Any) -> LLMSettings:
-        return updated(self, changes, origin="setting")
+        return updated(self, changes)
 
-    def price(self, model: str = "") -> tuple[float, float] | tuple[float, float, float] | None:
-        """USD per 1M (input, output[, cached input]) tokens for `model` (default: the configured model)."""
-        return self.prices.get(model or self.model)
+    def price(self) -> tuple[float, float] | tuple[float, float, float] | None:
+        """USD per 1M (input, output[, cached input]) tokens for the configured model."""
+        return self.prices.get(self.model)
 
-    def cost_usd(self, input_tokens: int, output_tokens: int, model: str = "", cached_tokens: int = 0) -> float:
+    def cost_usd(self, input_tokens: int, output_tokens: int, cached_tokens: int = 0) -> float:
         """What the tokens cost at the configured price; 0.0 when the model has no price.
         `cached_tokens` are the part of `input_tokens` the provider served from its prompt cache."""
-        price = self.price(model)
+        price = self.price()
         if price is None:
             return 0.0
         cached = min(max(cached_tokens, 0), input_tokens)

@@ -48,8 +48,7 @@ _Piece = tuple[int, int, int, bool]
 class Folded:
     """Folded text plus, for each of its characters, the span of the original it came from.
 
-    The spans are worked out when first asked for: most callers compare folded text and never
-    ask, and per-character spans cost more than the folding itself.
+    The spans are worked out when first asked for: most callers compare folded text and never ask.
     """
 
     text: str
@@ -86,11 +85,10 @@ class Folded:
 
 
 def _one_to_one() -> tuple[re.Pattern[str], dict[int, str]]:
-    """The characters that fold to exactly one character on their own (NFKC, then the match map,
-    whitespace as a space): a regex of their runs, and a table of those that change (fullwidth
-    forms, dashes, quotes, other spaces). A report is mostly made of them, so `fold_map`
-    translates a run whole instead of normalising it character by character. Combining marks
-    are left out: they normalise with the character before them."""
+    """The characters that fold to exactly one character on their own: a regex of their runs and a
+    table of those that change. A report is mostly made of them, so `fold_map` translates a run
+    whole instead of normalising it character by character. Combining marks are left out: they
+    normalise with the character before them."""
     blocks = [(0x20, 0x7E), (0xA0, 0xFF), (0x2000, 0x206F), (0x3000, 0x30FF), (0x4E00, 0x9FFF)]
     blocks += [(0xAC00, 0xD7A3), (0xFF00, 0xFFEF)]
     ranges: list[list[int]] = []
@@ -116,12 +114,9 @@ _ONE_RUN_RE, _ONE_TABLE = _one_to_one()
 
 
 def fold_map(s: str, *, squeeze: bool = True) -> Folded:
-    """`fold` with provenance: where in `s` each folded character came from.
-
-    A character is normalised together with its combining marks, so that every folded
-    character knows its span of the original. `squeeze=False` keeps one space wherever there
-    was whitespace, for `facts`, which needs token boundaries ("--a\\n--b" is two flags).
-    """
+    """`fold` with provenance: where in `s` each folded character came from. `squeeze=False`
+    keeps one space wherever there was whitespace, for `facts`, which needs token boundaries
+    ("--a\\n--b" is two flags)."""
     texts: list[str] = []
     pieces: list[_Piece] = []
     at = 0
@@ -131,7 +126,7 @@ def fold_map(s: str, *, squeeze: bool = True) -> Folded:
     _fold_span(s, at, len(s), texts, pieces)
     text = "".join(texts)
     spaces = _SPACES[squeeze]
-    return Folded(spaces.sub(_one_or_none, text), text, tuple(pieces), spaces)
+    return Folded(spaces.sub(lambda m: m[1] or "", text), text, tuple(pieces), spaces)
 
 
 def _fold_span(s: str, i: int, stop: int, texts: list[str], pieces: list[_Piece]) -> None:
@@ -170,10 +165,6 @@ _SPACES = {
 }
 
 
-def _one_or_none(m: re.Match[str]) -> str:
-    return m[1] or ""
-
-
 def fold(s: str) -> str:
     """`s` as compared for matching only — never shown to a reader.
 
@@ -210,13 +201,6 @@ _RARE = 48  # a bigram seen more often than this in the source says little about
 _MIN_VOTERS = 4
 
 
-def _bigram_index(folded: str) -> dict[str, list[int]]:
-    index: dict[str, list[int]] = {}
-    for i in range(len(folded) - 1):
-        index.setdefault(folded[i : i + 2], []).append(i)
-    return index
-
-
 def _best_substring(quote: str, window: str) -> tuple[float, int, int]:
     """The substring of `window` most like `quote`: (score, start, end).
 
@@ -240,13 +224,12 @@ def _best_substring(quote: str, window: str) -> tuple[float, int, int]:
 
 
 def _fuzzy(quote: str, folded: str) -> tuple[float, int, int]:
-    """Best near-verbatim occurrence of `quote` in `folded`: (ratio, start, end).
-
-    Rare character bigrams vote for where the quote would start; only the few best-voted
-    windows are compared character by character, so the cost stays near-linear in the
-    document.
-    """
-    index = _bigram_index(folded)
+    """Best near-verbatim occurrence of `quote` in `folded`: (ratio, start, end). Rare character
+    bigrams vote for where the quote would start; only the few best-voted windows are compared
+    character by character, so the cost stays near-linear in the document."""
+    index: dict[str, list[int]] = {}
+    for i in range(len(folded) - 1):
+        index.setdefault(folded[i : i + 2], []).append(i)
     m = len(quote)
     grams = [(q, index.get(quote[q : q + 2], [])) for q in range(m - 1)]
     grams = [(q, positions) for q, positions in grams if positions]
@@ -358,8 +341,7 @@ def _rest_in_order(
 
 
 def bigram_counts(s: str) -> tuple[Counter[str], int]:
-    """The bigram counts `similarity` compares, and their total (the anchors' subject index sums
-    them itself)."""
+    """The bigram counts `similarity` compares, and their total."""
     t = fold(s).lower()
     grams = Counter([t] if t else []) if len(t) < 2 else Counter(t[i : i + 2] for i in range(len(t) - 1))
     return grams, sum(grams.values())
@@ -375,17 +357,13 @@ def least_shared(threshold: float, total: int) -> int:
 
 
 def similarity(a: str, b: str) -> float:
-    """Character-bigram Dice coefficient of the folded, lowercased texts, in [0, 1].
-
-    Bigrams rather than words so that a Chinese title and its mixed-language paraphrase can
-    still score high.
-    """
+    """Character-bigram Dice coefficient of the folded, lowercased texts, in [0, 1]: bigrams rather
+    than words, so that a Chinese title and its mixed-language paraphrase can still score high."""
     return dice(bigram_counts(a), bigram_counts(b))
 
 
 def dice(a: tuple[Counter[str], int], b: tuple[Counter[str], int]) -> float:
-    """`similarity` of two texts' `bigram_counts`, for a caller comparing one text with many:
-    the bigrams both hold (each as often as the one holding it fewer times), over both totals."""
+    """`similarity` of two texts' `bigram_counts`, for a caller comparing one text with many."""
     (ga, na), (gb, nb) = a, b
     if not na + nb:
         return 1.0
@@ -433,23 +411,16 @@ _CMP_CANON = {">=": "≥", "<=": "≤", "~": "", "≈": "", "约": ""}
 
 
 def _digits(n: str, *, measured: bool) -> str:
-    """A number as a fact: no thousands separators; with a unit, no trailing zeros.
-
-    A bare decimal keeps its zeros because it may be a version ("vLLM 0.20"); "3.60%" and
-    "3.6%" are the same measurement.
-    """
+    """A number as a fact: no thousands separators; with a unit, no trailing zeros ("3.60%" is
+    "3.6%"), while a bare decimal keeps them, since it may be a version ("vLLM 0.20")."""
     n = n.replace(",", "")
     if measured and "." in n:
         n = n.rstrip("0").rstrip(".")
     return n
 
 
-def _unit(u: str | None) -> str:
-    return _UNIT_CANON.get(u, u) if u else ""
-
-
 def _number(n: str, unit: str | None) -> str:
-    return _digits(n, measured=bool(unit)) + _unit(unit)
+    return _digits(n, measured=bool(unit)) + (_UNIT_CANON.get(unit, unit) if unit else "")
 
 
 Render = Callable[[re.Match[str]], "str | list[str] | None"]

@@ -9,6 +9,7 @@ adds reads like what was there. A habit the document never shows keeps the seed'
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import itertools
 import math
 import re
@@ -41,6 +42,18 @@ class Style:
     sub_suffix: str = ZH.supplement_word
     blank_after: frozenset[int] = frozenset({2})  # heading levels followed by an empty line
     newline: str = "\n"
+
+    def top(self, md: str, subject: str, paren: str, text: str, note: str = "") -> str:
+        """A top-level line of evening `md` ('9-22'): bullet, subject, its parentheses, text, provenance."""
+        name = f"**{subject}**" if self.bold else subject
+        paren = f"（{paren}）" if paren else ""
+        body = f"{self.colon}{text.rstrip('。')}{self.period}" if text else self.period
+        return f"{self.bullet} {name}{paren}{body}（{md} {self.tail}{note}）"
+
+    def sub(self, md: str, subject: str, text: str) -> str:
+        """A supplement's line under its anchor."""
+        note = f"（{md} {self.tail} {self.sub_suffix}）"
+        return f"{self.sub_indent}{self.bullet} {subject}{self.colon}{text.rstrip('。')}{self.period}{note}"
 
 
 def learn_style(lines: list[str], topic: str) -> Style:
@@ -96,23 +109,17 @@ def headings(lines: list[str]) -> list[Heading]:
     return [Heading(i, len(m[1]), m[2]) for i, ln in enumerate(lines) if (m := HEADING.match(ln))]
 
 
-def heading_of(lines: list[str], index: int) -> Heading | None:
-    """The nearest heading above line `index`."""
-    return next((h for h in reversed(headings(lines)) if h.index < index), None)
+def heading_of(lines: list[str], index: int, *, section: bool = False) -> Heading | None:
+    """The nearest heading above line `index`; with `section`, the nearest § heading (the unit
+    建议归入章节 names)."""
+    above = (Heading(i, len(m[1]), m[2]) for i in reversed(range(index)) if (m := HEADING.match(lines[i])))
+    return next((h for h in above if h.number or not section), None)
 
 
-def section_of(lines: list[str], index: int) -> Heading | None:
-    """The nearest § heading above line `index` (the unit 建议归入章节 names)."""
-    return next((h for h in reversed(headings(lines)) if h.index < index and h.number), None)
-
-
-def block_end(lines: list[str], h: Heading, *, nested: bool) -> int:
-    """Index after the last non-empty line of the heading's block: up to the next heading (of
-    any level, or with `nested` of its level or above)."""
-    stop = next(
-        (x.index for x in headings(lines) if x.index > h.index and (not nested or x.level <= h.level)),
-        len(lines),
-    )
+def block_end(lines: list[str], h: Heading) -> int:
+    """Index after the last non-empty line of the heading's block, subsections included."""
+    below = range(h.index + 1, len(lines))
+    stop = next((i for i in below if (m := HEADING.match(lines[i])) and len(m[1]) <= h.level), len(lines))
     while stop > h.index + 1 and not lines[stop - 1].strip():
         stop -= 1
     return stop
@@ -131,7 +138,7 @@ def nearest(lines: list[str], subs: list[Heading], mine: set[str]) -> Heading:
     tells nothing, one only a single subsection has tells most, and words of its heading count
     twice; a long subsection shares more words by its length alone, so the sum is divided by the
     root of its size. With nothing shared, the last one: the end of the section."""
-    blocks = [(h, words(h.title), words("".join(lines[h.index : block_end(lines, h, nested=True)]))) for h in subs]
+    blocks = [(h, words(h.title), words("".join(lines[h.index : block_end(lines, h)]))) for h in subs]
     df = Counter(w for _, _, ws in blocks for w in ws)
 
     def score(block: tuple[Heading, set[str], set[str]]) -> float:
@@ -150,15 +157,18 @@ def words(text: str) -> set[str]:
     return latin | cjk
 
 
-def md(d: dt.date) -> str:
-    return f"{d.month}-{d.day}"
-
-
 def line_subject(line: str) -> str:
     """What an existing line is about: its text before the colon, without bullet and bold."""
     t = BULLET.sub("", line.strip()).replace("**", "").lstrip("⚠️ ").strip()
     t = re.split(r"[：:]", t, maxsplit=1)[0]
     return re.split(r"[（(]", t, maxsplit=1)[0].strip()
+
+
+def text_hash(text: str) -> str:
+    """The hash the run record keeps: of the text as the run read it (see agent.plan.ingest), so
+    an editor's save with other line ends or a byte-order mark is not taken for an edit."""
+    read = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
+    return hashlib.sha256(read.encode("utf-8")).hexdigest()
 
 
 def read_living(data: bytes, path: str) -> str:
@@ -181,26 +191,6 @@ def check_sections(text: str, path: str) -> str:
             hint="give the living document its § sections, then run `predigest patch` again",
         )
     return text
-
-
-@dataclass(frozen=True)
-class Lines:
-    """Formats the editor's lines in the document's style for one evening."""
-
-    style: Style
-    date: dt.date
-
-    def top(self, subject: str, paren: str, text: str, note: str = "") -> str:
-        s = self.style
-        name = f"**{subject}**" if s.bold else subject
-        paren = f"（{paren}）" if paren else ""
-        body = f"{s.colon}{text.rstrip('。')}{s.period}" if text else s.period
-        return f"{s.bullet} {name}{paren}{body}（{md(self.date)} {s.tail}{note}）"
-
-    def sub(self, subject: str, text: str) -> str:
-        s = self.style
-        note = f"（{md(self.date)} {s.tail} {s.sub_suffix}）"
-        return f"{s.sub_indent}{s.bullet} {subject}{s.colon}{text.rstrip('。')}{s.period}{note}"
 
 
 def shift_dates(line: str, delta: dt.timedelta) -> str:

@@ -62,13 +62,10 @@ class DocView:
 
 
 def view(json_path: Path, out: Path | None = None) -> Path:
-    """Rebuild the page of a past run from its JSON; written beside it unless `out` is given."""
-    return write_page(load_record(json_path), out or Path(json_path).with_suffix(".html"))
-
-
-def write_page(record: RunRecord, path: Path) -> Path:
-    """Written like the briefing (atomically, with the user's umask); only ever over another page."""
-    path = Path(path)
+    """Rebuild the page of a past run from its JSON; written beside it unless `out` is given, like
+    the briefing (atomically, with the user's umask), only ever over another page."""
+    record = load_record(json_path)
+    path = Path(out or Path(json_path).with_suffix(".html"))
     if path.suffix.lower() not in (".html", ".htm") or path.is_dir():
         raise PredigestError(f"{path} is not an .html file name", hint="pass --out PAGE.html")
     write_set({path: render_page(record)}, force=True, guarded=path)

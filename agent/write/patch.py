@@ -1,18 +1,14 @@
 """The E2 patch a briefing proposes: its typed increments written into the living document.
 
-Block 六 is E2's to-do list; the run record already holds it in typed form (each increment's
-section, key points, sources, arXiv ID, relation to its anchor), so the lines an editor would add
-are derived from the record, never from the briefing's prose. Every line is written in the living
-document's own style, learnt from the lines it already has (bullet, bold subject, colon, the
-provenance tail "（9-21 inference e1prep）" and the supplement's "补充"), and every byte the
-patch does not touch is kept: lines are handled with their own line ends.
+The lines are derived from the run record (section, key points, sources, arXiv ID, relation to
+the anchor), never from the briefing's prose, in the document's own style (agent.write.living);
+every byte the patch does not touch is kept, line ends included.
 
 Where a line goes: an increment under its suggested § section, in the subsection whose words it
-shares most; a supplement under its anchor's line; a proposed section ("§1.4 …") is created in
-number order; a secondary anchor as a short line; each new arXiv ID as a row of the document's
-arXiv index. A to-verify item settled tonight loses its "待核实" mark, and the update line of the
-header gets the date and "E2". Proposing against a document that already holds the patch
-changes nothing, which is what makes applying twice harmless.
+shares most; a supplement under its anchor's line; a proposed section is created in number
+order; a secondary anchor as a short line; each new arXiv ID as a row of the arXiv index. A
+to-verify item settled tonight loses its "待核实" mark, and the header's update line gets the
+date and "E2". A document that already holds the patch gets no change: applying twice is harmless.
 """
 
 from __future__ import annotations
@@ -34,22 +30,19 @@ from agent.write.living import (
     SECTION_REF,
     TAIL,
     Heading,
-    Lines,
     block_end,
     check_sections,
     heading_of,
     headings,
     learn_style,
     line_subject,
-    md,
     nearest,
-    section_of,
     shift_dates,
     split_section,
     words,
 )
 from schemas.briefing import Increment, KeyPoint
-from schemas.run import PatchLine, RunRecord
+from schemas.run import IncrementTrace, PatchLine, RunRecord
 
 _VERIFY = ZH_LIVING.verify_mark
 _SAME_SUBJECT = 0.8  # two lines this alike in their subject are one subject
@@ -97,7 +90,9 @@ class Proposal:
         return self.old != self.new
 
     def diff(self) -> str:
-        return unified_diff(self.old, self.new, self.path)
+        """`git apply`-able: a last line without its line end says so, as diff(1) does."""
+        a, b = _lines_for_diff(self.old), _lines_for_diff(self.new)
+        return "".join(difflib.unified_diff(a, b, f"a/{self.path}", f"b/{self.path}"))
 
     def diff_lines(self) -> list[PatchLine]:
         """The diff as the page shows it: without the two file headers (the page names the
@@ -111,12 +106,6 @@ class Proposal:
             number = numbers.get(ln[1:]) if ln.startswith("+") else None
             out.append(PatchLine(text=ln, increment=number))
         return out
-
-
-def unified_diff(old: str, new: str, path: str) -> str:
-    """`git apply`-able: a last line without its line end says so, as diff(1) does."""
-    a, b = _lines_for_diff(old), _lines_for_diff(new)
-    return "".join(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}"))
 
 
 def _lines_for_diff(text: str) -> list[str]:
@@ -163,9 +152,8 @@ def _externals(inc: Increment) -> str:
     return "；".join(s.ref for s in inc.sources if "/" not in s.ref or "." in s.ref.split("/", 1)[0])
 
 
-def _verify_note(record: RunRecord, number: int) -> str:
+def _verify_note(record: RunRecord, trace: IncrementTrace | None) -> str:
     items = {v.number: v for v in record.briefing.to_verify}
-    trace = next((t for t in record.trace.increments if t.number == number), None)
     titles = [items[n].title for n in (trace.verify if trace else []) if n in items]
     return "".join(f"；{t}" + ("" if _VERIFY in t else _VERIFY) for t in titles)
 
@@ -197,8 +185,7 @@ class _Editor:
         self.path = path
         b = record.briefing
         self.style = learn_style(self.lines, b.topic)
-        self.fmt = Lines(self.style, b.date)
-        self.md = md(b.date)
+        self.md = f"{b.date.month}-{b.date.day}"
         self.changes: list[Change] = []
         self.findings: list[str] = []
         self.placed: dict[str, str] = {}  # arXiv key -> the § heading its line went under
@@ -206,16 +193,19 @@ class _Editor:
     # -- inserting --------------------------------------------------------------------------
 
     def _put(self, at: int, text: str, kind: Kind, number: int | None = None, *, replace: bool = False) -> None:
-        nl = self.style.newline
         if replace:
             old = self.lines[at]
             self.lines[at] = text + old[len(old.rstrip("\r\n")) :]
         else:
-            if at > 0 and not self.lines[at - 1].endswith(("\n", "\r")):
-                self.lines[at - 1] += nl
-            self.lines.insert(at, text + nl)
+            self._insert(at, [text])
         h = heading_of(self.lines, at)
         self.changes.append(Change(text, kind, h.title if h else "", number))
+
+    def _insert(self, at: int, texts: list[str]) -> None:
+        """Lines at `at` with the document's line end; a last line without one gets it first."""
+        if at > 0 and not self.lines[at - 1].endswith(("\n", "\r")):
+            self.lines[at - 1] += self.style.newline
+        self.lines[at:at] = [t + self.style.newline for t in texts]
 
     def _tops(self) -> list[tuple[int, str]]:
         return [(i, ln.rstrip("\r\n")) for i, ln in enumerate(self.lines) if BULLET.match(ln) and ln[:1] in "-*"]
@@ -263,7 +253,7 @@ class _Editor:
             subject=subject_of(inc),
             paren=f"arXiv {ids[0].id.display}" if ids else _externals(inc),
             text=key_facts(inc.key_points),
-            note=_verify_note(self.record, inc.number),
+            note=_verify_note(self.record, trace),
             key=ids[0].id.key if ids else None,
             section=inc.suggested_section,
             context=inc.relation,
@@ -275,7 +265,7 @@ class _Editor:
     def _top(self, e: _Entry) -> None:
         """A top-level line under its section, unless the document already has a line of that
         subject: tonight's is amended, an earlier one gets it as a line under it."""
-        line = self.fmt.top(e.subject, e.paren, e.text, e.note)
+        line = self.style.top(self.md, e.subject, e.paren, e.text, e.note)
         if any(ln.strip() == line.strip() for ln in self.lines):
             return  # already written, by this patch applied before or by hand
         same = self._same(e.subject, e.key)
@@ -288,7 +278,7 @@ class _Editor:
             return
         at = self._target(e.section, f"{line} {e.context}")
         self._put(at, line, e.kind, e.number)
-        h = section_of(self.lines, at)
+        h = heading_of(self.lines, at, section=True)
         if e.key and h:
             self.placed[e.key] = h.title
 
@@ -300,7 +290,7 @@ class _Editor:
     def _under(self, anchor: int, subject: str, text: str, kind: Kind, number: int | None) -> None:
         """A line under the anchor's block (its indented lines); tonight's line of the same
         subject there is amended, never doubled."""
-        line = self.fmt.sub(subject, text)
+        line = self.style.sub(self.md, subject, text)
         j = anchor + 1
         while j < len(self.lines) and self.lines[j].strip() and self.lines[j][:1] in " \t":
             here = self.lines[j].rstrip("\r\n")
@@ -321,11 +311,11 @@ class _Editor:
         match = max(secs, key=lambda h: similarity(split_section(h.title)[1], name), default=None)
         if match is None or not name or similarity(split_section(match.title)[1], name) < _SECTION_ALIKE:
             return self._new_section(num, name, secs)
-        end = block_end(self.lines, match, nested=True)
+        end = block_end(self.lines, match)
         subs = [h for h in heads if match.index < h.index < end]
         if not subs:
             return end
-        return block_end(self.lines, nearest(self.lines, subs, words(f"{text} {suggested}")), nested=True)
+        return block_end(self.lines, nearest(self.lines, subs, words(f"{text} {suggested}")))
 
     def _new_section(self, num: tuple[int, ...] | None, name: str, secs: list[Heading]) -> int:
         if num is None or not name:
@@ -334,24 +324,21 @@ class _Editor:
                 f"no section of {self.path} is near {name or 'an unnamed section'!r}: the line goes at the end of "
                 f"{last.title}"
             )
-            return block_end(self.lines, last, nested=True)
+            return block_end(self.lines, last)
         level = secs[0].level
         title = f"§{'.'.join(map(str, num))} {name}"
         head = "#" * level + " " + title
         gap = [""] if level in self.style.blank_after else []
         before = [h for h in secs if h.level == level and h.number and h.number < num]
-        nl = self.style.newline
         if before:
-            at = block_end(self.lines, before[-1], nested=True)
+            at = block_end(self.lines, before[-1])
             block = ["", head, *gap]
             where = f"after {before[-1].title}"
         else:
             at = secs[0].index
             block = [head, *gap, ""]
             where = f"before {secs[0].title}"
-        if at > 0 and not self.lines[at - 1].endswith(("\n", "\r")):
-            self.lines[at - 1] += nl
-        self.lines[at:at] = [b + nl for b in block]
+        self._insert(at, block)
         self.findings.append(f"{title} is not a section of {self.path}: created {where}")
         return at + (len(block) if before else 1 + len(gap))
 
@@ -361,18 +348,17 @@ class _Editor:
         """3★ papers (四/六): a short line each, under the section 六 writes them into."""
         rows = {key_of(r.arxiv_id): r for r in self.record.briefing.arxiv_rows if r.anchored_on is None}
         for anchor in self.record.trace.secondary:
-            subject, section = anchor.title, anchor.section
             ids = find_ids(" ".join(anchor.arxiv))
             paper = rows.get(ids[0].id.key) if ids else None
-            name, _, gist = (paper.title if paper else subject_head(subject)).partition(" · ")
+            name, _, gist = (paper.title if paper else subject_head(anchor.title)).partition(" · ")
             entry = _Entry(
                 subject=name.strip(),
                 paren=f"arXiv {ids[0].id.display}" if ids else "",
-                text=gist or _paren(subject),
+                text=gist or _paren(anchor.title),
                 note=ZH_LIVING.secondary_note,
                 key=ids[0].id.key if ids else None,
-                section=section,
-                context=subject,
+                section=anchor.section,
+                context=anchor.title,
                 kind="secondary",
             )
             self._top(entry)
@@ -430,12 +416,9 @@ class _Editor:
         becomes the settled note, dated tonight."""
         titles = [f.subject for f in self.record.findings if f.rule == "resolve" and f.decision == "resolved"]
         for title in dict.fromkeys(titles):
-            self._settle(title)
-
-    def _settle(self, title: str) -> None:
-        listed, marked = self._unlist(title), self._unmark(title)
-        if not (listed or marked):
-            self.findings.append(f"settled tonight: {title}; no line of {self.path} marks it {_VERIFY}")
+            listed, marked = self._unlist(title), self._unmark(title)
+            if not (listed or marked):
+                self.findings.append(f"settled tonight: {title}; no line of {self.path} marks it {_VERIFY}")
 
     def _unlist(self, title: str) -> bool:
         """Its line in a list of open items (a heading naming the mark) goes."""

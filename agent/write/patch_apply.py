@@ -11,7 +11,6 @@ change: applying twice is harmless.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,7 +19,7 @@ from pathlib import Path
 from agent.core.errors import PredigestError
 from agent.plan.outputs import write_set
 from agent.plan.workspace import load_workspace
-from agent.write.living import LivingDocError, read_living
+from agent.write.living import LivingDocError, read_living, text_hash
 from agent.write.patch import Proposal, propose
 from agent.write.trace import load_record
 from schemas.documents import SourceDoc
@@ -31,13 +30,6 @@ HISTORY = ".history"
 
 class PatchRefused(PredigestError):
     """The patch is not for this living document as it is now; nothing was written."""
-
-
-def text_hash(text: str) -> str:
-    """The hash the run record keeps: of the text as the run read it (see agent.plan.ingest), so
-    an editor's save with other line ends or a byte-order mark is not taken for an edit."""
-    read = text.replace("\r\n", "\n").replace("\r", "\n").removeprefix("\ufeff")
-    return hashlib.sha256(read.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -104,7 +96,7 @@ def _workspace(json_path: Path, recorded: str, given: Path | None) -> Path:
     return root
 
 
-def apply_patch(target: Target, now: dt.datetime | None = None) -> Path | None:
+def apply_patch(target: Target) -> Path | None:
     """Write the patch; the previous version goes to `.history/`. None when there is nothing to
     change (the document already holds the patch). Refuses, writing nothing, what `prepare`
     found wrong."""
@@ -117,7 +109,7 @@ def apply_patch(target: Target, now: dt.datetime | None = None) -> Path | None:
         raise PatchRefused(
             target.edited, hint="re-run the evening against it, or take the lines from `predigest patch` by hand"
         )
-    stamp = (now or dt.datetime.now(dt.UTC)).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     history = target.living.parent / HISTORY / f"{target.living.stem}.{stamp}.md"
     n = 1
     while history.exists():

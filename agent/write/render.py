@@ -90,13 +90,9 @@ def _point(kp: KeyPoint, depth: int, index: int) -> list[str]:
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     def row(cells: list[str]) -> str:
-        return "| " + " | ".join(_cell(c) for c in cells) + " |"
+        return "| " + " | ".join(_one(c).replace("|", "\\|") for c in cells) + " |"
 
     return [row(header), "|" + "---|" * len(header), *(row(r) for r in rows)]
-
-
-def _cell(text: str) -> str:
-    return _one(text).replace("|", "\\|")
 
 
 def _paren(head: str, inner: str) -> str:

@@ -1,16 +1,13 @@
 """After the rules: tie every line of the briefing back to the sentences it rests on.
 
-The rule layer decides, explains and keeps what it learnt on the data: each group knows its
-member claims, each claim its reference and where grounding found each of its quotes, each key
-point the claim it came from, each to-verify item the increment it concerns. This stage reads
-those and looks nothing up again (a claim the rules removed is the one exception: its quotes are
-located here, since no later stage kept it). The result is a `RunRecord`, the run's JSON, from
-which the page is built.
+The rules keep what they learnt on the data (each group its claims, each claim where its quotes
+were found, each key point its claim, each to-verify item its increment); this stage reads those
+and looks nothing up again, except the quotes of a claim the rules removed, which no stage kept.
+The result is the `RunRecord`, the run's JSON, from which the page is built.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -26,6 +23,7 @@ from agent.rules.claims import Candidate, ClaimRef, DocResult, Finding, Group
 from agent.rules.compose import Composed
 from agent.rules.edit import NumberConflict
 from agent.rules.verify import Doubt
+from agent.write.living import text_hash
 from schemas.briefing import Increment, KeyPoint, SourceRow
 from schemas.documents import SourceDoc
 from schemas.run import (
@@ -89,7 +87,6 @@ class _Spans:
     texts: dict[str, str]
     items: list[Span] = field(default_factory=list)
     _seen: dict[tuple[str, str, int, int], str] = field(default_factory=dict)
-    used: set[str] = field(default_factory=set)
 
     def aligned(self, doc: str, quote: str, a: Alignment) -> str:
         """A quote where grounding found it."""
@@ -108,13 +105,11 @@ class _Spans:
         sid = f"s{len(self.items)}"
         span = Span(id=sid, doc=doc, quote=quote, start=start, end=end, kind=kind, score=round(score, 3), role=role)
         self.items.append(span)
-        self.used.add(doc)
         self._seen[key] = sid
         return sid
 
-    def region(self, sid: str) -> tuple[int, int]:
-        s = self.items[int(sid[1:])]
-        return s.start, s.end
+    def get(self, sid: str) -> Span:
+        return self.items[int(sid[1:])]
 
 
 def finding_record(f: Finding) -> FindingRecord:
@@ -176,7 +171,9 @@ def run_record(
         for i, f in enumerate(composed.findings)
         if f.decision not in _KEPT and f.rule not in _NOT_CLAIMS
     ]
-    linked = spans.used | {d for s in sources for d in s.docs} | {v.source for v in verify if v.source}
+    linked = (
+        {s.doc for s in spans.items} | {d for s in sources for d in s.docs} | {v.source for v in verify if v.source}
+    )
     linked |= {i.supplement.source for i in incs if i.supplement}
     documents = [Document(path=d.path, kind=d.kind, text=d.text) for d in docs if d.path in linked and d.path in texts]
     return RunRecord(
@@ -198,8 +195,9 @@ def _secondary(composed: Composed) -> list[SecondaryTrace]:
     out = []
     for row, g in zip(composed.secondary_rows, composed.outcome.selection.secondary, strict=True):
         c, arxiv = g.lead.claim, [a.arxiv_id for a in g.arxiv]
-        section, ref = c.suggested_section, str(g.lead.ref)
-        out.append(SecondaryTrace(row=row, title=c.title, section=section, arxiv=arxiv, claim=ref))
+        out.append(
+            SecondaryTrace(row=row, title=c.title, section=c.suggested_section, arxiv=arxiv, claim=str(g.lead.ref))
+        )
     return out
 
 
@@ -208,7 +206,7 @@ def _living_ref(docs: Sequence[SourceDoc], workspace: str) -> LivingRef | None:
     living = next((d for d in docs if d.kind == "living" and d.read), None)
     if living is None:
         return None
-    return LivingRef(workspace=workspace, path=living.path, sha256=hashlib.sha256(living.text.encode()).hexdigest())
+    return LivingRef(workspace=workspace, path=living.path, sha256=text_hash(living.text))
 
 
 def _increments(composed: Composed, spans: _Spans) -> tuple[list[IncrementTrace], list[VerifyTrace]]:
@@ -253,10 +251,10 @@ def _point(path: str, point: KeyPoint, owner: ClaimTrace | None, spans: _Spans) 
     """The quotes of its own claim that carry the point's figures, else all of that claim's."""
     if owner is None:
         return PointTrace(path=path)
-    found = [s for s in owner.spans if spans.items[int(s[1:])].kind != "none"]
+    found = [s for s in owner.spans if spans.get(s).kind != "none"]
     mine = facts(point.text)
     if mine:
-        carrying = [s for s in found if mine & facts(spans.items[int(s[1:])].quote)]
+        carrying = [s for s in found if mine & facts(spans.get(s).quote)]
         if carrying:
             return PointTrace(path=path, spans=carrying, by_figures=True, claim=owner.ref)
     return PointTrace(path=path, spans=found or owner.spans, claim=owner.ref)
@@ -273,8 +271,8 @@ def _supplement(inc: Increment, lead: Candidate, ctrace: ClaimTrace, spans: _Spa
     marked = []
     for fact in adds:
         for sid in ctrace.spans:
-            start, end = spans.region(sid)
-            hit = fact_pattern(fact).search(lead.doc.text, start, end) if start >= 0 else None
+            quote = spans.get(sid)
+            hit = fact_pattern(fact).search(lead.doc.text, quote.start, quote.end) if quote.start >= 0 else None
             if hit is not None:
                 marked.append(spans.at(lead.doc.path, hit.start(), hit.end(), "fact"))
                 break
@@ -346,11 +344,11 @@ def figure_pattern(value: str, unit: str) -> re.Pattern[str]:
 
 def _figures(doc: str, values: list[str], unit: str, it: IncrementTrace, spans: _Spans) -> list[str]:
     text = spans.texts.get(doc, "")
-    quotes = [spans.region(s) for ct in it.claims if ct.doc == doc for s in ct.spans]
+    quotes = [spans.get(s) for ct in it.claims if ct.doc == doc for s in ct.spans]
     out = []
     for v in values:
         hits = list(figure_pattern(v, unit).finditer(text))
-        inside = [h for h in hits if any(a <= h.start() and h.end() <= b for a, b in quotes)]
+        inside = [h for h in hits if any(q.start <= h.start() and h.end() <= q.end for q in quotes)]
         for h in (inside or hits)[:1]:
             out.append(spans.at(doc, h.start(), h.end(), "figure"))
     return out
