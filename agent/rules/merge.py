@@ -73,7 +73,7 @@ def same_subject(x: Subject, y: Subject) -> bool:
     if a.arxiv_keys & b.arxiv_keys or x.advisories & y.advisories:
         return True  # one paper, one advisory (whatever releases fix it)
     if x.release and y.release:  # two releases: one when product and version agree, whatever else they share
-        return _one_product(x.release[0], y.release[0]) and x.release[1] == y.release[1]
+        return x.release[1] == y.release[1] and _one_product(x.release[0], y.release[0])
     if a.doc.path == b.doc.path:
         return one_release(a, b)
     if x.urls & y.urls:
