@@ -11,14 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agent.core.arxiv import find_ids, id_keys, key_of, validate
 from agent.core.labels import ZH, Labels
 from agent.core.text import similarity
 from agent.plan.anchors import AnchorRegistry, normalise_url
 from agent.rules.chain import RuleOutcome
-from agent.rules.claims import REL_RANK, Candidate, DocResult, Group, Selection
+from agent.rules.claims import REL_RANK, Candidate, DocResult, Finding, Group, Selection
 from agent.rules.edit import NumberConflict
 from agent.rules.merge import short_subject
 from agent.rules.priority import LEVEL_ORDER, Level
@@ -39,19 +39,22 @@ from schemas.briefing import (
 
 
 @dataclass(frozen=True)
-class Layout:
-    """The briefing, which item of 三 states each disagreement (the page marks its figures), and
-    which row of 六 each secondary anchor is (the run record's trace names it)."""
+class Composed:
+    """The briefing, the findings that explain it, and the typed facts it was laid out from."""
 
     briefing: Briefing
-    conflict_items: tuple[tuple[NumberConflict, int], ...]
-    secondary_rows: tuple[int, ...]
+    findings: list[Finding]
+    outcome: RuleOutcome
+    # (disagreement, number of the 三 item that states it), for the page to mark the figures
+    conflict_items: tuple[tuple[NumberConflict, int], ...] = ()
+    secondary_rows: tuple[int, ...] = ()  # the row of 六 of each secondary anchor, for the trace
 
 
-def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
+def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Composed:
     """The seven blocks of one evening, in the seed's order."""
     s = o.scope
-    verify, conflict_items = _verify_items(o.to_verify, labels)
+    verify = [verify_item(d, i, labels) for i, d in enumerate(o.to_verify, 1)]
+    conflict_items = tuple((d.note, i) for i, d in enumerate(o.to_verify, 1) if isinstance(d.note, NumberConflict))
     priorities, secondary_rows = _priorities(o, labels)
     item_of = {id(c): n for c, n in conflict_items}
     increments = [_increment(i, g, s.topic, labels, item_of) for i, g in enumerate(o.selection.increments, 1)]
@@ -82,7 +85,7 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
         priorities=priorities,
         footer=footer,
     )
-    return Layout(mark_invalid_ids(briefing, s.date, labels), conflict_items, secondary_rows)
+    return Composed(mark_invalid_ids(briefing, s.date, labels), o.findings, o, conflict_items, secondary_rows)
 
 
 # --- 二 -----------------------------------------------------------------------------------------------
@@ -155,14 +158,6 @@ def _unique_refs(refs: list[SourceRef]) -> list[SourceRef]:
 
 
 # --- 三 -----------------------------------------------------------------------------------------------
-
-
-def _verify_items(
-    doubts: Sequence[Doubt], labels: Labels
-) -> tuple[list[VerifyItem], tuple[tuple[NumberConflict, int], ...]]:
-    items = [verify_item(d, i, labels) for i, d in enumerate(doubts, 1)]
-    held = tuple((d.note, i) for i, d in enumerate(doubts, 1) if isinstance(d.note, NumberConflict))
-    return items, held
 
 
 def verify_item(d: Doubt, number: int, labels: Labels) -> VerifyItem:
@@ -291,9 +286,8 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
     for b in sorted(s.baselines, key=lambda d: d.path, reverse=True):
         subjects = [short_subject(label) for label in labels_by_source.get(b.path, ())]
         when = b.timestamp.date() if b.timestamp else s.date
-        label = (
-            labels.last_night if when == s.date - dt.timedelta(days=1) else labels.baseline_of.format(when=_md(when))
-        )
+        yesterday = when == s.date - dt.timedelta(days=1)
+        label = labels.last_night if yesterday else labels.baseline_of.format(when=f"{when:%-m-%-d}")
         held = labels.baseline_held.format(label=label, n=len(subjects), subjects=" · ".join(subjects))
         key = b.name.removesuffix(".md")
         rows.append(SourceRow(directory=b.directory, key_file=key, held=held, relevance=labels.baseline_level))
@@ -339,10 +333,6 @@ def _doc_row(r: DocResult, labels_of: dict[str, str], labels: Labels) -> SourceR
     return SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=held, relevance=rel)
 
 
-def _md(d: dt.date) -> str:
-    return f"{d.month}-{d.day}"
-
-
 def _span(cards: Sequence[DocResult]) -> str:
     days = sorted({r.doc.timestamp.date() for r in cards if r.doc.timestamp})
     if not days:
@@ -366,74 +356,61 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
     for i, g in enumerate(o.selection.increments, 1):
         for c in g.members:
             inc_of.setdefault(c.doc.path, []).append(i)
-    said = _said_of(o, labels)
+    before, settled = _said_of(o, labels)
     notes: list[NoIncrementNote] = []
     card_notes: list[str] = []
     for r in s.results:
         if r.doc.kind == "adjacent":
             continue
-        parts = _why_not(r, o, inc_of.get(r.doc.path, []), said, labels)
+        parts = _why_not(r, o.scope.topic, inc_of.get(r.doc.path, []), before, settled, labels)
         if inc_of.get(r.doc.path) and len(parts) == 1:
             continue  # everything it held is in the increments
+        note = labels.list_sep.join(p.rstrip("。") for p in parts)
         if r.doc.kind == "paper_card":
-            card_notes.append(
-                labels.named.format(
-                    name=r.doc.name.removesuffix(".md"), what=labels.list_sep.join(p.rstrip("。") for p in parts)
-                )
-            )
+            card_notes.append(labels.named.format(name=r.doc.name.removesuffix(".md"), what=note))
         else:
-            notes.append(NoIncrementNote(source=r.doc.path, note=labels.list_sep.join(p.rstrip("。") for p in parts)))
+            notes.append(NoIncrementNote(source=r.doc.path, note=note))
     if card_notes:  # one line for the card folder, as the sources table has one row for it
         cards = [r for r in s.results if r.doc.kind == "paper_card"]
         notes.append(NoIncrementNote(source=f"paper_cards {_span(cards)}", note=labels.list_sep.join(card_notes)))
     return notes
 
 
-@dataclass
-class _Said:
-    """What 五 says of one document beside its own skipped items, which go between these in the
-    seed's order."""
-
-    covered: list[str] = field(default_factory=list)
-    secondary: list[str] = field(default_factory=list)
-    settled: list[str] = field(default_factory=list)
-
-
-def _said_of(o: RuleOutcome, labels: Labels) -> dict[str, _Said]:
-    """Document -> what 五 says of its covered claims, its secondary ones and the items it settled:
-    gathered in one pass over each list, not once per document (quadratic on a full evening)."""
-    said: dict[str, _Said] = {}
+def _said_of(o: RuleOutcome, labels: Labels) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Document -> what 五 says of its covered and secondary claims, and document -> the items it
+    settled: its own skipped items go between the two, in the seed's order."""
+    before: dict[str, list[str]] = {}
     for c in o.covered:
         what = labels.named.format(name=c.claim.title, what=_covered_by(c, o.scope.topic, labels))
-        said.setdefault(c.doc.path, _Said()).covered.append(what)
+        before.setdefault(c.doc.path, []).append(what)
     for g in o.selection.secondary:
         for c in g.members:
-            said.setdefault(c.doc.path, _Said()).secondary.append(labels.secondary.format(title=c.claim.title))
+            before.setdefault(c.doc.path, []).append(labels.secondary.format(title=c.claim.title))
+    settled: dict[str, list[str]] = {}
     for x in o.resolved:
-        said.setdefault(x.doc.path, _Said()).settled.append(labels.settled.format(title=x.title, how=x.how))
-    return said
+        settled.setdefault(x.doc.path, []).append(labels.settled.format(title=x.title, how=x.how))
+    return before, settled
 
 
 def _why_not(
     r: DocResult,
-    o: RuleOutcome,
+    topic: str,
     incs: list[int],
-    said: dict[str, _Said],
+    before: dict[str, list[str]],
+    settled: dict[str, list[str]],
     labels: Labels,
 ) -> list[str]:
     """The parts of one source's 五 note, in the seed's order."""
     if r.extraction is None:
         return [r.error]
-    of = said.get(r.doc.path, _Said())
     parts: list[str] = []
     if incs:
         parts.append(labels.in_increments.format(numbers="+".join(str(n) for n in dict.fromkeys(incs))))
-    parts += of.covered
-    parts += of.secondary
+    parts += before.get(r.doc.path, [])
     parts += [f"{x.subject} {x.reason}" for x in r.extraction.skipped]
-    parts += of.settled
+    parts += settled.get(r.doc.path, [])
     if not parts:
-        parts.append(r.extraction.relevance_reason or labels.nothing_new.format(topic=o.scope.topic))
+        parts.append(r.extraction.relevance_reason or labels.nothing_new.format(topic=topic))
     return parts
 
 
@@ -484,4 +461,4 @@ def _priorities(o: RuleOutcome, labels: Labels) -> tuple[list[PriorityRow], tupl
     return [rows[k][1] for k in order], secondary_rows
 
 
-__all__ = ["Layout", "lay_out", "names_subject", "verify_item"]
+__all__ = ["Composed", "lay_out", "names_subject", "verify_item"]
