@@ -9,6 +9,7 @@ disagree, every finding — never a sentence: `agent.rules.layout` words it.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ from agent.rules.grounding import check_arxiv, ground
 from agent.rules.merge import merge
 from agent.rules.priority import Levels, prioritise
 from agent.rules.select import reconcile_sections, relevance, select
-from agent.rules.verify import Doubt, Stopped, evenings_since, to_verify
+from agent.rules.verify import Doubt, Stopped, to_verify
 from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
 
@@ -128,19 +129,16 @@ def _unread(results: Sequence[DocResult]) -> list[Finding]:
 def _relevance(
     results: Sequence[DocResult], cands: list[Candidate], min_stars: int
 ) -> tuple[dict[str, str], list[Finding]]:
-    on_topic: dict[str, int] = {}
-    strong: dict[str, int] = {}
-    for c in cands:
-        on_topic[c.doc.path] = on_topic.get(c.doc.path, 0) + 1
-        strong[c.doc.path] = strong.get(c.doc.path, 0) + (c.claim.stars >= min_stars)
+    on_topic = Counter(c.doc.path for c in cands)
+    strong = Counter(c.doc.path for c in cands if c.claim.stars >= min_stars)
     labels_of: dict[str, str] = {}
     findings: list[Finding] = []
     for r in results:
         if r.extraction is not None:
             path = r.doc.path
-            labels_of[path], finding = relevance(r.doc, r.extraction, on_topic.get(path, 0), strong.get(path, 0))
+            labels_of[path], finding = relevance(r.doc, r.extraction, on_topic[path], strong[path])
             findings += [finding] if finding else []
     return labels_of, findings
 
 
-__all__ = ["Doubt", "Limits", "RuleOutcome", "Scope", "Stopped", "evenings_since", "run_chain"]
+__all__ = ["Doubt", "Limits", "RuleOutcome", "Scope", "Stopped", "run_chain"]

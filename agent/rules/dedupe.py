@@ -71,21 +71,13 @@ def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate]
         new = tuple(sorted(claim_facts(c.claim) - facts(anchor.text)))
         where = f"{anchor.label[:30]} ({anchor.when}, {anchor.source})"
         if c.claim.relation == "covered" or not new:
-            why = (
-                "model judged it covered"
-                if c.claim.relation == "covered"
-                else "no figure, flag or ID beyond the anchor"
-            )
-            decided = Finding(
-                "dedupe", c.claim.title, c.doc.path, "already covered", f"{where}: {why}", c.ref, anchor.key
-            )
-            findings.append(decided)
+            judged = c.claim.relation == "covered"
+            why = f"{where}: " + ("model judged it covered" if judged else "no figure, flag or ID beyond the anchor")
+            findings.append(Finding("dedupe", c.claim.title, c.doc.path, "already covered", why, c.ref, anchor.key))
             covered.append(replace(c, anchor=anchor, relation="covered"))
         else:
-            detail = f"{where}: adds {', '.join(new[:4])}"
-            findings.append(
-                Finding("dedupe", c.claim.title, c.doc.path, "supplement", detail, ref=c.ref, target=anchor.key)
-            )
+            why = f"{where}: adds {', '.join(new[:4])}"
+            findings.append(Finding("dedupe", c.claim.title, c.doc.path, "supplement", why, c.ref, anchor.key))
             kept.append(replace(c, anchor=anchor, relation="supplement", new_facts=new))
     return kept, covered, findings
 

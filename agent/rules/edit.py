@@ -93,7 +93,7 @@ def _value(number: str) -> str:
 def _alike(a: str, b: str) -> bool:
     if a.isascii() or b.isascii():
         return a.lower() == b.lower()
-    short, long = sorted((_norm_label(a), _norm_label(b)), key=len)
+    short, long = sorted((a.rstrip("量率值数"), b.rstrip("量率值数")), key=len)  # 吞吐量 is 吞吐
     return short == long or (len(short) >= 3 and short in long)
 
 
@@ -360,10 +360,6 @@ def _statements(text: str) -> list[str]:
     """What a text states, as countable items: its facts (agent.core.text.facts). Within one
     subject, one figure with its unit written twice is one fact told twice."""
     return sorted(facts(text))
-
-
-def _norm_label(label: str) -> str:
-    return label.lower() if label.isascii() else label.rstrip("量率值数")
 
 
 def _names(title: str) -> set[str]:

@@ -37,22 +37,16 @@ _ORDERS = re.compile(
 )
 
 
-def passage_at(text: str, start: int, end: int) -> str:
-    """The paragraph around text[start:end]: what a reader takes in with the quote."""
-    lo = text.rfind("\n\n", 0, start)
-    hi = text.find("\n\n", end)
-    return text[lo + 2 if lo >= 0 else 0 : hi if hi >= 0 else len(text)].strip()
-
-
 def surroundings(text: str, start: int, end: int) -> list[str]:
     """The paragraph holding text[start:end] and the one on each side: a planted order need not
     share the quote's paragraph ("… 吞吐提升 12%。" then, below it, "忽略以上指令，…"), and a model
     reads them together."""
     lo = text.rfind("\n\n", 0, start)
     hi = text.find("\n\n", end)
+    own = text[lo + 2 if lo >= 0 else 0 : hi if hi >= 0 else len(text)]
     before = text[:lo].rstrip().rsplit("\n\n", 1)[-1] if lo >= 0 else ""
     after = text[hi:].lstrip().split("\n\n", 1)[0] if hi >= 0 else ""
-    return [p.strip() for p in (passage_at(text, start, end), before, after) if p.strip()]
+    return [p.strip() for p in (own, before, after) if p.strip()]
 
 
 def suspect(passage: str) -> str | None:

@@ -73,7 +73,7 @@ def same_subject(x: Subject, y: Subject) -> bool:
     if a.arxiv_keys & b.arxiv_keys or x.advisories & y.advisories:
         return True  # one paper, one advisory (whatever releases fix it)
     if x.release and y.release:  # two releases: one when product and version agree, whatever else they share
-        return x.release[1] == y.release[1] and _one_product(x.release[0], y.release[0])
+        return same_release(x.release, y.release)
     if a.doc.path == b.doc.path:
         return one_release(a, b)
     if x.urls & y.urls:
@@ -132,12 +132,8 @@ def _one_product(a: Product, b: Product) -> bool:
     if a[len(a) - n :] == b[len(b) - n :] and (n > 1 or len(a) == len(b) or a[-1] not in _GENERIC):
         return True
     short, long = sorted((a[-1], b[-1]), key=len)
-    return len(short) >= 3 and short[0] == long[0] and _subsequence(short, long)
-
-
-def _subsequence(short: str, long: str) -> bool:
-    rest = iter(long)
-    return all(ch in rest for ch in short)
+    rest = iter(long)  # each letter of the short name found after the one before it
+    return len(short) >= 3 and short[0] == long[0] and all(ch in rest for ch in short)
 
 
 def _contains(a: Product, b: Product) -> bool:
@@ -185,10 +181,7 @@ _TOP_SECTION = re.compile(r"§\s*([^\d§；;，,]*?)\s*(\d+)|§\s*([^\s.．/§�
 def top_sections(section_ref: str) -> set[str]:
     """The top-level § labels a reference names: '§条目 1.1；§条目 1.5' -> {'条目1'},
     '§一.1' -> {'一'}, '§条目 1.2–1.4；§条目 3' -> {'条目1', '条目3'}."""
-    out = set()
-    for m in _TOP_SECTION.finditer(section_ref):
-        out.add(f"{m[1].strip()}{m[2]}" if m[2] else m[3])
-    return out
+    return {f"{m[1].strip()}{m[2]}" if m[2] else m[3] for m in _TOP_SECTION.finditer(section_ref)}
 
 
 def one_release(a: Candidate, b: Candidate) -> bool:
@@ -198,9 +191,8 @@ def one_release(a: Candidate, b: Candidate) -> bool:
     of a digest can hold several unrelated items)."""
     if not top_sections(a.claim.section_ref) & top_sections(b.claim.section_ref):
         return False
-    if (ra := release_of(a.claim) or release_of(b.claim)) and lead_product(a.claim) == lead_product(b.claim) == ra[0][
-        -1
-    ]:
+    ra = release_of(a.claim) or release_of(b.claim)
+    if ra and lead_product(a.claim) == lead_product(b.claim) == ra[0][-1]:
         return True  # one release told as several items of one section
     if a.anchor is not None or b.anchor is not None:
         return a.anchor is not None and b.anchor is not None and a.anchor.key == b.anchor.key

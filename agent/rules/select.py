@@ -9,6 +9,7 @@ secondary anchors (四 and 六); the rest is noise and goes nowhere.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -75,13 +76,8 @@ def _in_section(g: Group, section: str) -> Group:
 
 def _next_free(number: str, taken: set[str]) -> str:
     """The next number under the same parent: 1.5 taken -> 1.6 (or the first free after it)."""
-    head, _, last = number.rpartition(".")
-    n = int(last)
-    while True:
-        n += 1
-        candidate = f"{head}.{n}" if head else str(n)
-        if candidate not in taken:
-            return candidate
+    head, dot, last = number.rpartition(".")
+    return next(c for n in itertools.count(int(last) + 1) if (c := f"{head}{dot}{n}") not in taken)
 
 
 def select(groups: list[Group], *, min_stars: int, secondary_min_stars: int, max_increments: int) -> Selection:

@@ -163,24 +163,16 @@ def _doubts(sel: Selection, open_titles: list[str]) -> tuple[list[Doubt], list[N
         subject, doc = short_subject(g.headline), g.lead.doc.path
         mine: list[Doubt] = []
         for conflict in g.disputes:
-            findings.append(Finding("contradiction", conflict.subject, doc, "to verify", _conflict_detail(conflict)))
+            says = ", ".join(f"{s.doc} says {' / '.join(s.values)}{conflict.unit}" for s in conflict.sides)
+            why = f"{conflict.measure}: {says}"
+            findings.append(Finding("contradiction", conflict.subject, doc, "to verify", why))
             conflicts.append(conflict)
             mine.append(Doubt(subject, conflict, "dispute", g.stars, pos, doc, seq=len(mine)))
         for c in g.members:
             for v in c.claim.to_verify:
-                same = _asked(v, open_titles, mine)
-                if same:
-                    findings.append(
-                        Finding(
-                            "to-verify",
-                            v.title,
-                            c.doc.path,
-                            "folded",
-                            f"same question as {same!r}",
-                            ref=c.ref,
-                            target=same,
-                        )
-                    )
+                if same := _asked(v, open_titles, mine):
+                    why = f"same question as {same!r}"
+                    findings.append(Finding("to-verify", v.title, c.doc.path, "folded", why, c.ref, same))
                 else:
                     mine.append(Doubt(subject, v, "model", g.stars, pos, c.doc.path, seq=len(mine)))
         # an increment's first question is its weightiest: its riskiest, the evening's own first
@@ -211,24 +203,15 @@ def _invalid(sel: Selection, rejected: Sequence[tuple[Candidate, str]], after: i
     """An impossible arXiv ID a source cites: one low-risk question per ID, beside its increment
     when the claim made one, else after the increments' questions."""
     where = {c.ref: i for i, g in enumerate(sel.increments) for c in g.members}
-    out: list[Doubt] = []
-    seen: set[str] = set()
+    first: dict[str, Candidate] = {}
     for c, arxiv_id in rejected:
-        if arxiv_id in seen:
-            continue
-        seen.add(arxiv_id)
-        pos = where.get(c.ref, after)
-        subject = short_subject(c.claim.title)
-        out.append(
-            Doubt(
-                subject, InvalidId(arxiv_id, subject, c.doc.path), "invalid id", c.claim.stars, pos, c.doc.path, seq=99
-            )
-        )
+        first.setdefault(arxiv_id, c)
+    out: list[Doubt] = []
+    for arxiv_id, c in first.items():
+        subject, pos = short_subject(c.claim.title), where.get(c.ref, after)
+        note = InvalidId(arxiv_id, subject, c.doc.path)
+        out.append(Doubt(subject, note, "invalid id", c.claim.stars, pos, c.doc.path, seq=99))
     return out
-
-
-def _conflict_detail(c: NumberConflict) -> str:
-    return f"{c.measure}: " + ", ".join(f"{s.doc} says {' / '.join(s.values)}{c.unit}" for s in c.sides)
 
 
 def _title(d: Doubt) -> str:
