@@ -126,10 +126,9 @@ def number_conflicts(g: Group, title: str) -> list[NumberConflict]:
     """A measure that two of the group's documents give values sharing nothing: each such
     measure once, with every document that states it."""
     by_doc: dict[str, list[Measure]] = {}
-    for c in g.members:
-        for p in c.claim.key_points:
-            for node in p.walk():
-                by_doc.setdefault(c.doc.path, []).extend(measures(node.text))
+    for c in g.members:  # a document with no figure gives no side
+        texts = [n.text for p in c.claim.key_points for n in p.walk()]
+        by_doc.setdefault(c.doc.path, []).extend(m for t in texts for m in measures(t))
     out: list[NumberConflict] = []
     for label, unit in dict.fromkeys((x.label, x.unit) for found in by_doc.values() for x in found):
         if any(_alike(c.measure, label) and c.unit == unit for c in out):
@@ -236,9 +235,10 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
     return [units[i] for i in alive], findings
 
 
-def _folded(g: Group, unit: Point, detail: str, into: ClaimRef) -> Finding:
-    """The finding of a point folded into the point that states it."""
-    return Finding("merge", unit.point.text[:40], _doc_of(g, unit.ref), "point folded", detail, unit.ref, str(into))
+def _folded(g: Group, unit: Point, detail: str, into: ClaimRef | None = None) -> Finding:
+    """The finding of a point folded (into the point `into` that states it, if one does)."""
+    target = str(into) if into else ""
+    return Finding("merge", unit.point.text[:40], _doc_of(g, unit.ref), "point folded", detail, unit.ref, target)
 
 
 def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[Point], list[Finding]]:
@@ -255,8 +255,7 @@ def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[
     for i, p in enumerate(points):
         trimmed = _trim_node(p.point, told, grams[:i] + grams[i + 1 :])
         if trimmed is None or trimmed.model_dump() != p.point.model_dump():
-            doc = _doc_of(g, p.ref)
-            findings.append(Finding("merge", p.point.text[:40], doc, "point folded", "a part stated twice", ref=p.ref))
+            findings.append(_folded(g, p, "a part stated twice"))
         if trimmed is None:
             continue
         if (cont := _continuation(trimmed, out)) is None:
@@ -265,9 +264,7 @@ def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[
         after, rest_of_it = cont
         told.subtract(_statements(_clauses(trimmed.text)[0]))
         detail = "its opening clause stated by the points before it; the rest follows the one it continues"
-        findings.append(
-            Finding("merge", p.point.text[:40], _doc_of(g, p.ref), "point folded", detail, p.ref, str(out[after].ref))
-        )
+        findings.append(_folded(g, p, detail, out[after].ref))
         tails.setdefault(after, []).append(Point(rest_of_it, p.ref))
     return [q for i, p in enumerate(out) for q in (p, *tails.get(i, ()))], findings
 
@@ -300,20 +297,15 @@ def _trim_node(node: KeyPoint, told: Counter[str], others: Sequence[set[str]]) -
     clauses = _clauses(node.text)
     kept = [clauses[0]]
     for i in range(2, len(clauses), 2):  # the split keeps each separator before its clause
-        said = _statements(clauses[i])
-        if said and all(told[s] >= 2 for s in said) and _covered(clauses[i], others):
-            told.subtract(said)
-            continue
-        kept += [clauses[i - 1], clauses[i]]
+        if not _told_twice(clauses[i], told, others):
+            kept += [clauses[i - 1], clauses[i]]
     text = "".join(kept)
     if len(kept) < len(clauses):  # a sentence that lost its last clauses still ends as it did
         text = text.rstrip("，,；; ")
         text += "。" if node.text.rstrip().endswith("。") and not text.endswith("。") else ""
     children = []
     for child in node.children:
-        said = _statements(" ".join(x.text for x in child.walk()))
-        if said and all(told[s] >= 2 for s in said) and _covered(" ".join(x.text for x in child.walk()), others):
-            told.subtract(said)
+        if _told_twice(" ".join(x.text for x in child.walk()), told, others):
             continue
         if (kept_child := _trim_node(child, told, others)) is not None:
             children.append(kept_child)
@@ -322,6 +314,16 @@ def _trim_node(node: KeyPoint, told: Counter[str], others: Sequence[set[str]]) -
     if text == node.text and children == node.children:
         return node
     return node.model_copy(update={"text": text, "children": children})
+
+
+def _told_twice(text: str, told: Counter[str], others: Sequence[set[str]]) -> bool:
+    """Whether every fact of `text` is told twice and its words restate another point: then it
+    goes, and its facts count as told once less."""
+    said = _statements(text)
+    if said and all(told[s] >= 2 for s in said) and _covered(text, others):
+        told.subtract(said)
+        return True
+    return False
 
 
 def _covered(text: str, others: Sequence[set[str]]) -> bool:
