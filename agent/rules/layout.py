@@ -129,12 +129,10 @@ def _increment(number: int, g: Group, topic: str, labels: Labels, item_of: dict[
 
 def _file_refs(g: Group, labels: Labels) -> list[SourceRef]:
     """Each document once, with every § section its claims came from."""
-    sections: dict[str, list[str]] = {}
+    sections: dict[str, dict[str, None]] = {}
     for c in g.members:
-        sections.setdefault(c.doc.path, [])
-        for part in re.split(r"[；;]", c.claim.section_ref):
-            if part.strip() and part.strip() not in sections[c.doc.path]:
-                sections[c.doc.path].append(part.strip())
+        parts = (p.strip() for p in re.split(r"[；;]", c.claim.section_ref))
+        sections.setdefault(c.doc.path, {}).update(dict.fromkeys(p for p in parts if p))
     return [SourceRef(ref=doc, section=labels.section_join.join(secs)) for doc, secs in sections.items()]
 
 
@@ -147,14 +145,10 @@ def _says_supplement(note: str, when: str, labels: Labels) -> bool:
 
 
 def _unique_refs(refs: list[SourceRef]) -> list[SourceRef]:
-    seen: set[tuple[str, str]] = set()
-    out = []
+    first: dict[tuple[str, str], SourceRef] = {}
     for r in refs:
-        key = (normalise_url(r.ref) if "/" in r.ref and not r.section else r.ref, r.section)
-        if key not in seen:
-            seen.add(key)
-            out.append(r)
-    return out
+        first.setdefault((normalise_url(r.ref) if "/" in r.ref and not r.section else r.ref, r.section), r)
+    return list(first.values())
 
 
 # --- 三 -----------------------------------------------------------------------------------------------
@@ -279,7 +273,7 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
     adjacent briefings, one row for the paper cards, one for the queue."""
     s = o.scope
     rows = [_doc_row(r, o.relevance, labels) for r in s.results if r.doc.kind == "report"]
-    labels_by_source: dict[str, list[str]] = {}  # one pass over the anchors, not one per baseline
+    labels_by_source: dict[str, list[str]] = {}
     for a in s.registry.anchors:
         if a.kind == "subject":
             labels_by_source.setdefault(a.source, []).append(a.label)
