@@ -34,8 +34,7 @@ Product = tuple[str, ...]  # a product's name as normalised words: ('microsoft',
 
 @dataclass(frozen=True)
 class Subject:
-    """What a claim says its subject is, read once from the claim: its release, its advisories,
-    its links and the name its title leads with."""
+    """What a claim says its subject is, read once: its release, advisories, links and lead name."""
 
     claim: Candidate
     release: tuple[Product, str] | None
@@ -84,10 +83,8 @@ def same_subject(x: Subject, y: Subject) -> bool:
 
 
 def release_of(claim: Claim) -> tuple[Product, str] | None:
-    """(product, version) a claim is about, both normalised: the version written right after the
-    name its title leads with ('vLLM v0.23.0 移除…', 'Microsoft Agent Framework 1.0 GA'); for a
-    title that names no version ('vLLM KV Pin API'), the version its own text writes right after
-    that name."""
+    """(product, version) a claim is about, normalised: the version written right after the name
+    its title leads with ('vLLM v0.23.0 移除…'), else right after that name in its text or a link."""
     head = subject_head(claim.title)
     if _NAMED_VERSION.search(head):
         return title_release(claim.title)
@@ -113,8 +110,8 @@ def lead_product(claim: Claim) -> str:
 
 
 def title_release(title: str) -> tuple[Product, str] | None:
-    """The release a title leads with: 'vLLM v0.23.0 移除…' -> (('vllm',), '0.23'); a title whose
-    head ('Recap: A2A v1.0 …' reads 'A2A v1.0') names a version after a name."""
+    """The release a title leads with: 'vLLM v0.23.0 移除…' -> (('vllm',), '0.23'); after a colon
+    too ('Recap: A2A v1.0 …')."""
     for head in dict.fromkeys([subject_head(title), *re.split(r"[:：]\s*", title, maxsplit=1)[1:2]]):
         if (m := _NAMED_VERSION.search(head)) and re.fullmatch(r"[A-Za-z0-9@/._+\s-]*", head[: m.start()]):
             return tuple(_product(w) for w in [*head[: m.start()].split(), m[1]]), _version(m[2])
@@ -185,10 +182,9 @@ def top_sections(section_ref: str) -> set[str]:
 
 
 def one_release(a: Candidate, b: Candidate) -> bool:
-    """Two claims of one document are one subject when they come from the same top-level § and
-    relate to the same anchor — a model often splits a release from one of its features. Claims
-    about different anchors stay apart; unanchored ones must also name a like subject (one §
-    of a digest can hold several unrelated items)."""
+    """Two claims of one document and one top-level § are one subject when they tell one release
+    or relate to one anchor (a model often splits a release from one of its features); unanchored
+    ones must also name a like subject, since one § of a digest can hold unrelated items."""
     if not top_sections(a.claim.section_ref) & top_sections(b.claim.section_ref):
         return False
     ra = release_of(a.claim) or release_of(b.claim)

@@ -62,10 +62,9 @@ class Doubt:
         return self.note.risk
 
     def rank(self) -> tuple[int, int, int, int, int]:
-        """Riskier first. What the evening itself raises — a dispute between documents, an item
-        carried from an earlier briefing, an impossible ID — weighs one risk level more than a
-        model's note, and comes first at equal weight: an editor keeps those promises before
-        taking up new doubts. Then each increment's first question before any one's second."""
+        """Riskier first. A dispute, a carried item or an impossible ID weighs one risk level more
+        than a model's note, and comes first at equal weight: an editor keeps those promises
+        before taking up new doubts. Then each increment's first question before any second."""
         own = self.kind != "model"
         return (-(RISK_RANK.get(self.risk, -1) + own), 0 if own else 1, self.seq, -self.stars, self.position)
 
@@ -100,8 +99,8 @@ def to_verify(
     budget: int,
     carry_evenings: int,
 ) -> Verify:
-    """At most `budget` items, ranked; what does not fit is dropped with a finding, and a carried
-    item that drops says so in 五, since leaving 三 ends its carrying."""
+    """At most `budget` items, ranked; the rest dropped with a finding, and a carried item among
+    them is said in 五, since leaving 三 ends its carrying."""
     carried, stopped, findings = _carried(registry, resolved, date, carry_evenings)
     doubts, conflicts, f = _doubts(sel, [d.subject for d in carried])
     findings += f
@@ -153,9 +152,8 @@ def _carried(
 
 
 def _doubts(sel: Selection, open_titles: list[str]) -> tuple[list[Doubt], list[NumberConflict], list[Finding]]:
-    """Each increment's questions, one item each, its riskiest first (a dispute before a model note
-    of the same risk); a note that asks what is already asked (an open item, a dispute, another
-    note) is folded into it."""
+    """Each increment's questions, one item each, riskiest first; a note asking what an open item,
+    a dispute or another note asks is folded into it."""
     doubts: list[Doubt] = []
     conflicts: list[NumberConflict] = []
     findings: list[Finding] = []
@@ -186,8 +184,7 @@ def _doubts(sel: Selection, open_titles: list[str]) -> tuple[list[Doubt], list[N
 
 
 def _asked(v: VerifyNote, open_titles: list[str], mine: list[Doubt]) -> str:
-    """The question `v` repeats, if any: an open item's title, a dispute whose figures it names,
-    or another note of this increment."""
+    """The question `v` repeats: an open item, a dispute whose figures it names, or another note."""
     for t in open_titles:
         if similarity(v.title, t) >= SAME_QUESTION:
             return t
@@ -200,8 +197,7 @@ def _asked(v: VerifyNote, open_titles: list[str], mine: list[Doubt]) -> str:
 
 
 def _invalid(sel: Selection, rejected: Sequence[tuple[Candidate, str]], after: int) -> list[Doubt]:
-    """An impossible arXiv ID a source cites: one low-risk question per ID, beside its increment
-    when the claim made one, else after the increments' questions."""
+    """One low-risk question per impossible arXiv ID, beside its claim's increment if any."""
     where = {c.ref: i for i, g in enumerate(sel.increments) for c in g.members}
     first: dict[str, Candidate] = {}
     for c, arxiv_id in rejected:
