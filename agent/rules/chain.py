@@ -104,13 +104,11 @@ def run_chain(scope: Scope) -> RuleOutcome:
     levels, f = prioritise(sel, resolved)
     findings += f
     settled = {x.title for x in resolved}
-    verify = to_verify(
+    doubts, stopped, conflicts, f = to_verify(
         sel, scope.registry, rejected, settled, scope.date, budget=lim.max_to_verify, carry_evenings=lim.carry_evenings
     )
-    findings += verify.findings
-    return RuleOutcome(
-        scope, sel, covered, resolved, verify.kept, verify.stopped, verify.conflicts, rel, levels, findings
-    )
+    findings += f
+    return RuleOutcome(scope, sel, covered, resolved, doubts, stopped, conflicts, rel, levels, findings)
 
 
 def _unread(results: Sequence[DocResult]) -> list[Finding]:

@@ -137,10 +137,9 @@ def _file_refs(g: Group, labels: Labels) -> list[SourceRef]:
 
 
 def _says_supplement(note: str, when: str, labels: Labels) -> bool:
-    """Whether the model's own note already says which anchor this supplements. Naming the date
-    is not enough ("9-20 锚点只有摘要；本条补上…" does not say 补充): the briefing must state the
-    relation itself, or tomorrow's reader sees an anchored paper presented as if it were new.
-    (The note is the model's sentence, not ours: reading it is reading input.)"""
+    """Whether the model's own note already says which anchor this supplements. The date alone
+    is not enough ("9-20 锚点只有摘要；本条补上…"): unless the relation is stated, tomorrow's reader
+    sees an anchored paper presented as if it were new."""
     return when in note and labels.supplement_word in note
 
 
@@ -181,8 +180,8 @@ def verify_item(d: Doubt, number: int, labels: Labels) -> VerifyItem:
 
 
 def _fit(title: str, subject: str, labels: Labels) -> str:
-    """A title of at most `labels.max_verify_title` characters: a long subject in front is cut
-    to its first words ('MCP Python SDK 会话劫持 …' -> 'MCP Python SDK'), then the title itself."""
+    """The title within `labels.max_verify_title`: a long subject in front cut to its first words
+    ('MCP Python SDK 会话劫持 …' -> 'MCP Python SDK'), then the title itself."""
     limit = labels.max_verify_title
     words = subject.split(" ")
     while len(title) > limit and subject and title.startswith(subject) and len(words) > 1:
@@ -208,9 +207,8 @@ def names_subject(title: str, subject: str) -> bool:
 
 
 def mark_invalid_ids(b: Briefing, date: dt.date, labels: Labels) -> Briefing:
-    """Every arXiv ID the briefing names that cannot exist is marked invalid right after it, in
-    every block: a source's words (一, 五), a model's note (三), anywhere. The rules already keep
-    such IDs out of 二's citations and 四; this is what keeps them from reading as citations."""
+    """Every arXiv ID that cannot exist marked invalid right after it, in every block (a source's
+    words in 一 and 五, a model's note in 三), so that none reads as a citation."""
     return b.model_validate(_marked(b.model_dump(), date, labels))
 
 
@@ -343,8 +341,8 @@ def _span(cards: Sequence[DocResult]) -> str:
 
 
 def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
-    """Why each source gave no (or not only) increments: covered, secondary, skipped, failed;
-    and which open to-verify item it settled, since that item leaves section 三 tonight."""
+    """Why each source gave no (or not only) increments, and which open item it settled, since
+    that item leaves 三 tonight."""
     s = o.scope
     inc_of: dict[str, list[int]] = {}
     for i, g in enumerate(o.selection.increments, 1):
@@ -429,10 +427,9 @@ def _stopped(x: Stopped, labels: Labels) -> NoIncrementNote:
 
 def _priorities(o: RuleOutcome, labels: Labels) -> tuple[list[PriorityRow], tuple[int, ...]]:
     """六: the increments, the secondary anchors and the settled questions neither carries, at the
-    levels the chain decided (`agent.rules.priority`), the most urgent first and otherwise in 二's
-    order. Each row names its increment as 二 titles it. A settled question is E2's too (the
-    living document still marks its anchor 待核实): said on the row the chain found settles it,
-    else on a row of its own. Also returns the row of each secondary anchor, in select's order."""
+    chain's levels, most urgent first, else in 二's order. A settled question is E2's too (the
+    living document still marks it 待核实): said on the row that settles it, else on its own.
+    Also returns the row of each secondary anchor, in select's order."""
     sel, resolved, levels = o.selection, o.resolved, o.levels
     word = {"high": labels.level_high, "mid": labels.level_mid, "low": labels.level_low}
     groups = [*sel.increments, *sel.secondary]

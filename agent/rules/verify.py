@@ -81,14 +81,6 @@ class Stopped:
     budget: int = 0  # for 'budget': the size of 三
 
 
-@dataclass(frozen=True)
-class Verify:
-    kept: list[Doubt]  # in display order
-    stopped: list[Stopped]
-    conflicts: list[NumberConflict]
-    findings: list[Finding]
-
-
 def to_verify(
     sel: Selection,
     registry: AnchorRegistry,
@@ -98,9 +90,10 @@ def to_verify(
     *,
     budget: int,
     carry_evenings: int,
-) -> Verify:
-    """At most `budget` items, ranked; the rest dropped with a finding, and a carried item among
-    them is said in 五, since leaving 三 ends its carrying."""
+) -> tuple[list[Doubt], list[Stopped], list[NumberConflict], list[Finding]]:
+    """At most `budget` items, ranked, in display order; the rest dropped with a finding, and a
+    carried item among them said in 五 (`Stopped`), since leaving 三 ends its carrying. Also the
+    disputes raised, and the findings."""
     carried, stopped, findings = _carried(registry, resolved, date, carry_evenings)
     doubts, conflicts, f = _doubts(sel, [d.subject for d in carried])
     findings += f
@@ -112,8 +105,7 @@ def to_verify(
         findings.append(Finding("to-verify", _title(d), d.doc, "dropped by budget", why))
         if d.carried:
             stopped.append(Stopped(d.subject, d.doc, d.carried, "budget", budget=budget))
-    shown = sorted(kept, key=lambda d: (d.position, d.seq))
-    return Verify(shown, stopped, conflicts, findings)
+    return sorted(kept, key=lambda d: (d.position, d.seq)), stopped, conflicts, findings
 
 
 def evenings_since(origin: str, date: dt.date) -> int | None:
