@@ -1,9 +1,7 @@
 """The rule chain over one evening: extractions and anchors in, decisions out, as typed facts.
 
 grounding → arXiv → relevance → dedupe → merge → edit → sections → select → resolve → 六's
-levels → 三. What it returns is what was decided — the selection, what anchors already cover, what
-tonight settled, each row's level, the to-verify items in display order, the figures that
-disagree, every finding — never a sentence: `agent.rules.layout` words it.
+levels → 三. It returns what was decided, never a sentence: `agent.rules.layout` words it.
 """
 
 from __future__ import annotations
