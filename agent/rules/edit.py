@@ -184,7 +184,7 @@ def _without(p: KeyPoint, conflicts: Sequence[NumberConflict]) -> KeyPoint | Non
     text = "".join(kept).strip("，,；; ") if len(kept) < len(clauses) else p.text
     text = re.sub(r"[，,；;]\s*(?=[，,；;])", "", text)  # a separator left beside a removed clause
     children = [k for child in p.children if (k := _without(child, conflicts)) is not None]
-    if not text or (text != p.text and not children and not _statements(text) and len(text) < 8):
+    if not text or (text != p.text and not children and not facts(text) and len(text) < 8):
         return None
     if text == p.text and children == p.children:
         return p
@@ -241,8 +241,7 @@ def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[
     another statement also states, in much the same words ('记忆库体积缩小 58%' / '记忆库缩小 58%';
     not '新增 B300 支持' beside '+35% on B300'). A point's first clause carries its subject and stays."""
     told = Counter[str](_names(g.headline))  # the title names; it states no figure
-    for text in [n.text for p in points for n in p.point.walk()]:
-        told.update(_statements(text))
+    told.update(f for p in points for n in p.point.walk() for f in facts(n.text))  # told once per text stating it
     out: list[Point] = []
     tails: dict[int, list[Point]] = {}  # what later points add to out[i], in their order
     grams = [_grams(p.point) for p in points]
@@ -256,7 +255,7 @@ def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[
             out.append(Point(trimmed, p.ref))
             continue
         after, rest_of_it = cont
-        told.subtract(_statements(_clauses(trimmed.text)[0]))
+        told.subtract(facts(_clauses(trimmed.text)[0]))
         detail = "its opening clause stated by the points before it; the rest follows the one it continues"
         findings.append(_folded(g, p, detail, out[after].ref))
         tails.setdefault(after, []).append(Point(rest_of_it, p.ref))
@@ -269,16 +268,16 @@ def _continuation(node: KeyPoint, earlier: Sequence[Point]) -> tuple[int, KeyPoi
     its opening continues, and the point without that opening. None when the opening says something
     new or nothing new follows. Only earlier points count: of two restating each other, the first stays."""
     clauses = _clauses(node.text)
-    head = set(_statements(clauses[0]))
+    head = facts(clauses[0])
     if len(clauses) < 3 or not head or not earlier or _CONDITION.search(clauses[0]):
         return None  # a condition ('若仍传 `--swap-space`，…') is not a restatement: what follows needs it
-    stated = [set(_statements(" ".join(n.text for n in e.point.walk()))) for e in earlier]
+    stated = [facts(" ".join(n.text for n in e.point.walk())) for e in earlier]
     # a summary restates several points at once: the words of those stating its facts, together
-    said_before = set().union(*(_grams(e.point) for e, facts in zip(earlier, stated, strict=True) if facts & head))
+    said_before = set().union(*(_grams(e.point) for e, said in zip(earlier, stated, strict=True) if said & head))
     if not head <= set().union(*stated) or not _covered(clauses[0], [said_before]):
         return None
     tail = "".join(clauses[2:]).strip().rstrip("，,；; ")
-    if not set(_statements(tail)) - set().union(*stated):
+    if not facts(tail) - set().union(*stated):
         return None
     after = max(range(len(earlier)), key=lambda j: (len(head & stated[j]), -j))
     return after, node.model_copy(update={"text": tail})
@@ -302,7 +301,7 @@ def _trim_node(node: KeyPoint, told: Counter[str], others: Sequence[set[str]]) -
             continue
         if (kept_child := _trim_node(child, told, others)) is not None:
             children.append(kept_child)
-    if node.children and not children and not _statements(text):
+    if node.children and not children and not facts(text):
         return None
     if text == node.text and children == node.children:
         return node
@@ -312,7 +311,7 @@ def _trim_node(node: KeyPoint, told: Counter[str], others: Sequence[set[str]]) -
 def _told_twice(text: str, told: Counter[str], others: Sequence[set[str]]) -> bool:
     """Whether every fact of `text` is told twice and its words restate another point: then it
     goes, and its facts count as told once less."""
-    said = _statements(text)
+    said = facts(text)
     if said and all(told[s] >= 2 for s in said) and _covered(text, others):
         told.subtract(said)
         return True
@@ -348,11 +347,6 @@ def _clauses(text: str) -> list[str]:
     if depth or code:  # an opener never closed: split as if it were plain text
         return re.split(f"({_SEPARATOR.pattern})", text)
     return [*out, text[start:]]
-
-
-def _statements(text: str) -> list[str]:
-    """A text's facts as countable items: one figure written twice is one fact told twice."""
-    return sorted(facts(text))
 
 
 def _names(title: str) -> set[str]:
