@@ -161,9 +161,7 @@ def _points(g: Group, conflicts: Sequence[NumberConflict]) -> tuple[list[Point],
     for c in g.members:
         if reported and c.doc.kind == "queue":  # a task about the subject; the reports state its facts
             why = "a work-queue task about a subject the reports state"
-            findings += [
-                Finding("merge", p.text[:40], c.doc.path, "point folded", why, ref=c.ref) for p in c.claim.key_points
-            ]
+            findings += [_folded(g, Point(p, c.ref), why) for p in c.claim.key_points]
             continue
         for p in c.claim.key_points:
             kept = _without(p, conflicts)

@@ -113,24 +113,15 @@ def _trimmed(
     urls: list[str],
 ) -> list[Finding]:
     """What grounding took out of a claim it kept: each a finding."""
-    out = [
-        Finding("grounding", claim.title, doc, "quote dropped", f"not in the document: {q[:40]!r}", ref)
-        for q, a in found.items()
-        if a.kind == "none"
-    ]
-    out += [
-        Finding("grounding", claim.title, doc, "quote elided", f"parts found in order: {q[:40]!r}", ref)
-        for q, a in found.items()
-        if a.kind == "elided"
-    ]
+    t = claim.title
+    missing = [q for q, a in found.items() if a.kind == "none"]
+    elided = [q for q, a in found.items() if a.kind == "elided"]
+    out = [Finding("grounding", t, doc, "quote dropped", f"not in the document: {q[:40]!r}", ref) for q in missing]
+    out += [Finding("grounding", t, doc, "quote elided", f"parts found in order: {q[:40]!r}", ref) for q in elided]
     for p in stray:
         gone = ", ".join(sorted(point_facts(p) - doc_facts)[:3])
-        out.append(
-            Finding("grounding", claim.title, doc, "key point dropped", f"{gone} not in it: {p.text[:40]!r}", ref)
-        )
-    out += [
-        Finding("grounding", claim.title, doc, "url dropped", f"not in the document: {u[:60]!r}", ref) for u in urls
-    ]
+        out.append(Finding("grounding", t, doc, "key point dropped", f"{gone} not in it: {p.text[:40]!r}", ref))
+    out += [Finding("grounding", t, doc, "url dropped", f"not in the document: {u[:60]!r}", ref) for u in urls]
     return out
 
 
