@@ -344,18 +344,20 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
     """Why each source gave no (or not only) increments, and which open item it settled, since
     that item leaves 三 tonight."""
     s = o.scope
-    inc_of: dict[str, list[int]] = {}
-    for i, g in enumerate(o.selection.increments, 1):
-        for c in g.members:
-            inc_of.setdefault(c.doc.path, []).append(i)
+    in_increments = {c.doc.path for g in o.selection.increments for c in g.members}
     before, settled = _said_of(o, labels)
     notes: list[NoIncrementNote] = []
     card_notes: list[str] = []
     for r in s.results:
         if r.doc.kind == "adjacent":
             continue
-        parts = _why_not(r, o.scope.topic, inc_of.get(r.doc.path, []), before, settled, labels)
-        if inc_of.get(r.doc.path) and len(parts) == 1:
+        if r.extraction is None:
+            parts = [r.error]
+        else:  # the seed's order: what is said of its claims, its own skipped items, what it settled
+            skipped = [f"{x.subject} {x.reason}" for x in r.extraction.skipped]
+            parts = [*before.get(r.doc.path, []), *skipped, *settled.get(r.doc.path, [])]
+            parts = parts or [r.extraction.relevance_reason or labels.nothing_new.format(topic=s.topic)]
+        if r.doc.path in in_increments and len(parts) == 1:
             continue  # everything it held is in the increments
         note = labels.list_sep.join(p.rstrip("。") for p in parts)
         if r.doc.kind == "paper_card":
@@ -369,9 +371,13 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
 
 
 def _said_of(o: RuleOutcome, labels: Labels) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Document -> what 五 says of its covered and secondary claims, and document -> the items it
-    settled: its own skipped items go between the two, in the seed's order."""
-    before: dict[str, list[str]] = {}
+    """Document -> what 五 says of its claims (the increments they are in, those covered, those
+    secondary), and document -> the open items it settled."""
+    numbers: dict[str, dict[int, None]] = {}
+    for i, g in enumerate(o.selection.increments, 1):
+        for c in g.members:
+            numbers.setdefault(c.doc.path, {})[i] = None
+    before = {d: [labels.in_increments.format(numbers="+".join(map(str, ns)))] for d, ns in numbers.items()}
     for c in o.covered:
         what = labels.named.format(name=c.claim.title, what=_covered_by(c, o.scope.topic, labels))
         before.setdefault(c.doc.path, []).append(what)
@@ -382,28 +388,6 @@ def _said_of(o: RuleOutcome, labels: Labels) -> tuple[dict[str, list[str]], dict
     for x in o.resolved:
         settled.setdefault(x.doc.path, []).append(labels.settled.format(title=x.title, how=x.how))
     return before, settled
-
-
-def _why_not(
-    r: DocResult,
-    topic: str,
-    incs: list[int],
-    before: dict[str, list[str]],
-    settled: dict[str, list[str]],
-    labels: Labels,
-) -> list[str]:
-    """The parts of one source's 五 note, in the seed's order."""
-    if r.extraction is None:
-        return [r.error]
-    parts: list[str] = []
-    if incs:
-        parts.append(labels.in_increments.format(numbers="+".join(str(n) for n in dict.fromkeys(incs))))
-    parts += before.get(r.doc.path, [])
-    parts += [f"{x.subject} {x.reason}" for x in r.extraction.skipped]
-    parts += settled.get(r.doc.path, [])
-    if not parts:
-        parts.append(r.extraction.relevance_reason or labels.nothing_new.format(topic=topic))
-    return parts
 
 
 def _covered_by(c: Candidate, topic: str, labels: Labels) -> str:
