@@ -1,7 +1,5 @@
-"""Rules → Briefing: the rule chain (`agent.rules.chain`) decides, the layout (`agent.rules.layout`) words.
-
-Everything here is derived from the extractions and the anchors; nothing is asked of the model.
-"""
+"""Rules → Briefing: the rule chain (`agent.rules.chain`) decides, the layout (`agent.rules.layout`)
+words; everything is derived from the extractions and the anchors, nothing asked of the model."""
 
 from __future__ import annotations
 
@@ -31,9 +29,8 @@ def compose(
     labels: Labels = ZH,
     siblings: Sequence[SourceRow] = (),
 ) -> Composed:
-    """Run the rule chain over one evening's extractions and lay the result out as the seven
-    blocks; every decision on the way is returned as a finding. `siblings`: rows of 一 for the
-    other topics' briefings of the same run (see `Scope.siblings`)."""
+    """The seven blocks of one evening, and a finding for every decision. `siblings`: rows of 一
+    for the other topics' briefings of the same run."""
     return lay_out(
         run_chain(Scope(results, registry, baselines, topic, date, window, limits, tuple(siblings))), footer, labels
     )

@@ -37,14 +37,11 @@ def bound_claims(parts: Sequence[FileExtraction], doc: SourceDoc) -> tuple[list[
 
 
 def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]]:
-    """Keep a claim only if its evidence is in its document (a quote elided in the middle counts
-    when its parts occur in order, close together) and every arXiv ID it cites is written there.
-
-    A quote that cannot be found is dropped on its own when the claim's other quotes ground it
-    and every figure of its key points is in the document (a model roughens one quote far more
-    often than it invents a claim). Otherwise key points whose figures the document lacks are
-    dropped, and so is a URL the document does not write: a source line names only what the
-    source names."""
+    """Keep a claim only if its evidence (a quote elided in the middle counts when its parts occur
+    in order, close together) and every arXiv ID it cites are in its document. A quote not found
+    is dropped alone if the other quotes ground the claim and every figure of its key points is in
+    the document (a model roughens a quote far more often than it invents a claim). Of a kept
+    claim, key points whose figures the document lacks go, and so does a URL it does not write."""
     kept: list[Candidate] = []
     findings: list[Finding] = []
     order = 0
