@@ -236,16 +236,15 @@ def _arxiv_rows(
     sel: Selection, reg: AnchorRegistry, results: Sequence[DocResult], labels: Labels
 ) -> tuple[list[ArxivRow], list[str]]:
     rows: list[ArxivRow] = []
-    new_keys: dict[str, None] = {}  # in order, and asked once per anchored ID
+    new_keys: dict[str, None] = {}  # in order
     for g in [*sel.increments, *sel.secondary]:
-        credibility = g.credibility  # a maximum over the members: once per group, not per paper
         for a in g.arxiv:
             key = key_of(a.arxiv_id) or a.arxiv_id
             if reg.arxiv(key) is not None or key in new_keys:
                 continue
             new_keys[key] = None
             relation = f"{labels.arxiv_new_relation} → {g.lead.claim.suggested_section}"
-            rows.append(ArxivRow(arxiv_id=a.arxiv_id, title=a.title, credibility=credibility, relation=relation))
+            rows.append(ArxivRow(arxiv_id=a.arxiv_id, title=a.title, credibility=g.credibility, relation=relation))
     tonight = {k for r in results if r.doc.kind != "adjacent" for k in id_keys(r.doc.text)}
     for anchor in reg.anchors:
         if anchor.kind != "arxiv" or anchor.first_date is None or anchor.key in new_keys:
