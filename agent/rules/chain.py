@@ -1,14 +1,13 @@
 """The rule chain over one evening: extractions and anchors in, decisions out, as typed facts.
 
 grounding → arXiv → relevance → dedupe → merge → edit → sections → select → resolve → 六's
-levels → 三. What it returns is what was decided — the selection, what anchors already cover, what
-tonight settled, each row's level, the to-verify items in display order, the figures that
-disagree, every finding — never a sentence: `agent.rules.layout` words it.
+levels → 三. It returns what was decided, never a sentence: `agent.rules.layout` words it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -20,7 +19,7 @@ from agent.rules.grounding import check_arxiv, ground
 from agent.rules.merge import merge
 from agent.rules.priority import Levels, prioritise
 from agent.rules.select import reconcile_sections, relevance, select
-from agent.rules.verify import Doubt, Stopped, evenings_since, to_verify
+from agent.rules.verify import Doubt, Stopped, to_verify
 from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
 
@@ -103,13 +102,11 @@ def run_chain(scope: Scope) -> RuleOutcome:
     levels, f = prioritise(sel, resolved)
     findings += f
     settled = {x.title for x in resolved}
-    verify = to_verify(
+    doubts, stopped, conflicts, f = to_verify(
         sel, scope.registry, rejected, settled, scope.date, budget=lim.max_to_verify, carry_evenings=lim.carry_evenings
     )
-    findings += verify.findings
-    return RuleOutcome(
-        scope, sel, covered, resolved, verify.kept, verify.stopped, verify.conflicts, rel, levels, findings
-    )
+    findings += f
+    return RuleOutcome(scope, sel, covered, resolved, doubts, stopped, conflicts, rel, levels, findings)
 
 
 def _unread(results: Sequence[DocResult]) -> list[Finding]:
@@ -128,19 +125,16 @@ def _unread(results: Sequence[DocResult]) -> list[Finding]:
 def _relevance(
     results: Sequence[DocResult], cands: list[Candidate], min_stars: int
 ) -> tuple[dict[str, str], list[Finding]]:
-    on_topic: dict[str, int] = {}
-    strong: dict[str, int] = {}
-    for c in cands:
-        on_topic[c.doc.path] = on_topic.get(c.doc.path, 0) + 1
-        strong[c.doc.path] = strong.get(c.doc.path, 0) + (c.claim.stars >= min_stars)
+    on_topic = Counter(c.doc.path for c in cands)
+    strong = Counter(c.doc.path for c in cands if c.claim.stars >= min_stars)
     labels_of: dict[str, str] = {}
     findings: list[Finding] = []
     for r in results:
         if r.extraction is not None:
             path = r.doc.path
-            labels_of[path], finding = relevance(r.doc, r.extraction, on_topic.get(path, 0), strong.get(path, 0))
+            labels_of[path], finding = relevance(r.doc, r.extraction, on_topic[path], strong[path])
             findings += [finding] if finding else []
     return labels_of, findings
 
 
-__all__ = ["Doubt", "Limits", "RuleOutcome", "Scope", "Stopped", "evenings_since", "run_chain"]
+__all__ = ["Doubt", "Limits", "RuleOutcome", "Scope", "Stopped", "run_chain"]

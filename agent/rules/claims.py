@@ -1,10 +1,9 @@
 """The values the rules pass along: a claim with its reference, and the decisions taken about it.
 
-Every claim gets a `ClaimRef` (its document, the part of it that was asked, and its place in that
-part's answer) when the answers are joined, and keeps it through the injection screen, grounding,
-dedupe, merge and select; every `Finding` names the claim it is about and, where a decision points
-somewhere (merged into, covered by, folded into), its target. The trace, the page, the run log and
-the eval read these fields; no stage reads a decision back out of a finding's prose.
+Every claim gets a `ClaimRef` when the answers are joined and keeps it through every rule; every
+`Finding` names the claim it is about and, where a decision points somewhere (merged into, covered
+by, folded into), its target. The trace, the page, the run log and the eval read these fields; no
+stage reads a decision back out of a finding's prose.
 """
 
 from __future__ import annotations
@@ -32,18 +31,16 @@ REL_RANK = {"高": 3, "中": 2, "邻接": 1, "参考": 0}
 
 @dataclass(frozen=True, order=True)
 class ClaimRef:
-    """A claim's identity: its document, the 0-based part of it that was asked, and the claim's
-    0-based place in that part's answer. A claim dropped before the rules (the injection screen,
-    the cap on claims) shifts no other claim's reference, so a reader of an answer finds each of
-    its claims' decisions by `with_refs` alone."""
+    """A claim's identity: its document, the 0-based part of it that was asked, and its 0-based
+    place in that part's answer. A claim dropped before the rules shifts no other claim's
+    reference, so a reader of an answer finds each claim's decisions by `with_refs` alone."""
 
     doc: str
     index: int
     part: int = 0
 
     def __str__(self) -> str:
-        """As findings and run records write it: 'doc#index' for a document asked in one request,
-        'doc#part.index' for a later part of a split one."""
+        """'doc#index', or 'doc#part.index' for a later part of a document asked in parts."""
         return f"{self.doc}#{self.part}.{self.index}" if self.part else f"{self.doc}#{self.index}"
 
 
@@ -72,8 +69,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class DocResult:
-    """One document's extraction (chunks already merged), or why there is none. `refs` name
-    the extraction's claims, in order; left empty, they are the claims' places in one answer."""
+    """One document's extraction (parts merged), or why there is none. `refs` name its claims in
+    order; left empty, they are the claims' places in one answer."""
 
     doc: SourceDoc
     extraction: FileExtraction | None
@@ -116,9 +113,8 @@ class Point:
 
 @dataclass(frozen=True)
 class Group:
-    """One subject: the candidates of one or several documents merged into one increment, and
-    what the editor's pass made of them (`agent.rules.edit`): its points, each fact once; its
-    title; its one credibility reason; the figures its documents dispute."""
+    """One subject: the candidates merged into one increment, and what the editor's pass
+    (`agent.rules.edit`) made of them: its points, title, credibility reason and disputes."""
 
     members: tuple[Candidate, ...]
     points: tuple[Point, ...] = ()

@@ -22,7 +22,7 @@ Releases = dict[str, list[tuple[tuple[tuple[str, ...], str], Anchor]]]  # versio
 
 
 def anchored_releases(reg: AnchorRegistry) -> Releases:
-    """The releases the registry's subjects name, by version: read once per evening."""
+    """The releases the registry's subjects name, by version."""
     out: Releases = {}
     for a in reg.anchors:
         if a.kind == "subject" and (release := title_release(a.label)) is not None:
@@ -54,8 +54,7 @@ def match_anchor(c: Candidate, reg: AnchorRegistry, releases: Releases | None = 
 
 
 def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate], list[Candidate], list[Finding]]:
-    """Split into (kept, covered). Anchored with nothing new → covered; anchored with a new
-    figure, flag, version or ID → a supplement, kept."""
+    """(kept, covered): an anchored claim with a new fact is a supplement, kept."""
     kept: list[Candidate] = []
     covered: list[Candidate] = []
     findings: list[Finding] = []
@@ -71,21 +70,13 @@ def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate]
         new = tuple(sorted(claim_facts(c.claim) - facts(anchor.text)))
         where = f"{anchor.label[:30]} ({anchor.when}, {anchor.source})"
         if c.claim.relation == "covered" or not new:
-            why = (
-                "model judged it covered"
-                if c.claim.relation == "covered"
-                else "no figure, flag or ID beyond the anchor"
-            )
-            decided = Finding(
-                "dedupe", c.claim.title, c.doc.path, "already covered", f"{where}: {why}", c.ref, anchor.key
-            )
-            findings.append(decided)
+            judged = c.claim.relation == "covered"
+            why = f"{where}: " + ("model judged it covered" if judged else "no figure, flag or ID beyond the anchor")
+            findings.append(Finding("dedupe", c.claim.title, c.doc.path, "already covered", why, c.ref, anchor.key))
             covered.append(replace(c, anchor=anchor, relation="covered"))
         else:
-            detail = f"{where}: adds {', '.join(new[:4])}"
-            findings.append(
-                Finding("dedupe", c.claim.title, c.doc.path, "supplement", detail, ref=c.ref, target=anchor.key)
-            )
+            why = f"{where}: adds {', '.join(new[:4])}"
+            findings.append(Finding("dedupe", c.claim.title, c.doc.path, "supplement", why, c.ref, anchor.key))
             kept.append(replace(c, anchor=anchor, relation="supplement", new_facts=new))
     return kept, covered, findings
 
@@ -99,8 +90,7 @@ class Resolved:
 
 
 def resolve(results: Sequence[DocResult], reg: AnchorRegistry) -> tuple[list[Resolved], list[Finding]]:
-    """An open item stops being carried when a document settles it and quotes the sentence that
-    does; the quote is checked like any evidence, and the item must be one that is open."""
+    """The open items a document settles, quoting (as grounded evidence) the sentence that does."""
     done: list[Resolved] = []
     findings: list[Finding] = []
     for r in results:

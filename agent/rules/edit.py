@@ -1,14 +1,13 @@
 """An editor's pass over each merged subject: each fact once, no disputed figure stated, one
 credibility line.
 
-- A key point that the group's other points already state (every figure, flag, version and name
-  of it, and most of its words, or of what it says beyond the title's) is folded into them: the
-  fuller point stays, with its nested steps, and a finding says what was folded into what. Poorest
-  points are weighed first, so of two points saying one thing the one saying more is kept. A point
-  naming a package, an API or a file in code that nothing else names stays.
+- A key point whose every figure, flag, version and name the group's other points state, and
+  most of its words (or of those beyond the title's), is folded into them; poorest first, so of
+  two points saying one thing the fuller stays. A point naming in code a package, an API or a
+  file that nothing else names stays.
 - A later source's point that opens by restating earlier points ('破坏性变更：移除 A 与 B，改用 C'
-  after a point on A and one on B) keeps only what it adds ('改用 C'), after the point it continues; the points it
-  restates are not folded into it.
+  after a point on A and one on B) keeps only what it adds ('改用 C'), after the point it
+  continues; the points it restates are not folded into it.
 - When two documents give different values for one measure of the subject (TTFT 2.1× vs 1.6×,
   CVSS 8.8 vs 7.1), neither value is stated: the points that state one are withheld, and the
   dispute goes to 三 (`agent.rules.verify`), which names both documents and both values.
@@ -64,8 +63,7 @@ def measures(text: str) -> list[Measure]:
     """The figures of a text with a unit or a named score, each with the word it measures."""
     out = []
     for m in _FIGURE.finditer(text):
-        label = _label(text[: m.start()])
-        if label:
+        if label := _label(text[: m.start()]):
             out.append(Measure(label, _UNITS_ALIKE.get(m[2], m[2]), _value(m[1])))
     for m in _SCORE.finditer(text):
         out.append(Measure(re.sub(r"\s.*", "", m[1]), "", _value(m[2])))
@@ -76,11 +74,8 @@ def _label(before: str) -> str:
     """The word a figure measures: the last word of its clause before it, past verbs and signs."""
     clause = _CLAUSE_END.split(before[-32:])[-1]
     clause = _FILLER.sub("", clause)
-    if m := re.search(r"([A-Za-z][A-Za-z0-9_-]*)$", clause):
-        return m[1]
-    if m := re.search(r"([\u4e00-\u9fff]{2,6})$", clause):
-        return m[1]
-    return ""
+    m = re.search(r"[A-Za-z][A-Za-z0-9_-]*$", clause) or re.search(r"[\u4e00-\u9fff]{2,6}$", clause)
+    return m[0] if m else ""
 
 
 def _value(number: str) -> str:
@@ -93,7 +88,7 @@ def _value(number: str) -> str:
 def _alike(a: str, b: str) -> bool:
     if a.isascii() or b.isascii():
         return a.lower() == b.lower()
-    short, long = sorted((_norm_label(a), _norm_label(b)), key=len)
+    short, long = sorted((a.rstrip("量率值数"), b.rstrip("量率值数")), key=len)  # 吞吐量 is 吞吐
     return short == long or (len(short) >= 3 and short in long)
 
 
@@ -107,8 +102,8 @@ class Figures:
 
 @dataclass(frozen=True)
 class NumberConflict:
-    """Two documents on one subject give one measure values that share nothing. A fact, not a
-    sentence: the layout words it for 三 and the trace finds each side's figures."""
+    """Two documents on one subject give one measure values that share nothing: a fact the
+    layout words for 三."""
 
     subject: str  # the group's title
     measure: str  # what is measured, as the first document writes it ('ttft', 'CVSS', '吞吐')
@@ -123,13 +118,12 @@ class NumberConflict:
 
 
 def number_conflicts(g: Group, title: str) -> list[NumberConflict]:
-    """A measure that two of the group's documents give values sharing nothing: each such
-    measure once, with every document that states it."""
+    """Each measure two of the group's documents give values sharing nothing, once, with every
+    document that states it."""
     by_doc: dict[str, list[Measure]] = {}
-    for c in g.members:
-        for p in c.claim.key_points:
-            for node in p.walk():
-                by_doc.setdefault(c.doc.path, []).extend(measures(node.text))
+    for c in g.members:  # a document with no figure gives no side
+        texts = [n.text for p in c.claim.key_points for n in p.walk()]
+        by_doc.setdefault(c.doc.path, []).extend(m for t in texts for m in measures(t))
     out: list[NumberConflict] = []
     for label, unit in dict.fromkeys((x.label, x.unit) for found in by_doc.values() for x in found):
         if any(_alike(c.measure, label) and c.unit == unit for c in out):
@@ -167,9 +161,7 @@ def _points(g: Group, conflicts: Sequence[NumberConflict]) -> tuple[list[Point],
     for c in g.members:
         if reported and c.doc.kind == "queue":  # a task about the subject; the reports state its facts
             why = "a work-queue task about a subject the reports state"
-            findings += [
-                Finding("merge", p.text[:40], c.doc.path, "point folded", why, ref=c.ref) for p in c.claim.key_points
-            ]
+            findings += [_folded(g, Point(p, c.ref), why) for p in c.claim.key_points]
             continue
         for p in c.claim.key_points:
             kept = _without(p, conflicts)
@@ -190,7 +182,7 @@ def _without(p: KeyPoint, conflicts: Sequence[NumberConflict]) -> KeyPoint | Non
     text = "".join(kept).strip("，,；; ") if len(kept) < len(clauses) else p.text
     text = re.sub(r"[，,；;]\s*(?=[，,；;])", "", text)  # a separator left beside a removed clause
     children = [k for child in p.children if (k := _without(child, conflicts)) is not None]
-    if not text or (text != p.text and not children and not _statements(text) and len(text) < 8):
+    if not text or (text != p.text and not children and not facts(text) and len(text) < 8):
         return None
     if text == p.text and children == p.children:
         return p
@@ -236,98 +228,98 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
     return [units[i] for i in alive], findings
 
 
-def _folded(g: Group, unit: Point, detail: str, into: ClaimRef) -> Finding:
-    """The finding of a point folded into the point that states it."""
-    return Finding("merge", unit.point.text[:40], _doc_of(g, unit.ref), "point folded", detail, unit.ref, str(into))
+def _folded(g: Group, unit: Point, detail: str, into: ClaimRef | None = None) -> Finding:
+    """The finding of a point folded (into the point `into` that states it, if one does)."""
+    target = str(into) if into else ""
+    return Finding("merge", unit.point.text[:40], _doc_of(g, unit.ref), "point folded", detail, unit.ref, target)
 
 
 def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[Point], list[Finding]]:
-    """Within the points kept, drop what is said twice: a nested step, or a clause after the
-    first of a sentence ('…71.4%，记忆库缩小 58%'), whose every fact another statement of the
-    increment also states, in much the same words ('记忆库体积缩小 58%' / '记忆库缩小 58%'; not '新增
-    B300 支持' beside '+35% on B300'). The first clause of a point carries its subject and stays."""
+    """Within the points kept, drop a nested step or a later clause of a sentence whose every fact
+    another statement also states, in much the same words ('记忆库体积缩小 58%' / '记忆库缩小 58%';
+    not '新增 B300 支持' beside '+35% on B300'). A point's first clause carries its subject and stays."""
     told = Counter[str](_names(g.headline))  # the title names; it states no figure
-    for text in [n.text for p in points for n in p.point.walk()]:
-        told.update(_statements(text))
+    told.update(f for p in points for n in p.point.walk() for f in facts(n.text))  # told once per text stating it
     out: list[Point] = []
     tails: dict[int, list[Point]] = {}  # what later points add to out[i], in their order
     grams = [_grams(p.point) for p in points]
     for i, p in enumerate(points):
         trimmed = _trim_node(p.point, told, grams[:i] + grams[i + 1 :])
         if trimmed is None or trimmed.model_dump() != p.point.model_dump():
-            doc = _doc_of(g, p.ref)
-            findings.append(Finding("merge", p.point.text[:40], doc, "point folded", "a part stated twice", ref=p.ref))
+            findings.append(_folded(g, p, "a part stated twice"))
         if trimmed is None:
             continue
         if (cont := _continuation(trimmed, out)) is None:
             out.append(Point(trimmed, p.ref))
             continue
         after, rest_of_it = cont
-        told.subtract(_statements(_clauses(trimmed.text)[0]))
+        told.subtract(facts(_clauses(trimmed.text)[0]))
         detail = "its opening clause stated by the points before it; the rest follows the one it continues"
-        findings.append(
-            Finding("merge", p.point.text[:40], _doc_of(g, p.ref), "point folded", detail, p.ref, str(out[after].ref))
-        )
+        findings.append(_folded(g, p, detail, out[after].ref))
         tails.setdefault(after, []).append(Point(rest_of_it, p.ref))
     return [q for i, p in enumerate(out) for q in (p, *tails.get(i, ()))], findings
 
 
 def _continuation(node: KeyPoint, earlier: Sequence[Point]) -> tuple[int, KeyPoint] | None:
-    """A later source's point that opens by restating what earlier points say and then adds to it
-    ('破坏性变更：移除 `--swap-space` 与 `--preemption-mode swap`，改用 `--kv-offload-gb`' after the points
-    on each removed flag): the index of the earlier point its opening continues, and the point
-    without that opening. None when the opening says something new, or nothing new follows it.
-    Only earlier points count, so of two points restating each other the first source's stays whole."""
+    """For a point that opens by restating earlier points and then adds to them ('破坏性变更：移除
+    `--swap-space` 与 `--preemption-mode swap`，改用 `--kv-offload-gb`'): the index of the earlier point
+    its opening continues, and the point without that opening. None when the opening says something
+    new or nothing new follows. Only earlier points count: of two restating each other, the first stays."""
     clauses = _clauses(node.text)
-    head = set(_statements(clauses[0]))
+    head = facts(clauses[0])
     if len(clauses) < 3 or not head or not earlier or _CONDITION.search(clauses[0]):
         return None  # a condition ('若仍传 `--swap-space`，…') is not a restatement: what follows needs it
-    stated = [set(_statements(" ".join(n.text for n in e.point.walk()))) for e in earlier]
+    stated = [facts(" ".join(n.text for n in e.point.walk())) for e in earlier]
     # a summary restates several points at once: the words of those stating its facts, together
-    said_before = set().union(*(_grams(e.point) for e, facts in zip(earlier, stated, strict=True) if facts & head))
+    said_before = set().union(*(_grams(e.point) for e, said in zip(earlier, stated, strict=True) if said & head))
     if not head <= set().union(*stated) or not _covered(clauses[0], [said_before]):
         return None
     tail = "".join(clauses[2:]).strip().rstrip("，,；; ")
-    if not set(_statements(tail)) - set().union(*stated):
+    if not facts(tail) - set().union(*stated):
         return None
     after = max(range(len(earlier)), key=lambda j: (len(head & stated[j]), -j))
     return after, node.model_copy(update={"text": tail})
 
 
 def _trim_node(node: KeyPoint, told: Counter[str], others: Sequence[set[str]]) -> KeyPoint | None:
-    """The node without what is said twice; None for a heading ('结果：') whose steps all went.
-    `others`: the wording (bigrams) of each of the increment's other points."""
+    """The node without what is said twice (`others`: each other point's bigrams); None for a
+    heading ('结果：') whose steps all went."""
     clauses = _clauses(node.text)
     kept = [clauses[0]]
     for i in range(2, len(clauses), 2):  # the split keeps each separator before its clause
-        said = _statements(clauses[i])
-        if said and all(told[s] >= 2 for s in said) and _covered(clauses[i], others):
-            told.subtract(said)
-            continue
-        kept += [clauses[i - 1], clauses[i]]
+        if not _told_twice(clauses[i], told, others):
+            kept += [clauses[i - 1], clauses[i]]
     text = "".join(kept)
     if len(kept) < len(clauses):  # a sentence that lost its last clauses still ends as it did
         text = text.rstrip("，,；; ")
         text += "。" if node.text.rstrip().endswith("。") and not text.endswith("。") else ""
     children = []
     for child in node.children:
-        said = _statements(" ".join(x.text for x in child.walk()))
-        if said and all(told[s] >= 2 for s in said) and _covered(" ".join(x.text for x in child.walk()), others):
-            told.subtract(said)
+        if _told_twice(" ".join(x.text for x in child.walk()), told, others):
             continue
         if (kept_child := _trim_node(child, told, others)) is not None:
             children.append(kept_child)
-    if node.children and not children and not _statements(text):
+    if node.children and not children and not facts(text):
         return None
     if text == node.text and children == node.children:
         return node
     return node.model_copy(update={"text": text, "children": children})
 
 
+def _told_twice(text: str, told: Counter[str], others: Sequence[set[str]]) -> bool:
+    """Whether every fact of `text` is told twice and its words restate another point: then it
+    goes, and its facts count as told once less."""
+    said = facts(text)
+    if said and all(told[s] >= 2 for s in said) and _covered(text, others):
+        told.subtract(said)
+        return True
+    return False
+
+
 def _covered(text: str, others: Sequence[set[str]]) -> bool:
-    """Most of `text`'s wording is in one of `others` (each a point's bigrams): it restates, it
-    does not add. One point, not all of them together: a clause whose words are scattered over
-    several points ('显式写 `--preemption-mode recompute` 的脚本不受影响') says what none of them says."""
+    """Most of `text`'s wording is in one of `others` (each a point's bigrams). One point, not all
+    together: words scattered over several ('显式写 `--preemption-mode recompute` 的脚本不受影响') say
+    what none of them says."""
     grams = _grams(KeyPoint(text=text))
     return bool(grams) and any(len(grams & o) / len(grams) >= FOLD_WITH_FACTS for o in others)
 
@@ -337,9 +329,8 @@ _CONDITION = re.compile(r"^\s*(?:若|如果|假如|假设|当|除非|只有|仅�
 
 
 def _clauses(text: str) -> list[str]:
-    """A sentence split at its commas and semicolons, each separator kept between its clauses
-    (clause, separator, clause, …). Not inside brackets or a code span: '（文本或 token ids，可选）'
-    and '`a, b`' are one clause's parts."""
+    """[clause, separator, clause, …], split at commas and semicolons outside brackets and code
+    spans: '（文本或 token ids，可选）' and '`a, b`' are one clause's parts."""
     out, start, depth, code = [], 0, 0, False
     for i, ch in enumerate(text):
         if ch == "`":
@@ -356,19 +347,9 @@ def _clauses(text: str) -> list[str]:
     return [*out, text[start:]]
 
 
-def _statements(text: str) -> list[str]:
-    """What a text states, as countable items: its facts (agent.core.text.facts). Within one
-    subject, one figure with its unit written twice is one fact told twice."""
-    return sorted(facts(text))
-
-
-def _norm_label(label: str) -> str:
-    return label.lower() if label.isascii() else label.rstrip("量率值数")
-
-
 def _names(title: str) -> set[str]:
-    """What a title names (versions, flags, IDs, names with digits), leaving out its figures: a
-    figure in a title alone would be a fact the increment's points no longer state."""
+    """What a title names (versions, flags, IDs), not its figures: a figure in the title alone
+    would be a fact the increment's points no longer state."""
     return {f for f in facts(title) if not _FIGURE_FACT.fullmatch(f)}
 
 
@@ -377,15 +358,15 @@ _FIGURE_FACT = re.compile(r"(?!\d+\.\d+\.\d)[<>≤≥+\-]?\d[\d.,]*(?:%|×|x|倍
 
 
 def _code_names(p: KeyPoint) -> list[str]:
-    """The names a point writes as code (`agent-framework`, `Microsoft.Agents.AI`), folded. A code
-    span with spaces is a command or a message, which its facts (flags, versions) speak for."""
+    """The names a point writes as code (`Microsoft.Agents.AI`), folded; a code span with spaces
+    is a command or a message, which its facts speak for."""
     return [fold(c).lower() for n in p.walk() for c in _CODE_NAME.findall(n.text)]
 
 
 def _code_named(names: list[str], elsewhere: list[str]) -> bool:
-    """Whether the title or another point (`elsewhere`: their folded, lowercased text) writes each
-    of `names` as a whole name (`cp` is not written by 'mcp'). Folded text has no space between a
-    name and the Chinese beside it, so only Latin letters and digits continue a name."""
+    """Whether `elsewhere` (the title and other points, folded and lowercased) writes each of
+    `names` whole (`cp` is not in 'mcp'); only Latin letters and digits continue a name, since
+    folded text has no space before the Chinese beside it."""
     return all(
         any(re.search(rf"(?<![A-Za-z0-9_.-]){re.escape(c)}(?![A-Za-z0-9_-])", e) for e in elsewhere) for c in names
     )
@@ -397,9 +378,8 @@ _CODE_NAME = re.compile(r"`([^`\s]+)`")
 def _said_by(
     facts: set[str], grams: set[str], other_facts: Iterable[set[str]], other_grams: list[set[str]], title: set[str]
 ) -> bool:
-    """Every fact of a point stated by the others (or named by the title), and most of its words
-    too: of all its words, or of those beyond the title's, which the title says already
-    ('mcp（Python SDK）影响 1.19.0–1.24.1' under 'MCP Python SDK …' says '影响 1.19.0–1.24.1'). A
+    """Every fact of a point stated by the others (or the title), and most of its words, or of its
+    words beyond the title's ('mcp（Python SDK）影响 1.19.0–1.24.1' under 'MCP Python SDK …'). A
     point with no fact must be in the words of one other point; one saying nothing beyond the
     title repeats it."""
     if not facts <= set().union(*other_facts):

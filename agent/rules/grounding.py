@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from agent.core.arxiv import find_ids, id_keys, key_of, validate
 from agent.core.text import Alignment, Folded, facts, fold, fold_map, locate
@@ -20,10 +20,8 @@ from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
 from schemas.extraction import ArxivRef, Claim, FileExtraction
 
-# Claims one answer may bring into the rules. A report's answer holds a handful (the richest
-# reference answer has 7); hundreds mean a model looping or a dump read item by item, and every
-# rule after grounding compares a document's claims with each other, so the excess would cost
-# minutes of CPU for nothing a reader could use.
+# Claims one answer may bring into the rules. A report's answer holds a handful; hundreds mean a
+# model looping or a dump read item by item, and the rules compare a document's claims pairwise.
 MAX_CLAIMS = 60
 
 
@@ -39,45 +37,39 @@ def bound_claims(parts: Sequence[FileExtraction], doc: SourceDoc) -> tuple[list[
 
 
 def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]]:
-    """Keep a claim only if its evidence is in its document (a quote elided in the middle counts
-    when its parts occur in order, close together) and every arXiv ID it cites is written there.
-
-    A quote that cannot be found is dropped on its own: the claim stays when its other quotes
-    ground it and every figure of its key points is in the document (a model roughens one
-    quote far more often than it invents a claim). Otherwise key points whose figures the
-    document does not contain are dropped from the claim, and said so. A URL the document does
-    not write is dropped from the claim: a source line names only what the source names."""
+    """Keep a claim only if its evidence (a quote elided in the middle counts when its parts occur
+    in order, close together) and every arXiv ID it cites are in its document. A quote not found
+    is dropped alone if the other quotes ground the claim and every figure of its key points is in
+    the document (a model roughens a quote far more often than it invents a claim). Of a kept
+    claim, key points whose figures the document lacks go, and so does a URL it does not write."""
     kept: list[Candidate] = []
     findings: list[Finding] = []
     order = 0
     for r in results:
         if r.extraction is None or not r.extraction.claims:
             continue
-        doc = _Doc(frozenset(facts(r.doc.text)), id_keys(r.doc.text), fold_map(r.doc.text))
+        known = (frozenset(facts(r.doc.text)), id_keys(r.doc.text), fold_map(r.doc.text))  # read once
         for claim, ref in zip(r.extraction.claims, r.claim_refs(), strict=True):
             order += 1
-            cand, f = _ground_claim(claim, r, ref, doc, order)
+            cand, f = _ground_claim(claim, r, ref, order, *known)
             findings += f
             kept += [cand] if cand else []
     return kept, findings
 
 
-@dataclass(frozen=True)
-class _Doc:
-    """What every claim of one document is checked against, read once from its text."""
-
-    facts: frozenset[str]
-    ids: frozenset[str]
-    folded: Folded
-
-
 def _ground_claim(
-    claim: Claim, r: DocResult, ref: ClaimRef, doc: _Doc, order: int
+    claim: Claim,
+    r: DocResult,
+    ref: ClaimRef,
+    order: int,
+    doc_facts: frozenset[str],
+    doc_ids: frozenset[str],
+    folded: Folded,
 ) -> tuple[Candidate | None, list[Finding]]:
-    """One claim through grounding: dropped whole, or kept with what could not be found removed."""
+    """One claim through grounding (against its document's facts, arXiv keys and folded text):
+    dropped whole, or kept with what could not be found removed."""
     assert r.extraction is not None
-    doc_ids, doc_facts = doc.ids, doc.facts
-    found = {q: locate(q, r.doc.text, folded=doc.folded) for q in claim.evidence}
+    found = {q: locate(q, r.doc.text, folded=folded) for q in claim.evidence}
     missing = [q for q, a in found.items() if a.kind == "none"]
     bad_ids = [a.arxiv_id for a in claim.arxiv if key_of(a.arxiv_id) not in doc_ids]
     stray = [p for p in claim.key_points if not point_facts(p) <= doc_facts]
@@ -92,7 +84,7 @@ def _ground_claim(
             + ("" if len(missing) == len(claim.evidence) else ", and a key point's figures are not either")
         )
         return None, [Finding("grounding", claim.title, r.doc.path, "dropped", ref=ref, detail=why)]
-    urls = [u for u in claim.urls if written_in(u, doc.folded.text)]
+    urls = [u for u in claim.urls if written_in(u, folded.text)]
     findings = _trimmed(claim, r.doc.path, ref, found, stray, doc_facts, [u for u in claim.urls if u not in urls])
     section, named = own_section(claim.section_ref)
     if named:
@@ -118,24 +110,15 @@ def _trimmed(
     urls: list[str],
 ) -> list[Finding]:
     """What grounding took out of a claim it kept: each a finding."""
-    out = [
-        Finding("grounding", claim.title, doc, "quote dropped", f"not in the document: {q[:40]!r}", ref)
-        for q, a in found.items()
-        if a.kind == "none"
-    ]
-    out += [
-        Finding("grounding", claim.title, doc, "quote elided", f"parts found in order: {q[:40]!r}", ref)
-        for q, a in found.items()
-        if a.kind == "elided"
-    ]
+    t = claim.title
+    missing = [q for q, a in found.items() if a.kind == "none"]
+    elided = [q for q, a in found.items() if a.kind == "elided"]
+    out = [Finding("grounding", t, doc, "quote dropped", f"not in the document: {q[:40]!r}", ref) for q in missing]
+    out += [Finding("grounding", t, doc, "quote elided", f"parts found in order: {q[:40]!r}", ref) for q in elided]
     for p in stray:
         gone = ", ".join(sorted(point_facts(p) - doc_facts)[:3])
-        out.append(
-            Finding("grounding", claim.title, doc, "key point dropped", f"{gone} not in it: {p.text[:40]!r}", ref)
-        )
-    out += [
-        Finding("grounding", claim.title, doc, "url dropped", f"not in the document: {u[:60]!r}", ref) for u in urls
-    ]
+        out.append(Finding("grounding", t, doc, "key point dropped", f"{gone} not in it: {p.text[:40]!r}", ref))
+    out += [Finding("grounding", t, doc, "url dropped", f"not in the document: {u[:60]!r}", ref) for u in urls]
     return out
 
 
@@ -145,11 +128,9 @@ _DOMAIN = re.compile(r"[a-z0-9-]\.(?:com|org|net|io|ai|dev|html?|md)\b", re.I)
 
 
 def written_in(url: str, folded: str) -> bool:
-    """Whether a claim's source is one its document names. A link (a scheme, a domain or a path)
-    must be written in the text, a trailing slash aside; only web links count — a file:// link
-    or a local path is not a source the reader can follow. A plain name ('Spheron Blog') is the
-    model's way of naming a source without a link, and stands. `folded`: the document's text as
-    `fold` reads it."""
+    """Whether a claim's source is one its document (`folded`: its text as `fold` reads it) names.
+    A web link must be written in the text, a trailing slash aside; a file:// link or a local path
+    is not a source a reader can follow. A plain name ('Spheron Blog') stands."""
     u = url.strip()
     if not u:
         return False
@@ -166,8 +147,7 @@ def written_in(url: str, folded: str) -> bool:
     return bool(bare) and fold(bare).lower() in folded.lower()
 
 
-# A file the model names in a section reference: a path with a folder, a file name with an
-# extension, a dated report name, a link, or a way out of the folder.
+# A file named in a section reference: a path, a file name, a dated report name, a link, or '..'.
 _FOREIGN = re.compile(
     r"[^\s（）()§；;]*(?:\.\.|://|\.(?:md|markdown|json|jsonl|html?|txt|toml|ya?ml|py)\b|\d{4}-\d\d-\d\d-\w)[^\s（）()§；;]*"
     r"|(?<![^\s（(])[/~][^\s（）()§；;]+",
@@ -177,9 +157,8 @@ _FOREIGN = re.compile(
 
 def own_section(section_ref: str) -> tuple[str, list[str]]:
     """A claim's section reference without the files it names, and those files: 来源 prints it
-    after the document's path, so 'inbox/kai/x.md §一' would credit another report and
-    '../../etc/passwd' would print a path the reader never gave. Before a '§' any word with a
-    slash is a path; after it a slash may be a section's own name ('§二（mcp 与 @x/sdk 行）')."""
+    after the document's path, so 'inbox/kai/x.md §一' would credit another report. Before a '§'
+    a word with a slash is a path; after it, a section's own name ('§二（mcp 与 @x/sdk 行）')."""
     kept: list[str] = []
     named: list[str] = []
     for part in re.split(r"[；;]", section_ref):
@@ -205,14 +184,14 @@ def claim_facts(claim: Claim) -> set[str]:
 def check_arxiv(
     cands: list[Candidate], date: dt.date
 ) -> tuple[list[Candidate], list[tuple[Candidate, str]], list[Finding]]:
-    """Drop arXiv IDs that cannot be real (bad month, wrong era, after the briefing date); the
-    claim stays, without the ID. Returns the claims kept, each (claim, ID) rejected, and why."""
+    """Drop arXiv IDs that cannot be real (bad month, wrong era, after the briefing date), and
+    links to them; the claim stays. Returns the claims, each (claim, ID) rejected, and why."""
     out: list[Candidate] = []
     rejected: list[tuple[Candidate, str]] = []
     findings: list[Finding] = []
     for c in cands:
         good: list[ArxivRef] = []
-        gone: set[str] = set()  # keys of the IDs rejected: a link to one of them goes too
+        gone: set[str] = set()
         for a in c.claim.arxiv:
             v = validate(a.arxiv_id, not_after=date)
             if v.ok and v.id is not None:

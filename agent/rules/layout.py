@@ -11,14 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from agent.core.arxiv import find_ids, id_keys, key_of, validate
 from agent.core.labels import ZH, Labels
 from agent.core.text import similarity
 from agent.plan.anchors import AnchorRegistry, normalise_url
 from agent.rules.chain import RuleOutcome
-from agent.rules.claims import REL_RANK, Candidate, DocResult, Group, Selection
+from agent.rules.claims import REL_RANK, Candidate, DocResult, Finding, Group, Selection
 from agent.rules.edit import NumberConflict
 from agent.rules.merge import short_subject
 from agent.rules.priority import LEVEL_ORDER, Level
@@ -39,19 +39,22 @@ from schemas.briefing import (
 
 
 @dataclass(frozen=True)
-class Layout:
-    """The briefing, which item of 三 states each disagreement (the page marks its figures), and
-    which row of 六 each secondary anchor is (the run record's trace names it)."""
+class Composed:
+    """The briefing, the findings that explain it, and the typed facts it was laid out from."""
 
     briefing: Briefing
-    conflict_items: tuple[tuple[NumberConflict, int], ...]
-    secondary_rows: tuple[int, ...]
+    findings: list[Finding]
+    outcome: RuleOutcome
+    # (disagreement, number of the 三 item that states it), for the page to mark the figures
+    conflict_items: tuple[tuple[NumberConflict, int], ...] = ()
+    secondary_rows: tuple[int, ...] = ()  # the row of 六 of each secondary anchor, for the trace
 
 
-def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
+def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Composed:
     """The seven blocks of one evening, in the seed's order."""
     s = o.scope
-    verify, conflict_items = _verify_items(o.to_verify, labels)
+    verify = [verify_item(d, i, labels) for i, d in enumerate(o.to_verify, 1)]
+    conflict_items = tuple((d.note, i) for i, d in enumerate(o.to_verify, 1) if isinstance(d.note, NumberConflict))
     priorities, secondary_rows = _priorities(o, labels)
     item_of = {id(c): n for c, n in conflict_items}
     increments = [_increment(i, g, s.topic, labels, item_of) for i, g in enumerate(o.selection.increments, 1)]
@@ -82,7 +85,7 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Layout:
         priorities=priorities,
         footer=footer,
     )
-    return Layout(mark_invalid_ids(briefing, s.date, labels), conflict_items, secondary_rows)
+    return Composed(mark_invalid_ids(briefing, s.date, labels), o.findings, o, conflict_items, secondary_rows)
 
 
 # --- 二 -----------------------------------------------------------------------------------------------
@@ -126,43 +129,28 @@ def _increment(number: int, g: Group, topic: str, labels: Labels, item_of: dict[
 
 def _file_refs(g: Group, labels: Labels) -> list[SourceRef]:
     """Each document once, with every § section its claims came from."""
-    sections: dict[str, list[str]] = {}
+    sections: dict[str, dict[str, None]] = {}
     for c in g.members:
-        sections.setdefault(c.doc.path, [])
-        for part in re.split(r"[；;]", c.claim.section_ref):
-            if part.strip() and part.strip() not in sections[c.doc.path]:
-                sections[c.doc.path].append(part.strip())
+        parts = (p.strip() for p in re.split(r"[；;]", c.claim.section_ref))
+        sections.setdefault(c.doc.path, {}).update(dict.fromkeys(p for p in parts if p))
     return [SourceRef(ref=doc, section=labels.section_join.join(secs)) for doc, secs in sections.items()]
 
 
 def _says_supplement(note: str, when: str, labels: Labels) -> bool:
-    """Whether the model's own note already says which anchor this supplements. Naming the date
-    is not enough ("9-20 锚点只有摘要；本条补上…" does not say 补充): the briefing must state the
-    relation itself, or tomorrow's reader sees an anchored paper presented as if it were new.
-    (The note is the model's sentence, not ours: reading it is reading input.)"""
+    """Whether the model's own note already says which anchor this supplements. The date alone
+    is not enough ("9-20 锚点只有摘要；本条补上…"): unless the relation is stated, tomorrow's reader
+    sees an anchored paper presented as if it were new."""
     return when in note and labels.supplement_word in note
 
 
 def _unique_refs(refs: list[SourceRef]) -> list[SourceRef]:
-    seen: set[tuple[str, str]] = set()
-    out = []
+    first: dict[tuple[str, str], SourceRef] = {}
     for r in refs:
-        key = (normalise_url(r.ref) if "/" in r.ref and not r.section else r.ref, r.section)
-        if key not in seen:
-            seen.add(key)
-            out.append(r)
-    return out
+        first.setdefault((normalise_url(r.ref) if "/" in r.ref and not r.section else r.ref, r.section), r)
+    return list(first.values())
 
 
 # --- 三 -----------------------------------------------------------------------------------------------
-
-
-def _verify_items(
-    doubts: Sequence[Doubt], labels: Labels
-) -> tuple[list[VerifyItem], tuple[tuple[NumberConflict, int], ...]]:
-    items = [verify_item(d, i, labels) for i, d in enumerate(doubts, 1)]
-    held = tuple((d.note, i) for i, d in enumerate(doubts, 1) if isinstance(d.note, NumberConflict))
-    return items, held
 
 
 def verify_item(d: Doubt, number: int, labels: Labels) -> VerifyItem:
@@ -192,8 +180,8 @@ def verify_item(d: Doubt, number: int, labels: Labels) -> VerifyItem:
 
 
 def _fit(title: str, subject: str, labels: Labels) -> str:
-    """A title of at most `labels.max_verify_title` characters: a long subject in front is cut
-    to its first words ('MCP Python SDK 会话劫持 …' -> 'MCP Python SDK'), then the title itself."""
+    """The title within `labels.max_verify_title`: a long subject in front cut to its first words
+    ('MCP Python SDK 会话劫持 …' -> 'MCP Python SDK'), then the title itself."""
     limit = labels.max_verify_title
     words = subject.split(" ")
     while len(title) > limit and subject and title.startswith(subject) and len(words) > 1:
@@ -219,9 +207,8 @@ def names_subject(title: str, subject: str) -> bool:
 
 
 def mark_invalid_ids(b: Briefing, date: dt.date, labels: Labels) -> Briefing:
-    """Every arXiv ID the briefing names that cannot exist is marked invalid right after it, in
-    every block: a source's words (一, 五), a model's note (三), anywhere. The rules already keep
-    such IDs out of 二's citations and 四; this is what keeps them from reading as citations."""
+    """Every arXiv ID that cannot exist marked invalid right after it, in every block (a source's
+    words in 一 and 五, a model's note in 三), so that none reads as a citation."""
     return b.model_validate(_marked(b.model_dump(), date, labels))
 
 
@@ -249,16 +236,15 @@ def _arxiv_rows(
     sel: Selection, reg: AnchorRegistry, results: Sequence[DocResult], labels: Labels
 ) -> tuple[list[ArxivRow], list[str]]:
     rows: list[ArxivRow] = []
-    new_keys: dict[str, None] = {}  # in order, and asked once per anchored ID
+    new_keys: dict[str, None] = {}  # in order
     for g in [*sel.increments, *sel.secondary]:
-        credibility = g.credibility  # a maximum over the members: once per group, not per paper
         for a in g.arxiv:
             key = key_of(a.arxiv_id) or a.arxiv_id
             if reg.arxiv(key) is not None or key in new_keys:
                 continue
             new_keys[key] = None
             relation = f"{labels.arxiv_new_relation} → {g.lead.claim.suggested_section}"
-            rows.append(ArxivRow(arxiv_id=a.arxiv_id, title=a.title, credibility=credibility, relation=relation))
+            rows.append(ArxivRow(arxiv_id=a.arxiv_id, title=a.title, credibility=g.credibility, relation=relation))
     tonight = {k for r in results if r.doc.kind != "adjacent" for k in id_keys(r.doc.text)}
     for anchor in reg.anchors:
         if anchor.kind != "arxiv" or anchor.first_date is None or anchor.key in new_keys:
@@ -284,16 +270,15 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
     adjacent briefings, one row for the paper cards, one for the queue."""
     s = o.scope
     rows = [_doc_row(r, o.relevance, labels) for r in s.results if r.doc.kind == "report"]
-    labels_by_source: dict[str, list[str]] = {}  # one pass over the anchors, not one per baseline
+    labels_by_source: dict[str, list[str]] = {}
     for a in s.registry.anchors:
         if a.kind == "subject":
             labels_by_source.setdefault(a.source, []).append(a.label)
     for b in sorted(s.baselines, key=lambda d: d.path, reverse=True):
         subjects = [short_subject(label) for label in labels_by_source.get(b.path, ())]
         when = b.timestamp.date() if b.timestamp else s.date
-        label = (
-            labels.last_night if when == s.date - dt.timedelta(days=1) else labels.baseline_of.format(when=_md(when))
-        )
+        yesterday = when == s.date - dt.timedelta(days=1)
+        label = labels.last_night if yesterday else labels.baseline_of.format(when=f"{when:%-m-%-d}")
         held = labels.baseline_held.format(label=label, n=len(subjects), subjects=" · ".join(subjects))
         key = b.name.removesuffix(".md")
         rows.append(SourceRow(directory=b.directory, key_file=key, held=held, relevance=labels.baseline_level))
@@ -339,10 +324,6 @@ def _doc_row(r: DocResult, labels_of: dict[str, str], labels: Labels) -> SourceR
     return SourceRow(directory=r.doc.directory, key_file=r.doc.name, held=held, relevance=rel)
 
 
-def _md(d: dt.date) -> str:
-    return f"{d.month}-{d.day}"
-
-
 def _span(cards: Sequence[DocResult]) -> str:
     days = sorted({r.doc.timestamp.date() for r in cards if r.doc.timestamp})
     if not days:
@@ -359,82 +340,53 @@ def _span(cards: Sequence[DocResult]) -> str:
 
 
 def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
-    """Why each source gave no (or not only) increments: covered, secondary, skipped, failed;
-    and which open to-verify item it settled, since that item leaves section 三 tonight."""
+    """Why each source gave no (or not only) increments, and which open item it settled, since
+    that item leaves 三 tonight."""
     s = o.scope
-    inc_of: dict[str, list[int]] = {}
-    for i, g in enumerate(o.selection.increments, 1):
-        for c in g.members:
-            inc_of.setdefault(c.doc.path, []).append(i)
-    said = _said_of(o, labels)
+    in_increments = {c.doc.path for g in o.selection.increments for c in g.members}
+    before, settled = _said_of(o, labels)
     notes: list[NoIncrementNote] = []
     card_notes: list[str] = []
     for r in s.results:
         if r.doc.kind == "adjacent":
             continue
-        parts = _why_not(r, o, inc_of.get(r.doc.path, []), said, labels)
-        if inc_of.get(r.doc.path) and len(parts) == 1:
+        if r.extraction is None:
+            parts = [r.error]
+        else:  # the seed's order: what is said of its claims, its own skipped items, what it settled
+            skipped = [f"{x.subject} {x.reason}" for x in r.extraction.skipped]
+            parts = [*before.get(r.doc.path, []), *skipped, *settled.get(r.doc.path, [])]
+            parts = parts or [r.extraction.relevance_reason or labels.nothing_new.format(topic=s.topic)]
+        if r.doc.path in in_increments and len(parts) == 1:
             continue  # everything it held is in the increments
+        note = labels.list_sep.join(p.rstrip("。") for p in parts)
         if r.doc.kind == "paper_card":
-            card_notes.append(
-                labels.named.format(
-                    name=r.doc.name.removesuffix(".md"), what=labels.list_sep.join(p.rstrip("。") for p in parts)
-                )
-            )
+            card_notes.append(labels.named.format(name=r.doc.name.removesuffix(".md"), what=note))
         else:
-            notes.append(NoIncrementNote(source=r.doc.path, note=labels.list_sep.join(p.rstrip("。") for p in parts)))
+            notes.append(NoIncrementNote(source=r.doc.path, note=note))
     if card_notes:  # one line for the card folder, as the sources table has one row for it
         cards = [r for r in s.results if r.doc.kind == "paper_card"]
         notes.append(NoIncrementNote(source=f"paper_cards {_span(cards)}", note=labels.list_sep.join(card_notes)))
     return notes
 
 
-@dataclass
-class _Said:
-    """What 五 says of one document beside its own skipped items, which go between these in the
-    seed's order."""
-
-    covered: list[str] = field(default_factory=list)
-    secondary: list[str] = field(default_factory=list)
-    settled: list[str] = field(default_factory=list)
-
-
-def _said_of(o: RuleOutcome, labels: Labels) -> dict[str, _Said]:
-    """Document -> what 五 says of its covered claims, its secondary ones and the items it settled:
-    gathered in one pass over each list, not once per document (quadratic on a full evening)."""
-    said: dict[str, _Said] = {}
+def _said_of(o: RuleOutcome, labels: Labels) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Document -> what 五 says of its claims (the increments they are in, those covered, those
+    secondary), and document -> the open items it settled."""
+    numbers: dict[str, dict[int, None]] = {}
+    for i, g in enumerate(o.selection.increments, 1):
+        for c in g.members:
+            numbers.setdefault(c.doc.path, {})[i] = None
+    before = {d: [labels.in_increments.format(numbers="+".join(map(str, ns)))] for d, ns in numbers.items()}
     for c in o.covered:
         what = labels.named.format(name=c.claim.title, what=_covered_by(c, o.scope.topic, labels))
-        said.setdefault(c.doc.path, _Said()).covered.append(what)
+        before.setdefault(c.doc.path, []).append(what)
     for g in o.selection.secondary:
         for c in g.members:
-            said.setdefault(c.doc.path, _Said()).secondary.append(labels.secondary.format(title=c.claim.title))
+            before.setdefault(c.doc.path, []).append(labels.secondary.format(title=c.claim.title))
+    settled: dict[str, list[str]] = {}
     for x in o.resolved:
-        said.setdefault(x.doc.path, _Said()).settled.append(labels.settled.format(title=x.title, how=x.how))
-    return said
-
-
-def _why_not(
-    r: DocResult,
-    o: RuleOutcome,
-    incs: list[int],
-    said: dict[str, _Said],
-    labels: Labels,
-) -> list[str]:
-    """The parts of one source's 五 note, in the seed's order."""
-    if r.extraction is None:
-        return [r.error]
-    of = said.get(r.doc.path, _Said())
-    parts: list[str] = []
-    if incs:
-        parts.append(labels.in_increments.format(numbers="+".join(str(n) for n in dict.fromkeys(incs))))
-    parts += of.covered
-    parts += of.secondary
-    parts += [f"{x.subject} {x.reason}" for x in r.extraction.skipped]
-    parts += of.settled
-    if not parts:
-        parts.append(r.extraction.relevance_reason or labels.nothing_new.format(topic=o.scope.topic))
-    return parts
+        settled.setdefault(x.doc.path, []).append(labels.settled.format(title=x.title, how=x.how))
+    return before, settled
 
 
 def _covered_by(c: Candidate, topic: str, labels: Labels) -> str:
@@ -458,10 +410,9 @@ def _stopped(x: Stopped, labels: Labels) -> NoIncrementNote:
 
 def _priorities(o: RuleOutcome, labels: Labels) -> tuple[list[PriorityRow], tuple[int, ...]]:
     """六: the increments, the secondary anchors and the settled questions neither carries, at the
-    levels the chain decided (`agent.rules.priority`), the most urgent first and otherwise in 二's
-    order. Each row names its increment as 二 titles it. A settled question is E2's too (the
-    living document still marks its anchor 待核实): said on the row the chain found settles it,
-    else on a row of its own. Also returns the row of each secondary anchor, in select's order."""
+    chain's levels, most urgent first, else in 二's order. A settled question is E2's too (the
+    living document still marks it 待核实): said on the row that settles it, else on its own.
+    Also returns the row of each secondary anchor, in select's order."""
     sel, resolved, levels = o.selection, o.resolved, o.levels
     word = {"high": labels.level_high, "mid": labels.level_mid, "low": labels.level_low}
     groups = [*sel.increments, *sel.secondary]
@@ -484,4 +435,4 @@ def _priorities(o: RuleOutcome, labels: Labels) -> tuple[list[PriorityRow], tupl
     return [rows[k][1] for k in order], secondary_rows
 
 
-__all__ = ["Layout", "lay_out", "names_subject", "verify_item"]
+__all__ = ["Composed", "lay_out", "names_subject", "verify_item"]

@@ -34,8 +34,7 @@ Product = tuple[str, ...]  # a product's name as normalised words: ('microsoft',
 
 @dataclass(frozen=True)
 class Subject:
-    """What a claim says its subject is, read once from the claim: its release, its advisories,
-    its links and the name its title leads with."""
+    """What a claim says its subject is, read once: its release, advisories, links and lead name."""
 
     claim: Candidate
     release: tuple[Product, str] | None
@@ -73,7 +72,7 @@ def same_subject(x: Subject, y: Subject) -> bool:
     if a.arxiv_keys & b.arxiv_keys or x.advisories & y.advisories:
         return True  # one paper, one advisory (whatever releases fix it)
     if x.release and y.release:  # two releases: one when product and version agree, whatever else they share
-        return _one_product(x.release[0], y.release[0]) and x.release[1] == y.release[1]
+        return same_release(x.release, y.release)
     if a.doc.path == b.doc.path:
         return one_release(a, b)
     if x.urls & y.urls:
@@ -84,10 +83,8 @@ def same_subject(x: Subject, y: Subject) -> bool:
 
 
 def release_of(claim: Claim) -> tuple[Product, str] | None:
-    """(product, version) a claim is about, both normalised: the version written right after the
-    name its title leads with ('vLLM v0.23.0 移除…', 'Microsoft Agent Framework 1.0 GA'); for a
-    title that names no version ('vLLM KV Pin API'), the version its own text writes right after
-    that name."""
+    """(product, version) a claim is about, normalised: the version written right after the name
+    its title leads with ('vLLM v0.23.0 移除…'), else right after that name in its text or a link."""
     head = subject_head(claim.title)
     if _NAMED_VERSION.search(head):
         return title_release(claim.title)
@@ -113,8 +110,8 @@ def lead_product(claim: Claim) -> str:
 
 
 def title_release(title: str) -> tuple[Product, str] | None:
-    """The release a title leads with: 'vLLM v0.23.0 移除…' -> (('vllm',), '0.23'); a title whose
-    head ('Recap: A2A v1.0 …' reads 'A2A v1.0') names a version after a name."""
+    """The release a title leads with: 'vLLM v0.23.0 移除…' -> (('vllm',), '0.23'); after a colon
+    too ('Recap: A2A v1.0 …')."""
     for head in dict.fromkeys([subject_head(title), *re.split(r"[:：]\s*", title, maxsplit=1)[1:2]]):
         if (m := _NAMED_VERSION.search(head)) and re.fullmatch(r"[A-Za-z0-9@/._+\s-]*", head[: m.start()]):
             return tuple(_product(w) for w in [*head[: m.start()].split(), m[1]]), _version(m[2])
@@ -132,12 +129,8 @@ def _one_product(a: Product, b: Product) -> bool:
     if a[len(a) - n :] == b[len(b) - n :] and (n > 1 or len(a) == len(b) or a[-1] not in _GENERIC):
         return True
     short, long = sorted((a[-1], b[-1]), key=len)
-    return len(short) >= 3 and short[0] == long[0] and _subsequence(short, long)
-
-
-def _subsequence(short: str, long: str) -> bool:
-    rest = iter(long)
-    return all(ch in rest for ch in short)
+    rest = iter(long)  # each letter of the short name found after the one before it
+    return len(short) >= 3 and short[0] == long[0] and all(ch in rest for ch in short)
 
 
 def _contains(a: Product, b: Product) -> bool:
@@ -185,22 +178,17 @@ _TOP_SECTION = re.compile(r"§\s*([^\d§；;，,]*?)\s*(\d+)|§\s*([^\s.．/§�
 def top_sections(section_ref: str) -> set[str]:
     """The top-level § labels a reference names: '§条目 1.1；§条目 1.5' -> {'条目1'},
     '§一.1' -> {'一'}, '§条目 1.2–1.4；§条目 3' -> {'条目1', '条目3'}."""
-    out = set()
-    for m in _TOP_SECTION.finditer(section_ref):
-        out.add(f"{m[1].strip()}{m[2]}" if m[2] else m[3])
-    return out
+    return {f"{m[1].strip()}{m[2]}" if m[2] else m[3] for m in _TOP_SECTION.finditer(section_ref)}
 
 
 def one_release(a: Candidate, b: Candidate) -> bool:
-    """Two claims of one document are one subject when they come from the same top-level § and
-    relate to the same anchor — a model often splits a release from one of its features. Claims
-    about different anchors stay apart; unanchored ones must also name a like subject (one §
-    of a digest can hold several unrelated items)."""
+    """Two claims of one document and one top-level § are one subject when they tell one release
+    or relate to one anchor (a model often splits a release from one of its features); unanchored
+    ones must also name a like subject, since one § of a digest can hold unrelated items."""
     if not top_sections(a.claim.section_ref) & top_sections(b.claim.section_ref):
         return False
-    if (ra := release_of(a.claim) or release_of(b.claim)) and lead_product(a.claim) == lead_product(b.claim) == ra[0][
-        -1
-    ]:
+    ra = release_of(a.claim) or release_of(b.claim)
+    if ra and lead_product(a.claim) == lead_product(b.claim) == ra[0][-1]:
         return True  # one release told as several items of one section
     if a.anchor is not None or b.anchor is not None:
         return a.anchor is not None and b.anchor is not None and a.anchor.key == b.anchor.key

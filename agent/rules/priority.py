@@ -1,18 +1,15 @@
 """Rule 8: 六's levels, by what waiting would cost the reader.
 
-An editor ranks tonight's changes to the living document by what they ask of someone who runs the
-thing: a breaking change, a removal or rename, a security hole, an end of support, an incident, a
-changed default or a 1.0 release must be acted on, so E2 writes it first (🔴 最高); the other
-increments are 🟡 中; a secondary anchor (a 3★ paper, one short line) and a settled question no
-row carries (a 待核实 mark to drop) are 🟢 低. A question settled by an urgent answer makes the row
-that says it 🔴 最高, whichever row that is. When nothing tonight is urgent, the first increment
-leads, so 六 still says where to start.
+A change someone running the thing must act on (a breaking change, a removal or rename, a
+security hole, an end of support, an incident, a changed default, a 1.0 release) is 🔴 最高: E2
+writes it first. Other increments are 🟡 中; a secondary anchor and a settled question no row
+carries (a 待核实 mark to drop) are 🟢 低. An urgent answer to a settled question makes the row
+that says it 🔴. When nothing is urgent the first increment leads, so 六 still says where to start.
 
 Urgency is read from what the briefing prints (an increment's title; a settled question's title
-and how it was settled, which 五 prints), with the words of `Labels.urgent`: the model's stars
-rate importance to the topic, not whether a reader must act, and a title says what happened. A
-secondary anchor's title is not read: the model rated the claim 3★, and a word like 漏洞 in a
-paper's title names its subject more often than an incident.
+and how it was settled) with the words of `Labels.urgent`: stars rate importance to the topic,
+not whether a reader must act. A secondary anchor's title is not read: 漏洞 in a paper's title
+names its subject more often than an incident.
 """
 
 from __future__ import annotations
@@ -34,9 +31,9 @@ LEVEL_ORDER: dict[Level, int] = {"high": 0, "mid": 1, "low": 2}
 
 @dataclass(frozen=True)
 class Levels:
-    """六's decisions. `rows`: the level of each increment, then of each secondary anchor (select's
-    order). `settled_on`: for each settled question (resolve's order), the row of those that
-    says it, or None when it gets a row of its own, at its level in `settled`."""
+    """六's decisions. `rows`: the level of each increment, then of each secondary anchor.
+    `settled_on`: for each settled question, the row that says it, or None when it gets a row of
+    its own, at its level in `settled`."""
 
     rows: tuple[Level, ...]
     settled_on: tuple[int | None, ...]
@@ -77,8 +74,8 @@ def prioritise(sel: Selection, resolved: Sequence[Resolved], labels: Labels = ZH
 
 
 def settling(x: Resolved, groups: Sequence[Group]) -> int | None:
-    """The row that settles an open question: of the groups the settling document is a source of,
-    the one whose title reads most like the question, if as alike as two titles of one question."""
+    """The row that settles an open question: of the settling document's groups, the one whose
+    title reads most like the question, if as alike as two titles of one question."""
     scored = [(similarity(g.headline, x.title), i) for i, g in enumerate(groups) if x.doc.path in g.docs]
     score, i = max(scored, default=(0.0, -1))
     return i if score >= SAME_QUESTION else None

@@ -9,6 +9,7 @@ secondary anchors (四 and 六); the rest is noise and goes nowhere.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import replace
@@ -33,11 +34,10 @@ def _split_section(section: str) -> tuple[str, str, str] | None:
 
 
 def reconcile_sections(groups: list[Group], living: Sequence[str]) -> tuple[list[Group], list[Finding]]:
-    """One number per block name, one name per block. Each document's call proposes its own
-    "§1.5 …" for what the living document lacks, so two documents can propose two different
-    blocks under one number, or one block under two names. A living section keeps its number;
-    a proposed block like one already seen (by name) joins it; a new block keeps its number when
-    it is free and otherwise takes the next free one. Strongest groups first: they keep theirs."""
+    """One number per block name, one name per block: each document's call proposes its own
+    "§1.5 …" for what the living document lacks. A living section keeps its number; a proposed
+    block named like one seen joins it; a new block keeps its number if free, else takes the next
+    free one. Strongest groups first: they keep theirs."""
     numbers: dict[str, str] = {}  # block name -> number
     for sec in living:
         if parts := _split_section(sec):
@@ -75,19 +75,13 @@ def _in_section(g: Group, section: str) -> Group:
 
 def _next_free(number: str, taken: set[str]) -> str:
     """The next number under the same parent: 1.5 taken -> 1.6 (or the first free after it)."""
-    head, _, last = number.rpartition(".")
-    n = int(last)
-    while True:
-        n += 1
-        candidate = f"{head}.{n}" if head else str(n)
-        if candidate not in taken:
-            return candidate
+    head, dot, last = number.rpartition(".")
+    return next(c for n in itertools.count(int(last) + 1) if (c := f"{head}{dot}{n}") not in taken)
 
 
 def select(groups: list[Group], *, min_stars: int, secondary_min_stars: int, max_increments: int) -> Selection:
-    """Best first by stars, credibility, relevance; at most `max_increments`. The rest with enough
-    stars become secondary anchors (四 and 六); below that they are noise and go nowhere.
-    Never pads: too few strong groups means a short briefing, said so in the summary."""
+    """Best first by stars, credibility, relevance: at most `max_increments`, never padded; the
+    rest with `secondary_min_stars` become secondary anchors."""
     ranked = sorted(groups, key=Group.rank)
     inc: list[Group] = []
     sec: list[Group] = []
@@ -106,26 +100,20 @@ def select(groups: list[Group], *, min_stars: int, secondary_min_stars: int, max
     return Selection(sorted(inc, key=_display_key), sorted(sec, key=_display_key), findings)
 
 
-def section_key(section: str) -> tuple[int, ...]:
-    m = re.search(r"§\s*(\d+(?:\.\d+)*)", section)
-    return tuple(int(x) for x in m.group(1).split(".")) if m else (999,)
-
-
 def _display_key(g: Group) -> tuple[tuple[int, ...], dt.datetime, int]:
     """Increments read in living-document order: by suggested section, then in the order the
     evening produced them (document time; a date-only file counts from the start of its date),
     then as the model ranked them within a document."""
-    ts = g.lead.doc.timestamp or dt.datetime.min.replace(tzinfo=dt.UTC)
-    return (section_key(g.lead.claim.suggested_section), ts, g.lead.order)
+    m = re.search(r"§\s*(\d+(?:\.\d+)*)", g.lead.claim.suggested_section)
+    section = tuple(int(x) for x in m[1].split(".")) if m else (999,)
+    return (section, g.lead.doc.timestamp or dt.datetime.min.replace(tzinfo=dt.UTC), g.lead.order)
 
 
 def relevance(doc: SourceDoc, extraction: FileExtraction, on_topic: int, strong: int = 0) -> tuple[str, Finding | None]:
-    """The 一 label of a source, derived from what it carried rather than how much else it held:
-    a same-evening briefing of another topic is 邻接; a report with a strong grounded claim on
-    the topic (`strong`: at least the increment threshold of stars), or with several, is 高,
-    however much else it holds — one side mention of two or three stars raises nothing; a card or a queue with no
-    grounded claim is 参考. Any other source keeps the model's label. A label that differs from
-    the model's is a finding."""
+    """The 一 label of a source, from what it carried rather than how much else it held: another
+    topic's briefing is 邻接; a report with a strong grounded claim (`strong`: with the increment
+    threshold of stars) or several is 高 — one side mention of 2-3★ raises nothing; a card or a
+    queue with no grounded claim is 参考. Others keep the model's label; a change is a finding."""
     if doc.kind == "adjacent":
         label, why = "邻接", "a same-evening briefing of another topic"
     elif doc.kind == "report" and (strong or on_topic > 1):

@@ -62,10 +62,9 @@ class Doubt:
         return self.note.risk
 
     def rank(self) -> tuple[int, int, int, int, int]:
-        """Riskier first. What the evening itself raises — a dispute between documents, an item
-        carried from an earlier briefing, an impossible ID — weighs one risk level more than a
-        model's note, and comes first at equal weight: an editor keeps those promises before
-        taking up new doubts. Then each increment's first question before any one's second."""
+        """Riskier first. A dispute, a carried item or an impossible ID weighs one risk level more
+        than a model's note, and comes first at equal weight: an editor keeps those promises
+        before taking up new doubts. Then each increment's first question before any second."""
         own = self.kind != "model"
         return (-(RISK_RANK.get(self.risk, -1) + own), 0 if own else 1, self.seq, -self.stars, self.position)
 
@@ -82,14 +81,6 @@ class Stopped:
     budget: int = 0  # for 'budget': the size of 三
 
 
-@dataclass(frozen=True)
-class Verify:
-    kept: list[Doubt]  # in display order
-    stopped: list[Stopped]
-    conflicts: list[NumberConflict]
-    findings: list[Finding]
-
-
 def to_verify(
     sel: Selection,
     registry: AnchorRegistry,
@@ -99,9 +90,10 @@ def to_verify(
     *,
     budget: int,
     carry_evenings: int,
-) -> Verify:
-    """At most `budget` items, ranked; what does not fit is dropped with a finding, and a carried
-    item that drops says so in 五, since leaving 三 ends its carrying."""
+) -> tuple[list[Doubt], list[Stopped], list[NumberConflict], list[Finding]]:
+    """At most `budget` items, ranked, in display order; the rest dropped with a finding, and a
+    carried item among them said in 五 (`Stopped`), since leaving 三 ends its carrying. Also the
+    disputes raised, and the findings."""
     carried, stopped, findings = _carried(registry, resolved, date, carry_evenings)
     doubts, conflicts, f = _doubts(sel, [d.subject for d in carried])
     findings += f
@@ -113,8 +105,7 @@ def to_verify(
         findings.append(Finding("to-verify", _title(d), d.doc, "dropped by budget", why))
         if d.carried:
             stopped.append(Stopped(d.subject, d.doc, d.carried, "budget", budget=budget))
-    shown = sorted(kept, key=lambda d: (d.position, d.seq))
-    return Verify(shown, stopped, conflicts, findings)
+    return sorted(kept, key=lambda d: (d.position, d.seq)), stopped, conflicts, findings
 
 
 def evenings_since(origin: str, date: dt.date) -> int | None:
@@ -153,9 +144,8 @@ def _carried(
 
 
 def _doubts(sel: Selection, open_titles: list[str]) -> tuple[list[Doubt], list[NumberConflict], list[Finding]]:
-    """Each increment's questions, one item each, its riskiest first (a dispute before a model note
-    of the same risk); a note that asks what is already asked (an open item, a dispute, another
-    note) is folded into it."""
+    """Each increment's questions, one item each, riskiest first; a note asking what an open item,
+    a dispute or another note asks is folded into it."""
     doubts: list[Doubt] = []
     conflicts: list[NumberConflict] = []
     findings: list[Finding] = []
@@ -163,24 +153,16 @@ def _doubts(sel: Selection, open_titles: list[str]) -> tuple[list[Doubt], list[N
         subject, doc = short_subject(g.headline), g.lead.doc.path
         mine: list[Doubt] = []
         for conflict in g.disputes:
-            findings.append(Finding("contradiction", conflict.subject, doc, "to verify", _conflict_detail(conflict)))
+            says = ", ".join(f"{s.doc} says {' / '.join(s.values)}{conflict.unit}" for s in conflict.sides)
+            why = f"{conflict.measure}: {says}"
+            findings.append(Finding("contradiction", conflict.subject, doc, "to verify", why))
             conflicts.append(conflict)
             mine.append(Doubt(subject, conflict, "dispute", g.stars, pos, doc, seq=len(mine)))
         for c in g.members:
             for v in c.claim.to_verify:
-                same = _asked(v, open_titles, mine)
-                if same:
-                    findings.append(
-                        Finding(
-                            "to-verify",
-                            v.title,
-                            c.doc.path,
-                            "folded",
-                            f"same question as {same!r}",
-                            ref=c.ref,
-                            target=same,
-                        )
-                    )
+                if same := _asked(v, open_titles, mine):
+                    why = f"same question as {same!r}"
+                    findings.append(Finding("to-verify", v.title, c.doc.path, "folded", why, c.ref, same))
                 else:
                     mine.append(Doubt(subject, v, "model", g.stars, pos, c.doc.path, seq=len(mine)))
         # an increment's first question is its weightiest: its riskiest, the evening's own first
@@ -194,8 +176,7 @@ def _doubts(sel: Selection, open_titles: list[str]) -> tuple[list[Doubt], list[N
 
 
 def _asked(v: VerifyNote, open_titles: list[str], mine: list[Doubt]) -> str:
-    """The question `v` repeats, if any: an open item's title, a dispute whose figures it names,
-    or another note of this increment."""
+    """The question `v` repeats: an open item, a dispute whose figures it names, or another note."""
     for t in open_titles:
         if similarity(v.title, t) >= SAME_QUESTION:
             return t
@@ -208,27 +189,17 @@ def _asked(v: VerifyNote, open_titles: list[str], mine: list[Doubt]) -> str:
 
 
 def _invalid(sel: Selection, rejected: Sequence[tuple[Candidate, str]], after: int) -> list[Doubt]:
-    """An impossible arXiv ID a source cites: one low-risk question per ID, beside its increment
-    when the claim made one, else after the increments' questions."""
+    """One low-risk question per impossible arXiv ID, beside its claim's increment if any."""
     where = {c.ref: i for i, g in enumerate(sel.increments) for c in g.members}
-    out: list[Doubt] = []
-    seen: set[str] = set()
+    first: dict[str, Candidate] = {}
     for c, arxiv_id in rejected:
-        if arxiv_id in seen:
-            continue
-        seen.add(arxiv_id)
-        pos = where.get(c.ref, after)
-        subject = short_subject(c.claim.title)
-        out.append(
-            Doubt(
-                subject, InvalidId(arxiv_id, subject, c.doc.path), "invalid id", c.claim.stars, pos, c.doc.path, seq=99
-            )
-        )
+        first.setdefault(arxiv_id, c)
+    out: list[Doubt] = []
+    for arxiv_id, c in first.items():
+        subject, pos = short_subject(c.claim.title), where.get(c.ref, after)
+        note = InvalidId(arxiv_id, subject, c.doc.path)
+        out.append(Doubt(subject, note, "invalid id", c.claim.stars, pos, c.doc.path, seq=99))
     return out
-
-
-def _conflict_detail(c: NumberConflict) -> str:
-    return f"{c.measure}: " + ", ".join(f"{s.doc} says {' / '.join(s.values)}{c.unit}" for s in c.sides)
 
 
 def _title(d: Doubt) -> str:
