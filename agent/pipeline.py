@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -21,9 +20,8 @@ from agent.core.errors import LLMError, PredigestError, WorkspaceError
 from agent.core.labels import ZH
 from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
-from agent.extract.backends import EveningExtractor, make_extractor, offline, used_backend
+from agent.extract.backends import EveningExtractor, make_extractor, offline
 from agent.extract.chunking import merge_chunks
-from agent.extract.offline.extractor import OfflineExtractor
 from agent.extract.prompting import Template, build_requests, load_template, load_template_file
 from agent.plan.anchors import AnchorRegistry, build_registry
 from agent.plan.ingest import UNLISTABLE, UNREADABLE, Window, evening_window, scan, sources, unreadable
@@ -414,24 +412,14 @@ def run(
     patch: bool = False,
     warn: Callable[[str], None] | None = None,
 ) -> RunReport:
-    """One evening for one topic. Writes nothing until the briefing is complete.
+    """One evening for one topic: `agent.topics.run_topics` for one. Writes nothing until the
+    briefing is complete. `on_plan` sees the evening before the first call, so a progress bar
+    can size itself; `warn` hears, before the first call too, that no model will answer when
+    `auto` found none."""
+    from agent.topics import run_topics  # agent.topics builds on this module
 
-    `on_plan` sees the evening before the first call, so a progress bar can size itself; `warn`
-    hears, before the first call too, that no model will answer when `auto` found none."""
-    started = time.monotonic()
-    ev = plan(s)
-    if on_plan is not None:
-        on_plan(ev)
-    if extractor is None:
-        with default_extractor(ev) as own:
-            if warn is not None and ev.llm.backend == "auto" and isinstance(own, OfflineExtractor):
-                warn(no_model_note(ev))
-            outcome = brief(ev, extract(ev, own, on_result))
-    else:
-        outcome = brief(ev, extract(ev, extractor, on_result))
-    written = write(outcome, force=s.force, allow_partial=s.allow_partial, patch=patch)
-    backend, note = used_backend(ev.llm, outcome.records)
-    return RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note)
+    seen = None if on_plan is None else (lambda es: on_plan(es.evenings[0]))
+    return run_topics(s, [s.topic], extractor, on_result, seen, patch=patch, warn=warn).reports[0]
 
 
 def no_model_note(ev: Evening) -> str:
@@ -443,29 +431,3 @@ def no_model_note(ev: Evening) -> str:
         f"the offline extractor reads the documents' structure instead, and its briefing is {where} "
         "(set OPENAI_API_KEY, or pass --backend offline to mean it)"
     )
-
-
-# --- cassette maintenance -----------------------------------------------------------------------------
-
-
-__all__ = [
-    "EXIT_NO_MODEL",
-    "EXIT_PARTIAL",
-    "Evening",
-    "Outcome",
-    "RunReport",
-    "Settings",
-    "Written",
-    "answered_by",
-    "brief",
-    "extract",
-    "plan",
-    "plan_from",
-    "refuse_nothing_read",
-    "requests_for",
-    "run",
-    "settings_from",
-    "withheld",
-    "workspace_relative",
-    "write",
-]

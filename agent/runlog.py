@@ -431,22 +431,3 @@ def doc_answer(record: RunLog, doc: str, evening: str | None = None) -> DocAnswe
         f"run {record.id} has no answer for {doc}",
         hint=f"documents it asked about: {', '.join(asked[:6]) or 'none'}{' …' if len(asked) > 6 else ''}",
     )
-
-
-__all__ = [
-    "LOGS_ENV",
-    "ClaimFate",
-    "DocAnswer",
-    "LoggedRun",
-    "append",
-    "call_entries",
-    "claim_fate",
-    "doc_answer",
-    "evening_entry",
-    "list_runs",
-    "load_run",
-    "log_quietly",
-    "logs_path",
-    "new_record",
-    "run_log",
-]

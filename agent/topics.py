@@ -160,9 +160,9 @@ def extract_topics(
         return _checked(es, _split(es.evenings, extractor.extract_all(es.requests, on_result)))
     offline = [ev for ev in es.evenings if answers_offline(ev.llm, ev.requests)]
     by_model = [ev for ev in es.evenings if all(ev is not o for o in offline)]
-    for ev in offline:  # said before the first call, as a one-topic run says it
+    for ev in offline:  # said before the first call; a run of several topics names the topic
         if warn is not None and ev.llm.backend == "auto":
-            warn(f"{ev.settings.topic}: {no_model_note(ev)}")
+            warn(f"{ev.settings.topic}: {no_model_note(ev)}" if len(es.evenings) > 1 else no_model_note(ev))
     answers: dict[str, list[ExtractionResult]] = {}
     if by_model:
         first = by_model[0]
@@ -219,8 +219,10 @@ def _split(evenings: Sequence[Evening], results: list[ExtractionResult]) -> list
 
 
 def _checked(es: EveningSet, answers: list[list[ExtractionResult]]) -> list[list[ExtractionResult]]:
-    """Nothing is written when any topic got no answer at all, as a one-topic run refuses."""
-    return [refuse_nothing_read(got, ev.settings.topic) for ev, got in zip(es.evenings, answers, strict=True)]
+    """Nothing is written when any topic got no answer at all; a run of several topics names it."""
+    named = len(es.evenings) > 1
+    pairs = zip(es.evenings, answers, strict=True)
+    return [refuse_nothing_read(got, ev.settings.topic if named else "") for ev, got in pairs]
 
 
 def brief_topics(
@@ -230,6 +232,8 @@ def brief_topics(
     listed: it will not exist). Briefed twice: the rows need the others' briefings, and the
     rows are all that the second pass changes."""
     first = [brief(ev, got) for ev, got in zip(es.evenings, answers, strict=True)]
+    if len(first) == 1:  # no other topic to list
+        return first
     kept = [o for o in first if not withheld(o, allow_partial=allow_partial)]
     return [
         brief(ev, got, siblings=[sibling_row(o, ev) for o in kept if o.evening is not ev])
@@ -342,21 +346,3 @@ def rekey(s: Settings, topics: Sequence[str]) -> list[Path]:
     from agent.extract.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
 
     return rekey_reference_cassettes(es.llm.cassette_dir, {r.doc_path: r for r in es.requests}, es.llm)
-
-
-__all__ = [
-    "EveningSet",
-    "TopicsReport",
-    "add_reference",
-    "as_shared",
-    "brief_topics",
-    "evening_sources",
-    "extract_topics",
-    "plan_topics",
-    "rekey",
-    "run_topics",
-    "select_topics",
-    "shared_set",
-    "sibling_row",
-    "split_shared",
-]
