@@ -219,7 +219,7 @@ def _checked(
     stand_in = path.with_name(Path(path.name).stem + ".md") if path.suffix != ".md" else path
     if kind == "paper_card":
         m = _CARD.match(stand_in.name)
-        date = _folder_date(path.parent.name)
+        date = _date(path.parent.name)
         hhmm = m.group("hhmm") if m else None
         placed = _judge(ws, path, kind, window, date, hhmm, "") if hhmm and date and _clock(hhmm) else None
     else:
@@ -377,8 +377,8 @@ def _no_such_time(hhmm: str) -> str:
 
 def _card_doc(ws: Workspace, path: Path, window: Window) -> SourceDoc:
     m = _CARD.match(path.name)
-    front = "" if _folder_date(path.parent.name) else _front_matter_date(path)
-    date = _folder_date(path.parent.name) or _date(front)
+    front = "" if _date(path.parent.name) else _front_matter_date(path)
+    date = _date(path.parent.name) or _date(front)
     if m and not _clock(m.group("hhmm")):
         return _unplaced(ws, path, "paper_card", "", _no_such_time(m.group("hhmm")))
     if m and front and date is None:
@@ -430,13 +430,6 @@ def _evening_named(ts: dt.datetime, window: Window) -> str:
 def _stamp(ws: Workspace, date: dt.date, hhmm: str | None) -> dt.datetime:
     t = dt.time(int(hhmm[:2]), int(hhmm[2:])) if hhmm else dt.time(0, 0)
     return dt.datetime.combine(date, t, tzinfo=ws.tz)
-
-
-def _folder_date(name: str) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat(name)
-    except ValueError:
-        return None
 
 
 def _front_matter_date(path: Path) -> str:

@@ -116,18 +116,12 @@ def _loose_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -
     names = _block_names(labels)
     starts: dict[int, int] = {}
     for idx, pos in _headers(lines, names):
-        if idx not in starts:
-            starts[idx] = pos
+        starts.setdefault(idx, pos)
     bounds = [*sorted(starts.values()), len(lines)]
-    out: list[list[_Line]] = []
-    for i in range(len(names)):
-        if i not in starts:
-            out.append([])
-            continue
-        begin = starts[i]
-        end = next(b for b in bounds if b > begin)
-        out.append(lines[begin + 1 : end])
-    return out
+    return [
+        lines[at + 1 : next(b for b in bounds if b > at)] if (at := starts.get(i)) is not None else []
+        for i in range(len(names))
+    ]
 
 
 # --- blocks ---------------------------------------------------------------------------------
@@ -347,7 +341,7 @@ class _Draft:
             number=self.number,
             title=self.title,
             stars=min(self.stars, 5),
-            sources=[_source_ref(s) for s in _source_pieces(f.get("source", ""))],
+            sources=[_source_ref(s) for s in re.split(r"\s*[；;]\s*", f.get("source", "")) if s.strip()],
             arxiv_line=f.get("arxiv", ""),
             key_points=_nest(self.points),
             credibility=Credibility(level=level, reason=reason),
@@ -416,14 +410,6 @@ def _checked(build: Callable[[], _M], line: _Line, block: str, path: str) -> _M:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ParseError(f"{where}: {first['msg']}", block=block, line_no=line.no, line=line.raw, path=path) from e
-
-
-def _source_pieces(field: str) -> list[str]:
-    """The sources of a 来源 line, one per '；'-separated piece."""
-    return [s for s in _SOURCE_SEP.split(field) if s.strip()]
-
-
-_SOURCE_SEP = re.compile(r"\s*[；;]\s*")
 
 
 def _source_ref(text: str) -> SourceRef:
