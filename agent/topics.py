@@ -154,38 +154,36 @@ def extract_topics(
     (`--backend offline`, or `auto` with nothing else) gets its own, since it reads for a topic.
     With shared requests, their answers are split by topic (`split_shared`)."""
     if es.shared and (extractor is not None or not answers_offline(es.llm, es.shared)):
-        return _checked(es, _extract_shared(es, extractor, on_result))
-    es = replace(es, shared=())  # the offline extractor reads for one topic at a time
-    if extractor is not None:
-        return _checked(es, _split(es.evenings, extractor.extract_all(es.requests, on_result)))
-    offline = [ev for ev in es.evenings if answers_offline(ev.llm, ev.requests)]
+        results = _answered(es.evenings[0], es.shared, extractor, on_result)
+        return _checked(es, [split_shared(results, ev) for ev in es.evenings])
+    # the offline extractor reads for one topic at a time, so it answers each topic's own requests
+    offline = [ev for ev in es.evenings if extractor is None and answers_offline(ev.llm, ev.requests)]
     by_model = [ev for ev in es.evenings if all(ev is not o for o in offline)]
     for ev in offline:  # said before the first call; a run of several topics names the topic
         if warn is not None and ev.llm.backend == "auto":
             warn(f"{ev.settings.topic}: {no_model_note(ev)}" if len(es.evenings) > 1 else no_model_note(ev))
     answers: dict[str, list[ExtractionResult]] = {}
     if by_model:
-        first = by_model[0]
-        requests = [r for ev in by_model for r in ev.requests]
-        with make_extractor(first.llm, requests, first.docs, first.registry, first.settings.topic, None) as own:
-            for ev, got in zip(by_model, _split(by_model, own.extract_all(requests, on_result)), strict=True):
-                answers[ev.settings.topic] = got
+        results = _answered(by_model[0], [r for ev in by_model for r in ev.requests], extractor, on_result)
+        for ev in by_model:
+            answers[ev.settings.topic], results = results[: len(ev.requests)], results[len(ev.requests) :]
     for ev in offline:
         with default_extractor(ev) as own:
             answers[ev.settings.topic] = own.extract_all(ev.requests, on_result)
     return _checked(es, [answers[t] for t in es.topics])
 
 
-def _extract_shared(
-    es: EveningSet, extractor: Extractor | None, on_result: Callable[[ExtractionResult], None] | None
-) -> list[list[ExtractionResult]]:
+def _answered(
+    first: Evening,
+    requests: Sequence[ExtractionRequest],
+    extractor: Extractor | None,
+    on_result: Callable[[ExtractionResult], None] | None,
+) -> list[ExtractionResult]:
+    """`requests` answered by `extractor`, or by one extractor made for them all."""
     if extractor is not None:
-        results = extractor.extract_all(es.shared, on_result)
-    else:
-        first = es.evenings[0]
-        with make_extractor(first.llm, es.shared, first.docs, first.registry, first.settings.topic, None) as own:
-            results = own.extract_all(es.shared, on_result)
-    return [split_shared(results, ev) for ev in es.evenings]
+        return extractor.extract_all(requests, on_result)
+    with make_extractor(first.llm, requests, first.docs, first.registry, first.settings.topic, None) as own:
+        return own.extract_all(requests, on_result)
 
 
 def split_shared(results: Sequence[ExtractionResult], ev: Evening) -> list[ExtractionResult]:
@@ -206,15 +204,6 @@ def split_shared(results: Sequence[ExtractionResult], ev: Evening) -> list[Extra
         if got.shared is not None and reading is None:
             error = f"the shared answer for this document has no part for topic {topic}: not read for {topic}"
         out.append(ExtractionResult(req, reading, replace(got.record, error=error)))
-    return out
-
-
-def _split(evenings: Sequence[Evening], results: list[ExtractionResult]) -> list[list[ExtractionResult]]:
-    """The answers to the concatenated requests, cut back into each evening's (in request order)."""
-    out, at = [], 0
-    for ev in evenings:
-        out.append(results[at : at + len(ev.requests)])
-        at += len(ev.requests)
     return out
 
 
