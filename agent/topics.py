@@ -38,7 +38,7 @@ from agent.pipeline import (
     write,
 )
 from agent.plan.ingest import scan
-from agent.plan.outputs import out_path_for
+from agent.plan.outputs import out_path_for, real_path
 from agent.plan.workspace import load_workspace
 from agent.rules.merge import short_subject
 from schemas.briefing import SourceRow
@@ -92,9 +92,9 @@ def plan_topics(
     own = s.model_copy(update={"prompt_file": None}) if shared else s
     evenings = []
     for topic in topics:
-        others = {p.resolve() for t, p in outs.items() if t != topic}
+        others = {real_path(p) for t, p in outs.items() if t != topic}
         judged = scan(ws, topic, s.date, own_tonight=own_tonight)
-        docs = [_rewritten(d) if (ws.root / d.path).resolve() in others else d for d in judged]
+        docs = [_rewritten(d) if real_path(ws.root / d.path) in others else d for d in judged]
         evenings.append(plan_from(ws, own.model_copy(update={"topic": topic}), docs, for_writing=for_writing))
     return shared_set(evenings, s) if shared else EveningSet(tuple(evenings))
 
