@@ -101,7 +101,7 @@ class AnchorRegistry:
         """The anchored subject most like `title` (named as the prompt lists it or bare), if any
         is alike enough; ties go to the earliest anchor."""
         grams = bigram_counts(bare_name(title))
-        best = max(((dice(grams, g), a) for g, a in self._subject_bigrams), default=(0.0, None), key=_score)
+        best = max(((dice(grams, g), a) for g, a in self._subject_bigrams), default=(0.0, None), key=lambda p: p[0])
         return best[1] if best[0] >= threshold else None
 
     def relevant_to(self, text: str, limit: int = LISTED_ANCHORS) -> list[Anchor]:
@@ -157,7 +157,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
 
 
 def _open_items(b: Briefing, path: str) -> tuple[OpenItem, ...]:
-    return tuple(OpenItem(item=v, origin=v.carried_from or _md(b.date), source=path) for v in b.to_verify)
+    return tuple(OpenItem(v, v.carried_from or f"{b.date.month}-{b.date.day}", path) for v in b.to_verify)
 
 
 def _parse_briefing(doc: SourceDoc) -> Briefing:
@@ -199,16 +199,15 @@ def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
 def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
     out: list[Anchor] = []
     for row in b.arxiv_rows:
-        key = _cell_key(row.arxiv_id)
-        if key is None:
+        ids = find_ids(row.arxiv_id)  # the first ID written in the cell is the row's
+        if not ids:
             continue
-        first = row.anchored_on or b.date
         out.append(
             Anchor(
                 "arxiv",
-                key,
+                ids[0].id.key,
                 row.title,
-                first,
+                row.anchored_on or b.date,
                 path,
                 text=f"{row.title} {row.relation}",
                 display_id=row.arxiv_id,
@@ -216,12 +215,6 @@ def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
             )
         )
     return out
-
-
-def _cell_key(cell: str) -> str | None:
-    """The key of the first arXiv ID written in a cell of 四."""
-    ids = find_ids(cell)
-    return ids[0].id.key if ids else None
 
 
 def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
@@ -277,10 +270,6 @@ def _earlier(a: dt.date | None, b: dt.date | None) -> bool:
     return b is None or a <= b
 
 
-def _md(d: dt.date) -> str:
-    return f"{d.month}-{d.day}"
-
-
 _KIND_TAG = re.compile(r"^\s*\[(?:subject|arxiv|url)\]\s*", re.I)
 _HEAD, _, _TAIL = ZH.verify_item.rpartition("/")  # '矛盾/待核实': the tag, its first word optional
 _ITEM_TAG = re.compile(rf"^\s*(?:{re.escape(_HEAD)}/)?{re.escape(_TAIL)}\s*[\u2460-\u2473\d]*\s*[：:]\s*")
@@ -306,10 +295,6 @@ def _tokens(subject: str) -> tuple[str, ...]:
     """The subject's word-ish tokens, lowercased, for ranking by overlap (a ranking, not a match)."""
     toks = re.findall(r"[A-Za-z][\w.+-]*|\d[\d.]*|[\u4e00-\u9fff]{2,}", subject)
     return tuple(t.lower() for t in toks if len(t) > 1)
-
-
-def _score(pair: tuple[float, object]) -> float:
-    return pair[0]
 
 
 def _unique(anchors: list[Anchor]) -> list[Anchor]:
