@@ -56,9 +56,7 @@ def evening_of(ts: dt.datetime, window: Window) -> dt.date:
     return window.date + dt.timedelta(days=days_after)
 
 
-def scan(
-    ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True, own_tonight: bool = True
-) -> list[SourceDoc]:
+def scan(ws: Workspace, topic: str, date: dt.date, *, own_tonight: bool = True) -> list[SourceDoc]:
     """Every Markdown file of the workspace, judged for `topic` on the evening of `date`.
 
     `own_tonight=False` leaves out the briefings our own runs wrote that evening for other topics
@@ -89,9 +87,7 @@ def scan(
     for path in _files(ws.root / w.queue_dir, depth=1):
         docs.append(_checked(ws, path, homes, seen, "queue", window) or _dated_doc(ws, path, "queue", window))
     docs.append(_living_doc(ws, topic))
-    if with_text:
-        docs = [_with_text(ws, d) if d.read else d for d in docs]
-    return docs
+    return [_with_text(ws, d) if d.read else d for d in docs]
 
 
 def _living_doc(ws: Workspace, topic: str) -> SourceDoc:
@@ -195,7 +191,7 @@ def _files(folder: Path, depth: int | None, unlistable: dict[Path, str] | None =
                 last = depth is not None and n == depth
                 if e.is_dir() and not e.is_symlink() and not e.name.endswith(".md") and not last:
                     nxt.append(e)
-                elif last or not e.is_dir() or e.is_symlink() or e.name.endswith(".md"):
+                else:
                     found.append(e)
         level = nxt
     return found
