@@ -20,7 +20,7 @@ from agent.core.errors import LLMError, PredigestError, WorkspaceError
 from agent.core.labels import ZH
 from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
-from agent.extract.backends import EveningExtractor, make_extractor, offline
+from agent.extract.backends import offline
 from agent.extract.chunking import merge_chunks
 from agent.extract.prompting import Template, build_requests, load_template, load_template_file
 from agent.plan.anchors import AnchorRegistry, build_registry
@@ -121,10 +121,6 @@ def workspace_relative(ws: Workspace, doc: str) -> str:
 # --- 2. extract -------------------------------------------------------------------------------------
 
 
-def default_extractor(ev: Evening) -> EveningExtractor:
-    return make_extractor(ev.llm, ev.requests, ev.docs, ev.registry, ev.settings.topic, ev.ws.topic(ev.settings.topic))
-
-
 def extract(
     ev: Evening,
     extractor: Extractor | None = None,
@@ -132,12 +128,9 @@ def extract(
 ) -> list[ExtractionResult]:
     """Every request answered or failed (never raised); refuses an evening where all failed,
     since a briefing built from nothing would read as "a quiet evening"."""
-    if extractor is not None:
-        results = extractor.extract_all(ev.requests, on_result)
-    else:
-        with default_extractor(ev) as own:
-            results = own.extract_all(ev.requests, on_result)
-    return refuse_nothing_read(results)
+    from agent.topics import EveningSet, extract_topics  # agent.topics builds on this module
+
+    return extract_topics(EveningSet((ev,)), extractor, on_result)[0]
 
 
 def refuse_nothing_read(results: list[ExtractionResult], topic: str = "") -> list[ExtractionResult]:

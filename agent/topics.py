@@ -22,14 +22,13 @@ from agent.core.errors import PredigestError, PromptError
 from agent.core.labels import ZH, Labels
 from agent.core.settings import LLMSettings, Settings, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
-from agent.extract.backends import answers_offline, make_extractor, used_backend
+from agent.extract.backends import EveningExtractor, answers_offline, make_extractor, used_backend
 from agent.extract.prompting import SHARED, build_shared_requests, load_template, load_template_file
 from agent.pipeline import (
     Evening,
     Outcome,
     RunReport,
     brief,
-    default_extractor,
     no_model_note,
     plan_from,
     refuse_nothing_read,
@@ -168,9 +167,13 @@ def extract_topics(
         for ev in by_model:
             answers[ev.settings.topic], results = results[: len(ev.requests)], results[len(ev.requests) :]
     for ev in offline:
-        with default_extractor(ev) as own:
+        with _offline_extractor(ev) as own:
             answers[ev.settings.topic] = own.extract_all(ev.requests, on_result)
     return _checked(es, [answers[t] for t in es.topics])
+
+
+def _offline_extractor(ev: Evening) -> EveningExtractor:
+    return make_extractor(ev.llm, ev.requests, ev.docs, ev.registry, ev.settings.topic, ev.ws.topic(ev.settings.topic))
 
 
 def _answered(
