@@ -38,16 +38,10 @@ _M = TypeVar("_M", bound=BaseModel)
 _DECOR = re.compile(r"^[#>\s]*(?:\*\*)?\s*")  # heading and quote marks, then bold, before a line's text
 
 
-@dataclass(frozen=True)
-class _Line:
-    """One line of the file; `text` is stripped once here, as every block reader reads it."""
-
+class _Line(NamedTuple):
     no: int  # 1-based line number in the file
     raw: str
-
-    @property
-    def text(self) -> str:
-        return self.raw.strip()
+    text: str  # stripped once here, as every block reader reads it
 
 
 _T = TypeVar("_T")
@@ -93,7 +87,7 @@ def parse(text: str, path: str = "", labels: Labels = ZH, *, lenient: bool = Fal
 
 def _blocks(text: str, path: str, labels: Labels, *, lenient: bool) -> tuple[str, dt.date, list[list[_Line]]]:
     """The title's topic and date, and the lines of each of the seven blocks."""
-    lines = [_Line(i, raw) for i, raw in enumerate(text.splitlines(), 1)]
+    lines = [_Line(i, raw, raw.strip()) for i, raw in enumerate(text.splitlines(), 1)]
     body = [ln for ln in lines if ln.text and not _is_none_marker(ln.text)]
     if not body:
         raise ParseError("the file is empty", block="title", line_no=1, line="", path=path)
