@@ -172,17 +172,10 @@ def _split_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -
         else:
             at = lines[found[-1][1]] if found else after
             msg = f"block {name!r} not found"
-        raise ParseError(msg, block=name, line_no=at.no, line=at.raw, path=path)
-    extra = found[len(names) :]
-    if extra:
-        at = lines[extra[0][1]]
-        raise ParseError(
-            f"block {names[extra[0][0]]!r} appears twice",
-            block=names[extra[0][0]],
-            line_no=at.no,
-            line=at.raw,
-            path=path,
-        )
+        raise _error(msg, name, at, path)
+    if extra := found[len(names) :]:
+        twice = names[extra[0][0]]
+        raise _error(f"block {twice!r} appears twice", twice, lines[extra[0][1]], path)
     bounds = [pos for _, pos in found] + [len(lines)]
     return [lines[bounds[i] + 1 : bounds[i + 1]] for i in range(len(names))]
 
@@ -191,13 +184,8 @@ def _title(line: _Line, path: str, labels: Labels) -> tuple[str, dt.date]:
     t = _undecorated(line.text)
     m = re.match(rf"^(.+?)\s*[·•]\s*{re.escape(labels.title_kind)}\s*[(（](\d{{4}}-\d{{2}}-\d{{2}})[)）]", t)
     if not m:
-        raise ParseError(
-            f"the first line is not a briefing title ('<topic>{labels.title_sep}{labels.title_kind}(YYYY-MM-DD)')",
-            block="title",
-            line_no=line.no,
-            line=line.raw,
-            path=path,
-        )
+        shape = f"'<topic>{labels.title_sep}{labels.title_kind}(YYYY-MM-DD)'"
+        raise _error(f"the first line is not a briefing title ({shape})", "title", line, path)
     return m.group(1).strip(), dt.date.fromisoformat(m.group(2))
 
 
@@ -370,13 +358,7 @@ def _drafts(lines: list[_Line], path: str, L: Labels) -> list[_Draft]:
             current = ""
             continue
         if not drafts:
-            raise ParseError(
-                f"text before the first '{L.increment} N：…（{L.star}…）' line",
-                block=L.increments,
-                line_no=ln.no,
-                line=ln.raw,
-                path=path,
-            )
+            raise _error(f"text before the first '{L.increment} N：…（{L.star}…）' line", L.increments, ln, path)
         draft = drafts[-1]
         if opened := _field(t, L):
             current, value = opened
@@ -389,10 +371,13 @@ def _drafts(lines: list[_Line], path: str, L: Labels) -> list[_Draft]:
         elif current:
             draft.fields[current] = f"{draft.fields[current]} {ln.text}".strip()
         else:
-            raise ParseError(
-                "line outside any field of an increment", block=L.increments, line_no=ln.no, line=ln.raw, path=path
-            )
+            raise _error("line outside any field of an increment", L.increments, ln, path)
     return drafts
+
+
+def _error(msg: str, block: str, at: _Line, path: str) -> ParseError:
+    """What a block reader raises: the message, the block, and the line it stopped at."""
+    return ParseError(msg, block=block, line_no=at.no, line=at.raw, path=path)
 
 
 def _checked(build: Callable[[], _M], line: _Line, block: str, path: str) -> _M:
@@ -403,7 +388,7 @@ def _checked(build: Callable[[], _M], line: _Line, block: str, path: str) -> _M:
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ParseError(f"{where}: {first['msg']}", block=block, line_no=line.no, line=line.raw, path=path) from e
+        raise _error(f"{where}: {first['msg']}", block, line, path) from e
 
 
 def _source_ref(text: str) -> SourceRef:
@@ -479,7 +464,7 @@ def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
             if _is_none_marker(t):
                 continue
             expected = f"expected '{L.verify_item} ①：…'"
-            raise ParseError(expected, block=L.to_verify, line_no=ln.no, line=ln.raw, path=path)
+            raise _error(expected, L.to_verify, ln, path)
         body = _strip_bullet(t)
         cur = items[-1][1]
         if m := re.match(rf"^{L.problem}\s*{COLON}\s*(.*)$", body):
