@@ -19,6 +19,7 @@ import secrets
 import sqlite3
 import subprocess
 from collections.abc import Mapping, Sequence
+from contextlib import closing
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -112,13 +113,9 @@ def append(record: RunLog, path: Path) -> None:
     calls = [
         (record.id, ev.name, *(getattr(c, name) for name in _CALL_COLUMNS)) for ev in record.evenings for c in ev.calls
     ]
-    db = connect(path)
-    try:
-        with db:
-            db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run)
-            db.executemany("INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", calls)
-    finally:
-        db.close()
+    with closing(connect(path)) as db, db:
+        db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run)
+        db.executemany("INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", calls)
 
 
 def log_quietly(record: RunLog, path: Path | None) -> Path | None:
@@ -153,15 +150,12 @@ def list_runs(path: Path, limit: int = 20, kind: str | None = None) -> list[Logg
     only those of `kind` ('run' or 'eval') when given."""
     if not path.is_file():
         return []
-    db = connect(path)
-    try:
+    with closing(connect(path)) as db:
         rows = db.execute(
             "SELECT id, time, kind, command, git, prompt, model, backend, ok FROM runs"
             " WHERE ? IS NULL OR kind = ? ORDER BY rowid DESC LIMIT ?",
             (kind, kind, limit),
         ).fetchall()
-    finally:
-        db.close()
     return [_logged(path, r) for r in rows]
 
 
@@ -189,8 +183,7 @@ def load_run(path: Path | None, ref: str, kind: str | None = None) -> RunLog:
     `predigest run` in between does not shift them."""
     if path is None or not path.is_file():
         raise PredigestError(f"no run log at {path}", hint="run `predigest run` or `predigest eval` first")
-    db = connect(path)
-    try:
+    with closing(connect(path)) as db:
         if m := _BACK.match(ref):
             rows = db.execute(
                 "SELECT id, record FROM runs WHERE ? IS NULL OR kind = ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
@@ -198,8 +191,6 @@ def load_run(path: Path | None, ref: str, kind: str | None = None) -> RunLog:
             ).fetchall()
         else:
             rows = db.execute("SELECT id, record FROM runs WHERE id LIKE ? ORDER BY id", (ref + "%",)).fetchall()
-    finally:
-        db.close()
     if not rows:
         what = f"{kind} " if kind and _BACK.match(ref) else ""
         raise PredigestError(
