@@ -455,29 +455,26 @@ def _nest(tokens: list[_Tok]) -> list[KeyPoint]:
 def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
     head = re.compile(rf"^{re.escape(L.verify_item)}\s*([{CIRCLED}]|\d+)\s*{COLON}\s*(.*)$")
     items: list[tuple[_Line, dict[str, str | int]]] = []
+    last = "problem"  # the field a continuation line continues
     for ln in lines:
         t = _undecorated(ln.text)
         if m := head.match(t):
             items.append((ln, _verify_head(m, L)))
+            last = "problem"
             continue
         if not items:
             if _is_none_marker(t):
                 continue
-            expected = f"expected '{L.verify_item} ①：…'"
-            raise _error(expected, L.to_verify, ln, path)
+            raise _error(f"expected '{L.verify_item} ①：…'", L.to_verify, ln, path)
         body = _strip_bullet(t)
         cur = items[-1][1]
         if m := re.match(rf"^{L.problem}\s*{COLON}\s*(.*)$", body):
-            cur["problem"], cur["_last"] = m.group(1).strip(), "problem"
+            cur["problem"], last = m.group(1).strip(), "problem"
         elif m := re.match(rf"^{L.suggestion}\s*{COLON}\s*(.*)$", body):
-            cur["suggestion"], cur["_last"] = m.group(1).strip(), "suggestion"
-        else:  # a continuation line: keep it with the field it continues
-            key = cur["_last"] or "problem"
-            cur[key] = f"{cur[key]} {body}".strip()
-    return [
-        _checked(lambda it=it: VerifyItem(**{k: v for k, v in it.items() if k != "_last"}), ln, L.to_verify, path)
-        for ln, it in items
-    ]
+            cur["suggestion"], last = m.group(1).strip(), "suggestion"
+        else:
+            cur[last] = f"{cur[last]} {body}".strip()
+    return [_checked(lambda it=it: VerifyItem(**it), ln, L.to_verify, path) for ln, it in items]
 
 
 def _verify_head(m: re.Match[str], L: Labels) -> dict[str, str | int]:
@@ -497,7 +494,6 @@ def _verify_head(m: re.Match[str], L: Labels) -> dict[str, str | int]:
         "carried_from": carried,
         "problem": "",
         "suggestion": "",
-        "_last": "",
     }
 
 
