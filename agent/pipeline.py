@@ -24,9 +24,9 @@ from agent.extract.backends import offline
 from agent.extract.chunking import merge_chunks
 from agent.extract.prompting import Template, build_requests, load_template, load_template_file
 from agent.plan.anchors import AnchorRegistry, build_registry
-from agent.plan.ingest import UNLISTABLE, UNREADABLE, Window, evening_window, scan, sources, unreadable
+from agent.plan.ingest import UNLISTABLE, UNREADABLE, Window, evening_window, sources, unreadable
 from agent.plan.outputs import check_out, check_writable, out_path_for, write_set
-from agent.plan.workspace import Workspace, load_workspace
+from agent.plan.workspace import Workspace
 from agent.rules.claims import DocResult, Finding, with_refs
 from agent.rules.compose import Composed, Limits, compose
 from agent.rules.grounding import bound_claims
@@ -71,8 +71,9 @@ def plan(s: Settings, *, for_writing: bool = True, own_tonight: bool = True) -> 
     """Read the workspace and decide the evening; raises before any call when something is off.
     `for_writing=False` is for inspection and the eval: the output path is not checked.
     `own_tonight=False` is for the eval: see `agent.plan.ingest.scan`."""
-    ws = load_workspace(s.workspace)
-    return plan_from(ws, s, scan(ws, s.topic, s.date, own_tonight=own_tonight), for_writing=for_writing)
+    from agent.topics import plan_topics  # agent.topics builds on this module
+
+    return plan_topics(s, [s.topic], for_writing=for_writing, own_tonight=own_tonight).evenings[0]
 
 
 def plan_from(ws: Workspace, s: Settings, docs: list[SourceDoc], *, for_writing: bool = True) -> Evening:
