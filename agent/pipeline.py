@@ -6,6 +6,8 @@
 - `brief` is pure: the rule chain and the layout, no I/O, so the eval and the property tests call it;
 - `write` puts the three files down as one unit, and never over an input.
 `run` is the four in a row. Settings come in as one `Settings` value (see `agent.core.settings`).
+`plan`, `extract` and `run` are `agent.topics`' several-topic steps for one topic, so one evening
+and several share one path.
 """
 
 from __future__ import annotations
