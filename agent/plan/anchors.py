@@ -80,8 +80,18 @@ class AnchorRegistry:
         return position
 
     @cached_property
-    def _subject_tokens(self) -> list[tuple[Anchor, tuple[str, ...]]]:
-        return [(a, toks) for a in self.anchors if a.kind == "subject" and (toks := _tokens(a.key))]
+    def _subject_tokens(self) -> tuple[tuple[tuple[Anchor, int], ...], dict[str, list[int]]]:
+        """Each subject anchor with its number of tokens, and each distinct token's postings (a
+        subject holding a token twice is posted twice): the part of ranking by overlap that
+        depends on the registry alone, which every document of the evening asks."""
+        subjects: list[tuple[Anchor, int]] = []
+        postings: dict[str, list[int]] = {}
+        for a in self.anchors:
+            if a.kind == "subject" and (toks := _tokens(a.key)):
+                for t in toks:
+                    postings.setdefault(t, []).append(len(subjects))
+                subjects.append((a, len(toks)))
+        return tuple(subjects), postings
 
     def _get(self, kind: AnchorKind, key: str) -> Anchor | None:
         i = self._position.get((kind, key))
@@ -113,7 +123,15 @@ class AnchorRegistry:
         found = [self._position.get(("arxiv", k)) for k in keys] + [self._position.get(("url", u)) for u in urls]
         hits = [self.anchors[i] for i in sorted(i for i in found if i is not None)]
         low = text.lower()
-        scored = [(sum(t in low for t in toks) / len(toks), a) for a, toks in self._subject_tokens]
+        # An ASCII token occurs only inside a run of the characters such tokens are made of, so
+        # it is looked for in the text's distinct runs, far shorter than a report.
+        words = "\x00".join(set(_TOKEN_RUN.findall(low)))
+        subjects, postings = self._subject_tokens
+        held: Counter[int] = Counter()  # subject -> how many of its tokens the text contains
+        for token, posted in postings.items():
+            if token in (words if token.isascii() else low):
+                held.update(posted)
+        scored = [(held[i] / subjects[i][1], subjects[i][0]) for i in sorted(held)]
         hits += [a for score, a in sorted(scored, key=lambda p: -p[0]) if score > 0.5]
         return _unique(hits)[:limit]
 
@@ -289,6 +307,9 @@ def bare_name(name: str) -> str:
 def normalise_url(url: str) -> str:
     u = _SCHEME_WWW.sub("", url.strip().lower())
     return u.rstrip("/.")
+
+
+_TOKEN_RUN = re.compile(r"[a-z0-9_.+-]+")  # what an ASCII token of `_tokens` is made of
 
 
 def _tokens(subject: str) -> tuple[str, ...]:
