@@ -14,12 +14,13 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import chain
 from typing import Literal
 
 from agent.core.arxiv import find_ids, id_keys
 from agent.core.errors import ParseError, WorkspaceError
 from agent.core.labels import ZH
-from agent.core.text import bigram_counts, dice
+from agent.core.text import bigram_counts, least_shared, similarity
 from agent.plan.parse import nearest_day, parse
 from schemas.briefing import Briefing, VerifyItem
 from schemas.documents import SourceDoc
@@ -103,16 +104,47 @@ class AnchorRegistry:
     def url(self, url: str) -> Anchor | None:
         return self._get("url", normalise_url(url))
 
-    @cached_property
-    def _subject_bigrams(self) -> list[tuple[tuple[Counter[str], int], Anchor]]:
-        return [(bigram_counts(bare_name(a.key)), a) for a in self.anchors if a.kind == "subject"]
-
     def subject(self, title: str, threshold: float = 0.5) -> Anchor | None:
         """The anchored subject most like `title` (named as the prompt lists it or bare), if any
-        is alike enough; ties go to the earliest anchor."""
-        grams = bigram_counts(bare_name(title))
-        best = max(((dice(grams, g), a) for g, a in self._subject_bigrams), default=(0.0, None), key=lambda p: p[0])
-        return best[1] if best[0] >= threshold else None
+        is alike enough.
+
+        Every claim of the evening asks, against every subject of the history, so the subjects
+        are indexed by bigram: each one's shared bigram count, summed from the postings, is
+        exactly the numerator of `similarity` (same integers, so the same float), and only those
+        sharing enough to reach `threshold` are scored. Ties go to the earliest anchor, as a
+        scan's `max` does (tests/test_anchor_lookup.py holds the two equal)."""
+        title = bare_name(title)
+        grams, total = bigram_counts(title)
+        if not (threshold > 0 and grams):
+            pool = (a for a in self.anchors if a.kind == "subject")
+            best = max(
+                ((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=lambda p: p[0]
+            )
+            return best[1] if best[0] >= threshold else None
+        postings, totals = self._subject_grams
+        # a subject holding a bigram m times is posted under (bigram, 1..m): min(n, m) postings match
+        shared = Counter(
+            chain.from_iterable(postings.get((gram, k), ()) for gram, n in grams.items() for k in range(1, n + 1))
+        )
+        least = least_shared(threshold, total)  # fewer cannot reach the threshold: not scored
+        scored = ((2 * shared[i] / (total + totals[i]), i) for i in sorted(i for i, m in shared.items() if m >= least))
+        score, i = max(scored, default=(0.0, -1), key=lambda p: p[0])
+        return self.anchors[i] if i >= 0 and score >= threshold else None
+
+    @cached_property
+    def _subject_grams(self) -> tuple[dict[tuple[str, int], list[int]], dict[int, int]]:
+        """(bigram, k) -> the subject anchors whose bare name has that bigram k times or more, and
+        each such anchor's bigram total: `subject` counts a title's shared bigrams by counting
+        postings instead of comparing titles."""
+        index: dict[tuple[str, int], list[int]] = {}
+        totals: dict[int, int] = {}
+        for i, a in enumerate(self.anchors):
+            if a.kind == "subject":
+                grams, totals[i] = bigram_counts(bare_name(a.key))
+                for g, n in grams.items():
+                    for k in range(1, n + 1):
+                        index.setdefault((g, k), []).append(i)
+        return index, totals
 
     def relevant_to(self, text: str, limit: int = LISTED_ANCHORS) -> list[Anchor]:
         """The anchors worth showing the model for one document: its arXiv IDs and URLs first,
