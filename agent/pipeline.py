@@ -6,12 +6,13 @@
 - `brief` is pure: the rule chain and the layout, no I/O, so the eval and the property tests call it;
 - `write` puts the three files down as one unit, and never over an input.
 `run` is the four in a row. Settings come in as one `Settings` value (see `agent.core.settings`).
+`plan`, `extract` and `run` are `agent.topics`' several-topic steps for one topic, so one evening
+and several share one path.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -21,14 +22,13 @@ from agent.core.errors import LLMError, PredigestError, WorkspaceError
 from agent.core.labels import ZH
 from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
-from agent.extract.backends import EveningExtractor, make_extractor, offline, used_backend
+from agent.extract.backends import offline
 from agent.extract.chunking import merge_chunks
-from agent.extract.offline.extractor import OfflineExtractor
 from agent.extract.prompting import Template, build_requests, load_template, load_template_file
 from agent.plan.anchors import AnchorRegistry, build_registry
-from agent.plan.ingest import UNLISTABLE, UNREADABLE, Window, evening_window, scan, sources, unreadable
+from agent.plan.ingest import UNLISTABLE, UNREADABLE, Window, evening_window, sources, unreadable
 from agent.plan.outputs import check_out, check_writable, out_path_for, write_set
-from agent.plan.workspace import Workspace, load_workspace
+from agent.plan.workspace import Workspace
 from agent.rules.claims import DocResult, Finding, with_refs
 from agent.rules.compose import Composed, Limits, compose
 from agent.rules.grounding import bound_claims
@@ -73,8 +73,9 @@ def plan(s: Settings, *, for_writing: bool = True, own_tonight: bool = True) -> 
     """Read the workspace and decide the evening; raises before any call when something is off.
     `for_writing=False` is for inspection and the eval: the output path is not checked.
     `own_tonight=False` is for the eval: see `agent.plan.ingest.scan`."""
-    ws = load_workspace(s.workspace)
-    return plan_from(ws, s, scan(ws, s.topic, s.date, own_tonight=own_tonight), for_writing=for_writing)
+    from agent.topics import plan_topics  # agent.topics builds on this module
+
+    return plan_topics(s, [s.topic], for_writing=for_writing, own_tonight=own_tonight).evenings[0]
 
 
 def plan_from(ws: Workspace, s: Settings, docs: list[SourceDoc], *, for_writing: bool = True) -> Evening:
@@ -123,10 +124,6 @@ def workspace_relative(ws: Workspace, doc: str) -> str:
 # --- 2. extract -------------------------------------------------------------------------------------
 
 
-def default_extractor(ev: Evening) -> EveningExtractor:
-    return make_extractor(ev.llm, ev.requests, ev.docs, ev.registry, ev.settings.topic, ev.ws.topic(ev.settings.topic))
-
-
 def extract(
     ev: Evening,
     extractor: Extractor | None = None,
@@ -134,12 +131,9 @@ def extract(
 ) -> list[ExtractionResult]:
     """Every request answered or failed (never raised); refuses an evening where all failed,
     since a briefing built from nothing would read as "a quiet evening"."""
-    if extractor is not None:
-        results = extractor.extract_all(ev.requests, on_result)
-    else:
-        with default_extractor(ev) as own:
-            results = own.extract_all(ev.requests, on_result)
-    return refuse_nothing_read(results)
+    from agent.topics import EveningSet, extract_topics  # agent.topics builds on this module
+
+    return extract_topics(EveningSet((ev,)), extractor, on_result)[0]
 
 
 def refuse_nothing_read(results: list[ExtractionResult], topic: str = "") -> list[ExtractionResult]:
@@ -414,24 +408,14 @@ def run(
     patch: bool = False,
     warn: Callable[[str], None] | None = None,
 ) -> RunReport:
-    """One evening for one topic. Writes nothing until the briefing is complete.
+    """One evening for one topic: `agent.topics.run_topics` for one. Writes nothing until the
+    briefing is complete. `on_plan` sees the evening before the first call, so a progress bar
+    can size itself; `warn` hears, before the first call too, that no model will answer when
+    `auto` found none."""
+    from agent.topics import run_topics  # agent.topics builds on this module
 
-    `on_plan` sees the evening before the first call, so a progress bar can size itself; `warn`
-    hears, before the first call too, that no model will answer when `auto` found none."""
-    started = time.monotonic()
-    ev = plan(s)
-    if on_plan is not None:
-        on_plan(ev)
-    if extractor is None:
-        with default_extractor(ev) as own:
-            if warn is not None and ev.llm.backend == "auto" and isinstance(own, OfflineExtractor):
-                warn(no_model_note(ev))
-            outcome = brief(ev, extract(ev, own, on_result))
-    else:
-        outcome = brief(ev, extract(ev, extractor, on_result))
-    written = write(outcome, force=s.force, allow_partial=s.allow_partial, patch=patch)
-    backend, note = used_backend(ev.llm, outcome.records)
-    return RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note)
+    seen = None if on_plan is None else (lambda es: on_plan(es.evenings[0]))
+    return run_topics(s, [s.topic], extractor, on_result, seen, patch=patch, warn=warn).reports[0]
 
 
 def no_model_note(ev: Evening) -> str:
@@ -443,29 +427,3 @@ def no_model_note(ev: Evening) -> str:
         f"the offline extractor reads the documents' structure instead, and its briefing is {where} "
         "(set OPENAI_API_KEY, or pass --backend offline to mean it)"
     )
-
-
-# --- cassette maintenance -----------------------------------------------------------------------------
-
-
-__all__ = [
-    "EXIT_NO_MODEL",
-    "EXIT_PARTIAL",
-    "Evening",
-    "Outcome",
-    "RunReport",
-    "Settings",
-    "Written",
-    "answered_by",
-    "brief",
-    "extract",
-    "plan",
-    "plan_from",
-    "refuse_nothing_read",
-    "requests_for",
-    "run",
-    "settings_from",
-    "withheld",
-    "workspace_relative",
-    "write",
-]

@@ -18,8 +18,9 @@ import re
 import secrets
 import sqlite3
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from contextlib import closing
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -38,10 +39,9 @@ logger = logging.getLogger("predigest")
 LOGS_ENV = "PREDIGEST_LOGS_DB"  # a path, or "off" to log nothing
 
 
-def logs_path(env: Mapping[str, str] | None = None) -> Path | None:
+def logs_path() -> Path | None:
     """`logs.db` in the user's data folder (platformdirs), `$PREDIGEST_LOGS_DB`, or None when off."""
-    env = os.environ if env is None else env
-    given = env.get(LOGS_ENV, "").strip()
+    given = os.environ.get(LOGS_ENV, "").strip()
     if given.lower() == "off":
         return None
     return Path(given) if given else Path(platformdirs.user_data_dir("predigest")) / "logs.db"
@@ -113,13 +113,9 @@ def append(record: RunLog, path: Path) -> None:
     calls = [
         (record.id, ev.name, *(getattr(c, name) for name in _CALL_COLUMNS)) for ev in record.evenings for c in ev.calls
     ]
-    db = connect(path)
-    try:
-        with db:
-            db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run)
-            db.executemany("INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", calls)
-    finally:
-        db.close()
+    with closing(connect(path)) as db, db:
+        db.execute("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", run)
+        db.executemany("INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", calls)
 
 
 def log_quietly(record: RunLog, path: Path | None) -> Path | None:
@@ -154,15 +150,12 @@ def list_runs(path: Path, limit: int = 20, kind: str | None = None) -> list[Logg
     only those of `kind` ('run' or 'eval') when given."""
     if not path.is_file():
         return []
-    db = connect(path)
-    try:
+    with closing(connect(path)) as db:
         rows = db.execute(
             "SELECT id, time, kind, command, git, prompt, model, backend, ok FROM runs"
             " WHERE ? IS NULL OR kind = ? ORDER BY rowid DESC LIMIT ?",
             (kind, kind, limit),
         ).fetchall()
-    finally:
-        db.close()
     return [_logged(path, r) for r in rows]
 
 
@@ -190,8 +183,7 @@ def load_run(path: Path | None, ref: str, kind: str | None = None) -> RunLog:
     `predigest run` in between does not shift them."""
     if path is None or not path.is_file():
         raise PredigestError(f"no run log at {path}", hint="run `predigest run` or `predigest eval` first")
-    db = connect(path)
-    try:
+    with closing(connect(path)) as db:
         if m := _BACK.match(ref):
             rows = db.execute(
                 "SELECT id, record FROM runs WHERE ? IS NULL OR kind = ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
@@ -199,8 +191,6 @@ def load_run(path: Path | None, ref: str, kind: str | None = None) -> RunLog:
             ).fetchall()
         else:
             rows = db.execute("SELECT id, record FROM runs WHERE id LIKE ? ORDER BY id", (ref + "%",)).fetchall()
-    finally:
-        db.close()
     if not rows:
         what = f"{kind} " if kind and _BACK.match(ref) else ""
         raise PredigestError(
@@ -227,19 +217,12 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).astimezone()
 
 
-def new_id(now: dt.datetime | None = None) -> str:
-    """Sortable by time, unique by a random tail: '20261130-221503-a1b2'."""
-    return f"{(now or _now()).strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
-
-
-def git_revision(folder: Path | None = None) -> str:
+def git_revision() -> str:
     """The working folder's revision ('+dirty' when it has changes), or '' outside a repository."""
     try:
 
         def git(*args: str) -> str:
-            return subprocess.run(
-                ["git", *args], cwd=folder, capture_output=True, text=True, timeout=5, check=True
-            ).stdout.strip()
+            return subprocess.run(["git", *args], capture_output=True, text=True, timeout=5, check=True).stdout.strip()
 
         rev = git("rev-parse", "--short=12", "HEAD")
         dirty = git("status", "--porcelain", "--untracked-files=no")
@@ -248,30 +231,10 @@ def git_revision(folder: Path | None = None) -> str:
     return rev + ("+dirty" if dirty else "")
 
 
-def call_entries(results: Iterable[ExtractionResult]) -> list[CallEntry]:
-    return [
-        CallEntry(
-            doc=r.request.doc_path,
-            part=r.request.chunk,
-            parts=r.request.chunks,
-            request_hash=r.record.request_hash,
-            source=r.record.source,
-            model=r.record.model,
-            prompt=r.record.prompt,
-            attempts=r.record.attempts,
-            input_tokens=r.record.input_tokens,
-            output_tokens=r.record.output_tokens,
-            cached_tokens=r.record.cached_tokens,
-            latency_s=r.record.latency_s,
-            cost_usd=r.record.cost_usd,
-            cassette=r.record.cassette,
-            stale=r.record.stale,
-            topics=r.record.topics,
-            error=r.record.error,
-            answer=r.extraction,
-        )
-        for r in results
-    ]
+def call_entry(r: ExtractionResult) -> CallEntry:
+    """The call as logged: its request's place, what its record says (same field names), its answer."""
+    said = {k: v for k, v in asdict(r.record).items() if k in CallEntry.model_fields}
+    return CallEntry(doc=r.request.doc_path, part=r.request.chunk, parts=r.request.chunks, answer=r.extraction, **said)
 
 
 def evening_entry(
@@ -294,7 +257,7 @@ def evening_entry(
         backend=backend,
         cassettes="" if offline else cassettes or ev.llm.cassette_dir.name,
         stale=list(dict.fromkeys(r.record.stale for r in results if r.record.stale)),
-        calls=call_entries(results),
+        calls=[call_entry(r) for r in results],
         findings=[finding_record(f) for f in outcome.findings],
         markdown=outcome.markdown,
         ok=not outcome.partial,
@@ -315,7 +278,7 @@ def new_record(
     # the run's stamp is its first row that was asked with a prompt (not offline, not failed before asking)
     first = next((e for e in evenings if e.prompt), evenings[0] if evenings else None)
     return RunLog(
-        id=new_id(now),
+        id=f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}",  # sortable by time, unique by a random tail
         time=now.isoformat(timespec="seconds"),
         kind=kind,  # type: ignore[arg-type]
         command=list(command),
@@ -431,22 +394,3 @@ def doc_answer(record: RunLog, doc: str, evening: str | None = None) -> DocAnswe
         f"run {record.id} has no answer for {doc}",
         hint=f"documents it asked about: {', '.join(asked[:6]) or 'none'}{' …' if len(asked) > 6 else ''}",
     )
-
-
-__all__ = [
-    "LOGS_ENV",
-    "ClaimFate",
-    "DocAnswer",
-    "LoggedRun",
-    "append",
-    "call_entries",
-    "claim_fate",
-    "doc_answer",
-    "evening_entry",
-    "list_runs",
-    "load_run",
-    "log_quietly",
-    "logs_path",
-    "new_record",
-    "run_log",
-]

@@ -22,14 +22,13 @@ from agent.core.errors import PredigestError, PromptError
 from agent.core.labels import ZH, Labels
 from agent.core.settings import LLMSettings, Settings, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
-from agent.extract.backends import answers_offline, make_extractor, used_backend
+from agent.extract.backends import EveningExtractor, answers_offline, make_extractor, used_backend
 from agent.extract.prompting import SHARED, build_shared_requests, load_template, load_template_file
 from agent.pipeline import (
     Evening,
     Outcome,
     RunReport,
     brief,
-    default_extractor,
     no_model_note,
     plan_from,
     refuse_nothing_read,
@@ -38,7 +37,7 @@ from agent.pipeline import (
     write,
 )
 from agent.plan.ingest import scan
-from agent.plan.outputs import out_path_for
+from agent.plan.outputs import out_path_for, real_path
 from agent.plan.workspace import load_workspace
 from agent.rules.merge import short_subject
 from schemas.briefing import SourceRow
@@ -92,9 +91,9 @@ def plan_topics(
     own = s.model_copy(update={"prompt_file": None}) if shared else s
     evenings = []
     for topic in topics:
-        others = {p.resolve() for t, p in outs.items() if t != topic}
+        others = {real_path(p) for t, p in outs.items() if t != topic}
         judged = scan(ws, topic, s.date, own_tonight=own_tonight)
-        docs = [_rewritten(d) if (ws.root / d.path).resolve() in others else d for d in judged]
+        docs = [_rewritten(d) if real_path(ws.root / d.path) in others else d for d in judged]
         evenings.append(plan_from(ws, own.model_copy(update={"topic": topic}), docs, for_writing=for_writing))
     return shared_set(evenings, s) if shared else EveningSet(tuple(evenings))
 
@@ -154,38 +153,40 @@ def extract_topics(
     (`--backend offline`, or `auto` with nothing else) gets its own, since it reads for a topic.
     With shared requests, their answers are split by topic (`split_shared`)."""
     if es.shared and (extractor is not None or not answers_offline(es.llm, es.shared)):
-        return _checked(es, _extract_shared(es, extractor, on_result))
-    es = replace(es, shared=())  # the offline extractor reads for one topic at a time
-    if extractor is not None:
-        return _checked(es, _split(es.evenings, extractor.extract_all(es.requests, on_result)))
-    offline = [ev for ev in es.evenings if answers_offline(ev.llm, ev.requests)]
+        results = _answered(es.evenings[0], es.shared, extractor, on_result)
+        return _checked(es, [split_shared(results, ev) for ev in es.evenings])
+    # the offline extractor reads for one topic at a time, so it answers each topic's own requests
+    offline = [ev for ev in es.evenings if extractor is None and answers_offline(ev.llm, ev.requests)]
     by_model = [ev for ev in es.evenings if all(ev is not o for o in offline)]
-    for ev in offline:  # said before the first call, as a one-topic run says it
+    for ev in offline:  # said before the first call; a run of several topics names the topic
         if warn is not None and ev.llm.backend == "auto":
-            warn(f"{ev.settings.topic}: {no_model_note(ev)}")
+            warn(f"{ev.settings.topic}: {no_model_note(ev)}" if len(es.evenings) > 1 else no_model_note(ev))
     answers: dict[str, list[ExtractionResult]] = {}
     if by_model:
-        first = by_model[0]
-        requests = [r for ev in by_model for r in ev.requests]
-        with make_extractor(first.llm, requests, first.docs, first.registry, first.settings.topic, None) as own:
-            for ev, got in zip(by_model, _split(by_model, own.extract_all(requests, on_result)), strict=True):
-                answers[ev.settings.topic] = got
+        results = _answered(by_model[0], [r for ev in by_model for r in ev.requests], extractor, on_result)
+        for ev in by_model:
+            answers[ev.settings.topic], results = results[: len(ev.requests)], results[len(ev.requests) :]
     for ev in offline:
-        with default_extractor(ev) as own:
+        with _offline_extractor(ev) as own:
             answers[ev.settings.topic] = own.extract_all(ev.requests, on_result)
     return _checked(es, [answers[t] for t in es.topics])
 
 
-def _extract_shared(
-    es: EveningSet, extractor: Extractor | None, on_result: Callable[[ExtractionResult], None] | None
-) -> list[list[ExtractionResult]]:
+def _offline_extractor(ev: Evening) -> EveningExtractor:
+    return make_extractor(ev.llm, ev.requests, ev.docs, ev.registry, ev.settings.topic, ev.ws.topic(ev.settings.topic))
+
+
+def _answered(
+    first: Evening,
+    requests: Sequence[ExtractionRequest],
+    extractor: Extractor | None,
+    on_result: Callable[[ExtractionResult], None] | None,
+) -> list[ExtractionResult]:
+    """`requests` answered by `extractor`, or by one extractor made for them all."""
     if extractor is not None:
-        results = extractor.extract_all(es.shared, on_result)
-    else:
-        first = es.evenings[0]
-        with make_extractor(first.llm, es.shared, first.docs, first.registry, first.settings.topic, None) as own:
-            results = own.extract_all(es.shared, on_result)
-    return [split_shared(results, ev) for ev in es.evenings]
+        return extractor.extract_all(requests, on_result)
+    with make_extractor(first.llm, requests, first.docs, first.registry, first.settings.topic, None) as own:
+        return own.extract_all(requests, on_result)
 
 
 def split_shared(results: Sequence[ExtractionResult], ev: Evening) -> list[ExtractionResult]:
@@ -209,18 +210,11 @@ def split_shared(results: Sequence[ExtractionResult], ev: Evening) -> list[Extra
     return out
 
 
-def _split(evenings: Sequence[Evening], results: list[ExtractionResult]) -> list[list[ExtractionResult]]:
-    """The answers to the concatenated requests, cut back into each evening's (in request order)."""
-    out, at = [], 0
-    for ev in evenings:
-        out.append(results[at : at + len(ev.requests)])
-        at += len(ev.requests)
-    return out
-
-
 def _checked(es: EveningSet, answers: list[list[ExtractionResult]]) -> list[list[ExtractionResult]]:
-    """Nothing is written when any topic got no answer at all, as a one-topic run refuses."""
-    return [refuse_nothing_read(got, ev.settings.topic) for ev, got in zip(es.evenings, answers, strict=True)]
+    """Nothing is written when any topic got no answer at all; a run of several topics names it."""
+    named = len(es.evenings) > 1
+    pairs = zip(es.evenings, answers, strict=True)
+    return [refuse_nothing_read(got, ev.settings.topic if named else "") for ev, got in pairs]
 
 
 def brief_topics(
@@ -230,6 +224,8 @@ def brief_topics(
     listed: it will not exist). Briefed twice: the rows need the others' briefings, and the
     rows are all that the second pass changes."""
     first = [brief(ev, got) for ev, got in zip(es.evenings, answers, strict=True)]
+    if len(first) == 1:  # no other topic to list
+        return first
     kept = [o for o in first if not withheld(o, allow_partial=allow_partial)]
     return [
         brief(ev, got, siblings=[sibling_row(o, ev) for o in kept if o.evening is not ev])
@@ -342,21 +338,3 @@ def rekey(s: Settings, topics: Sequence[str]) -> list[Path]:
     from agent.extract.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
 
     return rekey_reference_cassettes(es.llm.cassette_dir, {r.doc_path: r for r in es.requests}, es.llm)
-
-
-__all__ = [
-    "EveningSet",
-    "TopicsReport",
-    "add_reference",
-    "as_shared",
-    "brief_topics",
-    "evening_sources",
-    "extract_topics",
-    "plan_topics",
-    "rekey",
-    "run_topics",
-    "select_topics",
-    "shared_set",
-    "sibling_row",
-    "split_shared",
-]

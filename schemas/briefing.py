@@ -16,11 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field
 RelationKind = Literal["new", "supplement"]
 
 
-class _Model(BaseModel):
+class Strict(BaseModel):
+    """The base of every schema model: a field nobody declared is an error, not ignored."""
+
     model_config = ConfigDict(extra="forbid")
 
 
-class KeyPoint(_Model):
+class KeyPoint(Strict):
     """One bullet of 要点; numbered sub-steps and sub-bullets hang under it."""
 
     text: str = Field(description="The point in one sentence, in the briefing's language.")
@@ -39,7 +41,7 @@ class KeyPoint(_Model):
         return out
 
 
-class StatusSummary(_Model):
+class StatusSummary(Strict):
     """The 状态摘要 block: the count, the window, the headlines and the arXiv tally."""
 
     increment_count: int = Field(ge=0)
@@ -55,7 +57,7 @@ class StatusSummary(_Model):
     continued_arxiv: str = Field(default="0", description="Count of continued anchors as shown, e.g. '25+'.")
 
 
-class SourceRow(_Model):
+class SourceRow(Strict):
     """One row of 一、检查过的来源清单."""
 
     directory: str = Field(description="Where the file lives, e.g. 'inbox/jay' or 'work-queue 9-22 22:00'.")
@@ -64,19 +66,19 @@ class SourceRow(_Model):
     relevance: str = Field(description="高 / 中 / 基线 / 邻接 / 参考.")
 
 
-class SourceRef(_Model):
+class SourceRef(Strict):
     """One credited source of an increment: a workspace path with its § reference, or a link."""
 
     ref: str = Field(description="Workspace-relative path, URL or name of an external source.")
     section: str = Field(default="", description="The § reference inside the file, e.g. '§条目 1'.")
 
 
-class Credibility(_Model):
+class Credibility(Strict):
     level: str = Field(description="高 / 中高 / 中 / 低.")
     reason: str = Field(default="")
 
 
-class Increment(_Model):
+class Increment(Strict):
     """One 增量 N block."""
 
     number: int = Field(ge=1)
@@ -98,7 +100,7 @@ class Increment(_Model):
         return [p for top in self.key_points for p in top.walk()]
 
 
-class VerifyItem(_Model):
+class VerifyItem(Strict):
     """One 矛盾/待核实 item; `carried_from` is the date (M-D) of the briefing it came from."""
 
     number: int = Field(ge=1)
@@ -109,7 +111,7 @@ class VerifyItem(_Model):
     suggestion: str
 
 
-class ArxivRow(_Model):
+class ArxivRow(Strict):
     """One row of 四、可引用 arXiv 号列表."""
 
     arxiv_id: str = Field(description="As displayed: versionless or with its version, e.g. '2605.11093v1'.")
@@ -123,14 +125,14 @@ class ArxivRow(_Model):
     )
 
 
-class NoIncrementNote(_Model):
+class NoIncrementNote(Strict):
     """One bullet of 五: a source that was read and why nothing of it became an increment."""
 
     source: str
     note: str
 
 
-class PriorityRow(_Model):
+class PriorityRow(Strict):
     """One row of 六: level (🔴 最高 / 🟡 中 / 🟢 低), what to write and where."""
 
     level: str
@@ -138,7 +140,7 @@ class PriorityRow(_Model):
     action: str
 
 
-class Briefing(_Model):
+class Briefing(Strict):
     """A whole briefing, in block order."""
 
     topic: str

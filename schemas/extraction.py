@@ -8,32 +8,28 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
-from schemas.briefing import KeyPoint
+from schemas.briefing import KeyPoint, Strict
 
 Relevance = Literal["高", "中", "邻接", "参考"]
 CredLevel = Literal["高", "中高", "中", "低"]
 Relation = Literal["new", "supplement", "covered"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ArxivRef(_Model):
+class ArxivRef(Strict):
     arxiv_id: str = Field(description="The arXiv ID exactly as the document writes it, with its version if shown.")
     title: str = Field(description="The paper title as the document gives it; short gloss allowed after ' · '.")
 
 
-class VerifyNote(_Model):
+class VerifyNote(Strict):
     title: str = Field(description="What needs checking, as a short noun phrase.")
     risk: Literal["高", "中", "低"] = Field(description="How much a wrong answer would mislead the living document.")
     problem: str = Field(description="What is unclear, missing or contradictory, citing the document.")
     suggestion: str = Field(description="The concrete check that would settle it.")
 
 
-class Claim(_Model):
+class Claim(Strict):
     """One candidate increment: a subject the document says something about."""
 
     title: str = Field(description="Subject and what is new about it, in the briefing's language, under 40 characters.")
@@ -74,18 +70,18 @@ class Claim(_Model):
     )
 
 
-class SkippedItem(_Model):
+class SkippedItem(Strict):
     subject: str = Field(description="An item of the document that is not a claim for this topic.")
     reason: str = Field(description="Why not: which other topic it belongs to, or which anchor already covers it.")
 
 
-class Resolution(_Model):
+class Resolution(Strict):
     item: str = Field(description="An open to-verify item exactly as listed in the prompt.")
     how: str = Field(description="What the document establishes about it, in one sentence.")
     evidence: str = Field(description="A quote copied character for character from the document that settles it.")
 
 
-class FileExtraction(_Model):
+class FileExtraction(Strict):
     """The whole answer for one document (or one chunk of a long one)."""
 
     relevance: Relevance = Field(description="高 on-topic, 中 partly, 邻接 adjacent topic, 参考 background only.")
@@ -103,7 +99,7 @@ class FileExtraction(_Model):
     )
 
 
-class TopicReading(_Model):
+class TopicReading(Strict):
     """One topic's part of a shared answer: the document read for that topic alone."""
 
     topic: str = Field(description="The topic this part is for, exactly as its name is written in the prompt.")
@@ -114,7 +110,7 @@ class TopicReading(_Model):
     )
 
 
-class SharedExtraction(_Model):
+class SharedExtraction(Strict):
     """The whole answer for one document (or one chunk) read for every topic of the evening at once."""
 
     topics: list[TopicReading] = Field(

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from schemas.briefing import Briefing
+from schemas.briefing import Briefing, Strict
 
 RUN_SCHEMA_VERSION = 2
 
@@ -74,11 +74,7 @@ Decision = Literal[
 ]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Document(_Model):
+class Document(Strict):
     """A document of the evening, embedded once; spans point into `text`."""
 
     path: str = Field(description="Workspace-relative path, the key every span refers to.")
@@ -86,7 +82,7 @@ class Document(_Model):
     text: str
 
 
-class Span(_Model):
+class Span(Strict):
     """One evidence quote located in its document (agent.core.text.locate)."""
 
     id: str = Field(description="Unique within the record, e.g. 's12'; the page's marks carry it.")
@@ -101,7 +97,7 @@ class Span(_Model):
     )
 
 
-class FindingRecord(_Model):
+class FindingRecord(Strict):
     """One rule decision, as agent.rules.claims.Finding states it."""
 
     rule: Rule
@@ -113,7 +109,7 @@ class FindingRecord(_Model):
     target: str = Field(default="", description="Where it points: the claim merged or folded into, the anchor.")
 
 
-class ClaimTrace(_Model):
+class ClaimTrace(Strict):
     """One extracted claim behind an increment (a merged increment has several)."""
 
     doc: str
@@ -123,7 +119,7 @@ class ClaimTrace(_Model):
     ref: str = Field(default="", description="The claim: 'doc#index' or 'doc#part.index', as findings name it.")
 
 
-class TextMark(_Model):
+class TextMark(Strict):
     """A stretch of a key point's own text worth marking: a fact it adds, a disputed figure."""
 
     start: int
@@ -132,7 +128,7 @@ class TextMark(_Model):
     verify: int | None = Field(default=None, description="The to-verify item a disputed figure belongs to.")
 
 
-class PointTrace(_Model):
+class PointTrace(Strict):
     """The quotes one key point rests on: those carrying its figures, else all of its claim's."""
 
     path: str = Field(description="Position in the increment's point tree, e.g. '2' or '2.1' (0-based).")
@@ -144,7 +140,7 @@ class PointTrace(_Model):
     )
 
 
-class Supplement(_Model):
+class Supplement(Strict):
     """An increment that supplements an anchor: which anchor, and the facts it adds."""
 
     anchor: str = Field(description="The anchor's label.")
@@ -154,13 +150,13 @@ class Supplement(_Model):
     spans: list[str] = Field(default_factory=list, description="Where those facts are written in the lead's quotes.")
 
 
-class ConflictSide(_Model):
+class ConflictSide(Strict):
     doc: str
     values: list[str]
     spans: list[str] = Field(default_factory=list, description="Where each value is written in the document.")
 
 
-class Conflict(_Model):
+class Conflict(Strict):
     """Figures with one unit that two documents on the same subject state differently."""
 
     verify: int = Field(description="Number of the to-verify item that reports it.")
@@ -168,7 +164,7 @@ class Conflict(_Model):
     sides: list[ConflictSide]
 
 
-class IncrementTrace(_Model):
+class IncrementTrace(Strict):
     number: int
     claims: list[ClaimTrace] = Field(default_factory=list)
     points: list[PointTrace] = Field(default_factory=list)
@@ -177,28 +173,28 @@ class IncrementTrace(_Model):
     conflicts: list[Conflict] = Field(default_factory=list)
 
 
-class VerifyTrace(_Model):
+class VerifyTrace(Strict):
     number: int
     increments: list[int] = Field(default_factory=list, description="The increments it concerns.")
     carried_from: str = Field(default="", description="'9-21' when carried over from an earlier briefing.")
     source: str = Field(default="", description="The briefing it was carried from.")
 
 
-class SourceLink(_Model):
+class SourceLink(Strict):
     """A row of 一 and the documents it names."""
 
     row: int
     docs: list[str] = Field(default_factory=list)
 
 
-class Removed(_Model):
+class Removed(Strict):
     """A claim the rules dropped or demoted, with the finding that says why and its quotes."""
 
     finding: int = Field(description="Index into RunRecord.findings.")
     spans: list[str] = Field(default_factory=list)
 
 
-class SecondaryTrace(_Model):
+class SecondaryTrace(Strict):
     """A secondary anchor (a 3★ paper of 四/六): its row of 六 and the claim it is."""
 
     row: int = Field(description="Index into briefing.priorities.")
@@ -208,7 +204,7 @@ class SecondaryTrace(_Model):
     claim: str = Field(description="The claim: 'doc#index' or 'doc#part.index', as findings name it.")
 
 
-class Trace(_Model):
+class Trace(Strict):
     increments: list[IncrementTrace] = Field(default_factory=list)
     secondary: list[SecondaryTrace] = Field(default_factory=list)
     verify: list[VerifyTrace] = Field(default_factory=list)
@@ -216,14 +212,14 @@ class Trace(_Model):
     removed: list[Removed] = Field(default_factory=list)
 
 
-class Unread(_Model):
+class Unread(Strict):
     """A source of the window that was not extracted: the briefing is partial without it."""
 
     doc: str
     why: str
 
 
-class LivingRef(_Model):
+class LivingRef(Strict):
     """The living document the run read, so an E2 patch is proposed and applied against exactly it."""
 
     workspace: str = Field(description="Absolute path of the workspace root the run read.")
@@ -231,7 +227,7 @@ class LivingRef(_Model):
     sha256: str = Field(description="Of its text as read (UTF-8, byte-order mark and carriage returns removed).")
 
 
-class PatchLine(_Model):
+class PatchLine(Strict):
     """A line of the unified diff of the E2 patch the briefing proposes, kept in the record so the
     page shows the patch from the JSON alone (the living document may have changed since)."""
 
@@ -239,7 +235,7 @@ class PatchLine(_Model):
     increment: int | None = Field(default=None, description="The increment an added line writes, if one.")
 
 
-class RunRecord(_Model):
+class RunRecord(Strict):
     """What `predigest run` writes beside the briefing, and what `predigest view` reads."""
 
     schema_version: Literal[2] = RUN_SCHEMA_VERSION

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from schemas.briefing import Strict
 from schemas.extraction import FileExtraction
 from schemas.run import FindingRecord
 
@@ -23,11 +24,7 @@ from schemas.run import FindingRecord
 RUNLOG_SCHEMA_VERSION = 2
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class CallEntry(_Model):
+class CallEntry(Strict):
     """One extraction request and its answer."""
 
     doc: str = Field(description="Workspace-relative path of the document.")
@@ -50,7 +47,7 @@ class CallEntry(_Model):
     answer: FileExtraction | None = Field(default=None, description="The validated answer; None when it failed.")
 
 
-class MetricEntry(_Model):
+class MetricEntry(Strict):
     score: float
     matched: list[str] = Field(default_factory=list)
     missed: list[str] = Field(default_factory=list)
@@ -74,7 +71,7 @@ Stage = Literal[
 ]
 
 
-class ItemFate(_Model):
+class ItemFate(Strict):
     """A gold item of one metric, matched or missed, and where a miss was decided."""
 
     metric: str
@@ -84,7 +81,7 @@ class ItemFate(_Model):
     detail: str = Field(default="", description="The deciding finding, or what was looked for and not found.")
 
 
-class EveningEntry(_Model):
+class EveningEntry(Strict):
     """One evening run: the whole of `predigest run`, or one row of an eval."""
 
     name: str = Field(description="The eval row ('2026-09-22-inference', '… · offline') or 'topic date'.")
@@ -105,7 +102,7 @@ class EveningEntry(_Model):
     ok: bool = True
 
 
-class RunLog(_Model):
+class RunLog(Strict):
     schema_version: Literal[1, 2] = RUNLOG_SCHEMA_VERSION
     id: str = Field(description="Sortable by time, e.g. '20261130-221503-a1b2'; any unique prefix names it.")
     time: str = Field(description="ISO 8601 with the offset.")

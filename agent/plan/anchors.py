@@ -117,7 +117,9 @@ class AnchorRegistry:
         grams, total = bigram_counts(title)
         if not (threshold > 0 and grams):
             pool = (a for a in self.anchors if a.kind == "subject")
-            best = max(((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=_score)
+            best = max(
+                ((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=lambda p: p[0]
+            )
             return best[1] if best[0] >= threshold else None
         postings, totals = self._subject_grams
         # a subject holding a bigram m times is posted under (bigram, 1..m): min(n, m) postings match
@@ -126,7 +128,7 @@ class AnchorRegistry:
         )
         least = least_shared(threshold, total)  # fewer cannot reach the threshold: not scored
         scored = ((2 * shared[i] / (total + totals[i]), i) for i in sorted(i for i, m in shared.items() if m >= least))
-        score, i = max(scored, default=(0.0, -1), key=_score)
+        score, i = max(scored, default=(0.0, -1), key=lambda p: p[0])
         return self.anchors[i] if i >= 0 and score >= threshold else None
 
     @cached_property
@@ -205,7 +207,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
 
 
 def _open_items(b: Briefing, path: str) -> tuple[OpenItem, ...]:
-    return tuple(OpenItem(item=v, origin=v.carried_from or _md(b.date), source=path) for v in b.to_verify)
+    return tuple(OpenItem(v, v.carried_from or f"{b.date.month}-{b.date.day}", path) for v in b.to_verify)
 
 
 def _parse_briefing(doc: SourceDoc) -> Briefing:
@@ -247,16 +249,15 @@ def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
 def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
     out: list[Anchor] = []
     for row in b.arxiv_rows:
-        key = _cell_key(row.arxiv_id)
-        if key is None:
+        ids = find_ids(row.arxiv_id)  # the first ID written in the cell is the row's
+        if not ids:
             continue
-        first = row.anchored_on or b.date
         out.append(
             Anchor(
                 "arxiv",
-                key,
+                ids[0].id.key,
                 row.title,
-                first,
+                row.anchored_on or b.date,
                 path,
                 text=f"{row.title} {row.relation}",
                 display_id=row.arxiv_id,
@@ -264,12 +265,6 @@ def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
             )
         )
     return out
-
-
-def _cell_key(cell: str) -> str | None:
-    """The key of the first arXiv ID written in a cell of 四."""
-    ids = find_ids(cell)
-    return ids[0].id.key if ids else None
 
 
 def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
@@ -325,10 +320,6 @@ def _earlier(a: dt.date | None, b: dt.date | None) -> bool:
     return b is None or a <= b
 
 
-def _md(d: dt.date) -> str:
-    return f"{d.month}-{d.day}"
-
-
 _KIND_TAG = re.compile(r"^\s*\[(?:subject|arxiv|url)\]\s*", re.I)
 _HEAD, _, _TAIL = ZH.verify_item.rpartition("/")  # '矛盾/待核实': the tag, its first word optional
 _ITEM_TAG = re.compile(rf"^\s*(?:{re.escape(_HEAD)}/)?{re.escape(_TAIL)}\s*[\u2460-\u2473\d]*\s*[：:]\s*")
@@ -357,10 +348,6 @@ def _tokens(subject: str) -> tuple[str, ...]:
     """The subject's word-ish tokens, lowercased, for ranking by overlap (a ranking, not a match)."""
     toks = re.findall(r"[A-Za-z][\w.+-]*|\d[\d.]*|[\u4e00-\u9fff]{2,}", subject)
     return tuple(t.lower() for t in toks if len(t) > 1)
-
-
-def _score(pair: tuple[float, object]) -> float:
-    return pair[0]
 
 
 def _unique(anchors: list[Anchor]) -> list[Anchor]:

@@ -56,9 +56,7 @@ def evening_of(ts: dt.datetime, window: Window) -> dt.date:
     return window.date + dt.timedelta(days=days_after)
 
 
-def scan(
-    ws: Workspace, topic: str, date: dt.date, *, with_text: bool = True, own_tonight: bool = True
-) -> list[SourceDoc]:
+def scan(ws: Workspace, topic: str, date: dt.date, *, own_tonight: bool = True) -> list[SourceDoc]:
     """Every Markdown file of the workspace, judged for `topic` on the evening of `date`.
 
     `own_tonight=False` leaves out the briefings our own runs wrote that evening for other topics
@@ -89,9 +87,7 @@ def scan(
     for path in _files(ws.root / w.queue_dir, depth=1):
         docs.append(_checked(ws, path, homes, seen, "queue", window) or _dated_doc(ws, path, "queue", window))
     docs.append(_living_doc(ws, topic))
-    if with_text:
-        docs = [_with_text(ws, d) if d.read else d for d in docs]
-    return docs
+    return [_with_text(ws, d) if d.read else d for d in docs]
 
 
 def _living_doc(ws: Workspace, topic: str) -> SourceDoc:
@@ -195,7 +191,7 @@ def _files(folder: Path, depth: int | None, unlistable: dict[Path, str] | None =
                 last = depth is not None and n == depth
                 if e.is_dir() and not e.is_symlink() and not e.name.endswith(".md") and not last:
                     nxt.append(e)
-                elif last or not e.is_dir() or e.is_symlink() or e.name.endswith(".md"):
+                else:
                     found.append(e)
         level = nxt
     return found
@@ -219,7 +215,7 @@ def _checked(
     stand_in = path.with_name(Path(path.name).stem + ".md") if path.suffix != ".md" else path
     if kind == "paper_card":
         m = _CARD.match(stand_in.name)
-        date = _folder_date(path.parent.name)
+        date = _date(path.parent.name)
         hhmm = m.group("hhmm") if m else None
         placed = _judge(ws, path, kind, window, date, hhmm, "") if hhmm and date and _clock(hhmm) else None
     else:
@@ -377,8 +373,8 @@ def _no_such_time(hhmm: str) -> str:
 
 def _card_doc(ws: Workspace, path: Path, window: Window) -> SourceDoc:
     m = _CARD.match(path.name)
-    front = "" if _folder_date(path.parent.name) else _front_matter_date(path)
-    date = _folder_date(path.parent.name) or _date(front)
+    front = "" if _date(path.parent.name) else _front_matter_date(path)
+    date = _date(path.parent.name) or _date(front)
     if m and not _clock(m.group("hhmm")):
         return _unplaced(ws, path, "paper_card", "", _no_such_time(m.group("hhmm")))
     if m and front and date is None:
@@ -430,13 +426,6 @@ def _evening_named(ts: dt.datetime, window: Window) -> str:
 def _stamp(ws: Workspace, date: dt.date, hhmm: str | None) -> dt.datetime:
     t = dt.time(int(hhmm[:2]), int(hhmm[2:])) if hhmm else dt.time(0, 0)
     return dt.datetime.combine(date, t, tzinfo=ws.tz)
-
-
-def _folder_date(name: str) -> dt.date | None:
-    try:
-        return dt.date.fromisoformat(name)
-    except ValueError:
-        return None
 
 
 def _front_matter_date(path: Path) -> str:

@@ -37,11 +37,11 @@ def check_out(out: Path, ws: Workspace, docs: Sequence[SourceDoc], own: Path, *,
     Markdown file of the workspace is some evening's input, except tonight's own briefing `own`;
     what a run wrote beside a briefing (its record, its calls) is an output, replaced with it."""
     targets = [out.with_suffix(".json"), out.with_suffix(".calls.jsonl"), out]
-    inputs = {_real(ws.root / d.path) for d in docs if not is_run_output(d.name)} - {_real(own)}
+    inputs = {real_path(ws.root / d.path) for d in docs if not is_run_output(d.name)} - {real_path(own)}
     for t in targets:
-        if _real(t) in inputs:
+        if (real := real_path(t)) in inputs:
             raise PredigestError(
-                f"the briefing's file {t} would replace an input of the workspace ({_real(t).relative_to(ws.root)})",
+                f"the briefing's file {t} would replace an input of the workspace ({real.relative_to(ws.root)})",
                 hint="write the briefing somewhere else, e.g. --out out/",
             )
     if out.is_dir():
@@ -92,7 +92,7 @@ def check_page(path: Path | None) -> None:
     check_writable(path.absolute().parent, hint="pass --html a path you can write")
 
 
-def _real(path: Path) -> Path:
+def real_path(path: Path) -> Path:
     """Where a path really leads; a symlink loop leads nowhere, so it stands for itself."""
     try:
         return path.resolve()

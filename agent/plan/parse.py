@@ -38,16 +38,10 @@ _M = TypeVar("_M", bound=BaseModel)
 _DECOR = re.compile(r"^[#>\s]*(?:\*\*)?\s*")  # heading and quote marks, then bold, before a line's text
 
 
-@dataclass(frozen=True)
-class _Line:
-    """One line of the file; `text` is stripped once here, as every block reader reads it."""
-
+class _Line(NamedTuple):
     no: int  # 1-based line number in the file
     raw: str
-
-    @property
-    def text(self) -> str:
-        return self.raw.strip()
+    text: str  # stripped once here, as every block reader reads it
 
 
 _T = TypeVar("_T")
@@ -93,7 +87,7 @@ def parse(text: str, path: str = "", labels: Labels = ZH, *, lenient: bool = Fal
 
 def _blocks(text: str, path: str, labels: Labels, *, lenient: bool) -> tuple[str, dt.date, list[list[_Line]]]:
     """The title's topic and date, and the lines of each of the seven blocks."""
-    lines = [_Line(i, raw) for i, raw in enumerate(text.splitlines(), 1)]
+    lines = [_Line(i, raw, raw.strip()) for i, raw in enumerate(text.splitlines(), 1)]
     body = [ln for ln in lines if ln.text and not _is_none_marker(ln.text)]
     if not body:
         raise ParseError("the file is empty", block="title", line_no=1, line="", path=path)
@@ -116,18 +110,12 @@ def _loose_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -
     names = _block_names(labels)
     starts: dict[int, int] = {}
     for idx, pos in _headers(lines, names):
-        if idx not in starts:
-            starts[idx] = pos
+        starts.setdefault(idx, pos)
     bounds = [*sorted(starts.values()), len(lines)]
-    out: list[list[_Line]] = []
-    for i in range(len(names)):
-        if i not in starts:
-            out.append([])
-            continue
-        begin = starts[i]
-        end = next(b for b in bounds if b > begin)
-        out.append(lines[begin + 1 : end])
-    return out
+    return [
+        lines[at + 1 : next(b for b in bounds if b > at)] if (at := starts.get(i)) is not None else []
+        for i in range(len(names))
+    ]
 
 
 # --- blocks ---------------------------------------------------------------------------------
@@ -184,17 +172,10 @@ def _split_blocks(lines: list[_Line], path: str, labels: Labels, after: _Line) -
         else:
             at = lines[found[-1][1]] if found else after
             msg = f"block {name!r} not found"
-        raise ParseError(msg, block=name, line_no=at.no, line=at.raw, path=path)
-    extra = found[len(names) :]
-    if extra:
-        at = lines[extra[0][1]]
-        raise ParseError(
-            f"block {names[extra[0][0]]!r} appears twice",
-            block=names[extra[0][0]],
-            line_no=at.no,
-            line=at.raw,
-            path=path,
-        )
+        raise _error(msg, name, at, path)
+    if extra := found[len(names) :]:
+        twice = names[extra[0][0]]
+        raise _error(f"block {twice!r} appears twice", twice, lines[extra[0][1]], path)
     bounds = [pos for _, pos in found] + [len(lines)]
     return [lines[bounds[i] + 1 : bounds[i + 1]] for i in range(len(names))]
 
@@ -203,13 +184,8 @@ def _title(line: _Line, path: str, labels: Labels) -> tuple[str, dt.date]:
     t = _undecorated(line.text)
     m = re.match(rf"^(.+?)\s*[·•]\s*{re.escape(labels.title_kind)}\s*[(（](\d{{4}}-\d{{2}}-\d{{2}})[)）]", t)
     if not m:
-        raise ParseError(
-            f"the first line is not a briefing title ('<topic>{labels.title_sep}{labels.title_kind}(YYYY-MM-DD)')",
-            block="title",
-            line_no=line.no,
-            line=line.raw,
-            path=path,
-        )
+        shape = f"'<topic>{labels.title_sep}{labels.title_kind}(YYYY-MM-DD)'"
+        raise _error(f"the first line is not a briefing title ({shape})", "title", line, path)
     return m.group(1).strip(), dt.date.fromisoformat(m.group(2))
 
 
@@ -347,7 +323,7 @@ class _Draft:
             number=self.number,
             title=self.title,
             stars=min(self.stars, 5),
-            sources=[_source_ref(s) for s in _source_pieces(f.get("source", ""))],
+            sources=[_source_ref(s) for s in re.split(r"\s*[；;]\s*", f.get("source", "")) if s.strip()],
             arxiv_line=f.get("arxiv", ""),
             key_points=_nest(self.points),
             credibility=Credibility(level=level, reason=reason),
@@ -382,13 +358,7 @@ def _drafts(lines: list[_Line], path: str, L: Labels) -> list[_Draft]:
             current = ""
             continue
         if not drafts:
-            raise ParseError(
-                f"text before the first '{L.increment} N：…（{L.star}…）' line",
-                block=L.increments,
-                line_no=ln.no,
-                line=ln.raw,
-                path=path,
-            )
+            raise _error(f"text before the first '{L.increment} N：…（{L.star}…）' line", L.increments, ln, path)
         draft = drafts[-1]
         if opened := _field(t, L):
             current, value = opened
@@ -401,10 +371,13 @@ def _drafts(lines: list[_Line], path: str, L: Labels) -> list[_Draft]:
         elif current:
             draft.fields[current] = f"{draft.fields[current]} {ln.text}".strip()
         else:
-            raise ParseError(
-                "line outside any field of an increment", block=L.increments, line_no=ln.no, line=ln.raw, path=path
-            )
+            raise _error("line outside any field of an increment", L.increments, ln, path)
     return drafts
+
+
+def _error(msg: str, block: str, at: _Line, path: str) -> ParseError:
+    """What a block reader raises: the message, the block, and the line it stopped at."""
+    return ParseError(msg, block=block, line_no=at.no, line=at.raw, path=path)
 
 
 def _checked(build: Callable[[], _M], line: _Line, block: str, path: str) -> _M:
@@ -415,15 +388,7 @@ def _checked(build: Callable[[], _M], line: _Line, block: str, path: str) -> _M:
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ParseError(f"{where}: {first['msg']}", block=block, line_no=line.no, line=line.raw, path=path) from e
-
-
-def _source_pieces(field: str) -> list[str]:
-    """The sources of a 来源 line, one per '；'-separated piece."""
-    return [s for s in _SOURCE_SEP.split(field) if s.strip()]
-
-
-_SOURCE_SEP = re.compile(r"\s*[；;]\s*")
+        raise _error(f"{where}: {first['msg']}", block, line, path) from e
 
 
 def _source_ref(text: str) -> SourceRef:
@@ -490,29 +455,26 @@ def _nest(tokens: list[_Tok]) -> list[KeyPoint]:
 def _verify(lines: list[_Line], path: str, L: Labels) -> list[VerifyItem]:
     head = re.compile(rf"^{re.escape(L.verify_item)}\s*([{CIRCLED}]|\d+)\s*{COLON}\s*(.*)$")
     items: list[tuple[_Line, dict[str, str | int]]] = []
+    last = "problem"  # the field a continuation line continues
     for ln in lines:
         t = _undecorated(ln.text)
         if m := head.match(t):
             items.append((ln, _verify_head(m, L)))
+            last = "problem"
             continue
         if not items:
             if _is_none_marker(t):
                 continue
-            expected = f"expected '{L.verify_item} ①：…'"
-            raise ParseError(expected, block=L.to_verify, line_no=ln.no, line=ln.raw, path=path)
+            raise _error(f"expected '{L.verify_item} ①：…'", L.to_verify, ln, path)
         body = _strip_bullet(t)
         cur = items[-1][1]
         if m := re.match(rf"^{L.problem}\s*{COLON}\s*(.*)$", body):
-            cur["problem"], cur["_last"] = m.group(1).strip(), "problem"
+            cur["problem"], last = m.group(1).strip(), "problem"
         elif m := re.match(rf"^{L.suggestion}\s*{COLON}\s*(.*)$", body):
-            cur["suggestion"], cur["_last"] = m.group(1).strip(), "suggestion"
-        else:  # a continuation line: keep it with the field it continues
-            key = cur["_last"] or "problem"
-            cur[key] = f"{cur[key]} {body}".strip()
-    return [
-        _checked(lambda it=it: VerifyItem(**{k: v for k, v in it.items() if k != "_last"}), ln, L.to_verify, path)
-        for ln, it in items
-    ]
+            cur["suggestion"], last = m.group(1).strip(), "suggestion"
+        else:
+            cur[last] = f"{cur[last]} {body}".strip()
+    return [_checked(lambda it=it: VerifyItem(**it), ln, L.to_verify, path) for ln, it in items]
 
 
 def _verify_head(m: re.Match[str], L: Labels) -> dict[str, str | int]:
@@ -532,7 +494,6 @@ def _verify_head(m: re.Match[str], L: Labels) -> dict[str, str | int]:
         "carried_from": carried,
         "problem": "",
         "suggestion": "",
-        "_last": "",
     }
 
 

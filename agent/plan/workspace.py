@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agent.core.errors import PredigestError, WorkspaceError
-from agent.core.settings import LimitsSection, LLMSettings, TopicSection, WorkspaceConfig, WorkspaceSection
+from agent.core.settings import TopicSection, WorkspaceConfig
 
 CONFIG_NAME = "predigest.toml"
 
@@ -83,15 +83,3 @@ def load_workspace(root: Path) -> Workspace:
         key = ".".join(str(p) for p in first["loc"])
         raise WorkspaceError(f"{cfg_path}: {key}: {first['msg']}", hint="see examples/world/predigest.toml") from e
     return Workspace(root=root.resolve(), config=config)
-
-
-__all__ = [
-    "CONFIG_NAME",
-    "LLMSettings",
-    "LimitsSection",
-    "TopicSection",
-    "Workspace",
-    "WorkspaceConfig",
-    "WorkspaceSection",
-    "load_workspace",
-]
