@@ -19,8 +19,9 @@ from agent.core.errors import PredigestError
 from agent.core.labels import ZH
 from agent.write.templating import render
 from eval.metrics import METRICS
+from eval.overview import num, signed
 from eval.reasons import key_fact, reason
-from eval.runner import EPSILON
+from eval.runner import EPSILON, stale_note
 from schemas.runlog import EveningEntry, RunLog
 
 # The item lists that define each metric: a recall is moved by what it misses, a precision by
@@ -95,10 +96,7 @@ class Comparison:
 
 def stamp(e: EveningEntry) -> str:
     """What a row was asked with, as every report prints it; stale answers say whose they were."""
-    parts = [e.prompt or "offline", e.model, e.backend, e.cassettes]
-    if e.stale:
-        parts.append("stale (" + ", ".join(s.split("#", 1)[0] for s in e.stale) + ")")
-    return " · ".join(p for p in parts if p)
+    return " · ".join(p for p in (e.prompt or "offline", e.model, e.backend, e.cassettes, stale_note(e.stale)) if p)
 
 
 # settings that the lines above already name, or that only restate the first row's
@@ -204,10 +202,6 @@ def _grouped(flips: list[Flip]) -> list[Flip]:
 # --- views -----------------------------------------------------------------------------------------
 
 
-def _num(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
-
-
 _VERBS = {
     ("missed", "A"): "lost in B",
     ("missed", "B"): "won in B",
@@ -242,7 +236,7 @@ def print_comparison(c: Comparison, console: Console) -> None:
         say("")
         same = stamp(case.a) == stamp(case.b)
         title = f"{case.name} · " + (f"A and B {stamp(case.a)}" if same else f"A {stamp(case.a)} → B {stamp(case.b)}")
-        rows = [[m.metric, _num(m.a), _num(m.b), f"{m.delta:+.3f}"] for m in moved]
+        rows = [[m.metric, num(m.a), num(m.b), signed(m.delta)] for m in moved]
         for line in listing.render(title, ["metric", "A", "B", "Δ"], rows, room).splitlines():
             say(line)
         for f in case.flips:
@@ -285,7 +279,7 @@ def comparison_json(c: Comparison) -> dict[str, object]:
 
 
 def write_comparison_html(c: Comparison, path: Path) -> Path:
-    page = render("eval_compare.html.j2", c=c, stamp=stamp, num=_num)
+    page = render("eval_compare.html.j2", c=c, stamp=stamp, num=num)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")

@@ -14,12 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.core.arxiv import find_ids
-from agent.core.labels import ZH
 from agent.core.text import fold, similarity
 from agent.rules.claims import with_refs
 from agent.runlog import claim_fate
 from agent.write.trace import finding_record
-from eval.metrics import TITLE_THRESHOLD, file_refs, increment_arxiv, is_file_ref
+from eval.metrics import TITLE_THRESHOLD, file_refs, file_sections, inc_label, increment_arxiv
 from eval.runner import CaseRun
 from schemas.briefing import Briefing, Increment
 from schemas.extraction import Claim
@@ -40,10 +39,6 @@ class _Said:
     @property
     def arxiv(self) -> set[str]:
         return {m.id.key for a in self.claim.arxiv for m in find_ids(a.arxiv_id)}
-
-
-def _label(inc: Increment) -> str:
-    return f"{ZH.increment} {inc.number}：{inc.title}"
 
 
 def fates(run: CaseRun) -> list[ItemFate]:
@@ -71,9 +66,9 @@ def fates(run: CaseRun) -> list[ItemFate]:
     for gi, g in enumerate(gold.increments):
         if gi in paired:
             o, why = output.increments[paired[gi].out], ", ".join(paired[gi].reasons)
-            detail = f"↔ {_label(o)} ({why})"
+            detail = f"↔ {inc_label(o)} ({why})"
             out.append(
-                ItemFate(metric="increment_recall", item=_label(g), matched=True, stage="matched", detail=detail)
+                ItemFate(metric="increment_recall", item=inc_label(g), matched=True, stage="matched", detail=detail)
             )
             continue
         out.append(_missed_increment(g, said, failed, asked, findings, increment_of, gold, gold_of_out))
@@ -88,8 +83,7 @@ def fates(run: CaseRun) -> list[ItemFate]:
 
 def _about(g: Increment, s: _Said) -> tuple[int, float] | None:
     """How strongly a claim is about a gold increment: (strong signals, title similarity), or None."""
-    sections = {(r.ref.strip().removeprefix("./"), fold(r.section)) for r in g.sources if is_file_ref(r.ref)}
-    strong = int((s.doc, fold(s.claim.section_ref)) in sections) + int(bool(s.arxiv & increment_arxiv(g)))
+    strong = int((s.doc, fold(s.claim.section_ref)) in file_sections(g)) + int(bool(s.arxiv & increment_arxiv(g)))
     sim = similarity(g.title, s.claim.title)
     if strong or sim >= TITLE_THRESHOLD or (s.doc in file_refs(g) and sim >= _NEAR):
         return strong, sim
@@ -106,7 +100,7 @@ def _missed_increment(
     gold: Briefing,
     gold_of_out: dict[int, int],
 ) -> ItemFate:
-    label = _label(g)
+    label = inc_label(g)
     scored = [(score, s) for s in said if (score := _about(g, s)) is not None]
     docs = file_refs(g)
     if not scored:
@@ -129,7 +123,7 @@ def _missed_increment(
         oi = increment_of.get(best.ref)
         other = gold_of_out.get(oi) if oi is not None else None
         why = (
-            f"paired with gold {_label(gold.increments[other])} instead"
+            f"paired with gold {inc_label(gold.increments[other])} instead"
             if other is not None
             else "not alike enough to pair (file+§, arXiv or title)"
         )

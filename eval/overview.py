@@ -36,6 +36,14 @@ HEADERS = ["status", "case", "answers", *(header for _, header, _ in COLUMNS), *
 SHORT_HEADERS = ["status", "case", "answers", *(short for _, _, short in COLUMNS), *(s for _, s in SPEND)]
 
 
+def num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def signed(d: float | None) -> str:
+    return "—" if d is None else f"{d:+.3f}"
+
+
 def moved(m: MetricResult) -> bool:
     """A score that differs from its baseline, or the same score over other items."""
     d = m.delta

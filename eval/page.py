@@ -53,7 +53,7 @@ def write_html(report: EvalReport, path: Path) -> Path:
     views = [_case_view(r, f"{folder.name}/{row_id(r.name)}.html", f"../{path.name}") for r in rows]
     folder.mkdir(parents=True, exist_ok=True)
     for view in views:
-        text = render("eval_row.html.j2", c=view, num=_num)
+        text = render("eval_row.html.j2", c=view, num=overview.num)
         (folder / f"{view['id']}.html").write_text(text, encoding="utf-8")
     page = render(
         "eval_report.html.j2",
@@ -61,14 +61,10 @@ def write_html(report: EvalReport, path: Path) -> Path:
         cases=views,
         matrix=_matrix(rows),
         headers=[header for _, header, _ in overview.COLUMNS],
-        num=_num,
+        num=overview.num,
     )
     path.write_text(page, encoding="utf-8")
     return path
-
-
-def _num(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
 
 
 def _matrix(rows: list[CaseResult]) -> list[dict[str, object]]:
@@ -112,7 +108,7 @@ def _metric_views(r: CaseResult, rid: str) -> list[dict[str, object]]:
                 "lists": lists,
                 "shared": _SHARED.get(m.metric, ""),
                 "shared_id": f"{rid}-m-{_SHARED.get(m.metric, '')}",
-                "delta": "—" if m.delta is None else f"{m.delta:+.3f}",
+                "delta": overview.signed(m.delta),
                 "description": METRICS.get(m.metric, ""),
             }
         )

@@ -15,7 +15,7 @@ import dataclasses
 import json
 import math
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -116,6 +116,11 @@ def recording_folder(folder: Path) -> Path:
 _ANSWERS = {"reference": "reference answers", "relayed": "real model (relayed)", "recorded": "recorded answers"}
 
 
+def stale_note(stamps: Sequence[str]) -> str:
+    """'stale (extract@1)': the older prompts whose answers a row replayed (`--allow-stale`)."""
+    return "stale (" + ", ".join(s.split("#", 1)[0] for s in stamps) + ")" if stamps else ""
+
+
 @dataclass(frozen=True)
 class Spend:
     calls: int
@@ -170,9 +175,8 @@ class CaseRun:
         ev = self.outcome.evening
         prompt = "offline" if self.backend == "offline" else str(ev.template.stamp)
         model = answered_by([r.record for r in self.results], ev.llm.model)
-        stale = "stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else ""
         cassettes = "" if self.backend == "offline" else self.cassette_set
-        return " · ".join(x for x in (prompt, model, self.backend, cassettes, stale) if x)
+        return " · ".join(x for x in (prompt, model, self.backend, cassettes, stale_note(self.stale)) if x)
 
     @property
     def cassette_folder(self) -> Path | None:
@@ -205,7 +209,7 @@ class CaseRun:
         folder = self.cassette_folder
         if folder is not None and self.case.cassettes is not None and folder.parent.name == RECORDED_BESIDE:
             label += f" → {RECORDED_BESIDE}/{folder.name}"
-        return label + (" · stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else "")
+        return " · ".join(x for x in (label, stale_note(self.stale)) if x)
 
     @property
     def stale(self) -> tuple[str, ...]:
