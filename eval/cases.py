@@ -63,11 +63,6 @@ class Case:
     shared_cassettes: tuple[Path, ...] = ()  # sets of shared answers, each its own row (see `rows`)
     extraction: Literal["per-topic", "shared"] = "per-topic"  # how this row asks
 
-    @property
-    def cassette_set(self) -> str:
-        """The cassette folder's name ('world', 'lab'), what run logs and the baseline call it."""
-        return self.cassettes.name if self.cassettes else ""
-
     def rows(self) -> list[Case]:
         """One case per cassette set: the first keeps the case's name, each further one is
         named `<case>@<set folder>` so that it has its own line in the baseline."""
