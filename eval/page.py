@@ -1,15 +1,10 @@
-"""The eval page that a prompt engineer reads top down, and one page per row beside it; each
-self-contained (no script, no external asset).
+"""The eval page, read top down, and one page per row beside it; each self-contained.
 
-`eval.html`: a matrix of every row (failing rows first) whose cells link to the row and metric
-they show; then per row its scores with the missed, extra and moved items, and why each missed
-gold item was lost. `eval-rows/<row>.html`: that row in full — why missed first, then, folded,
-its increments beside the gold's, 三 / 四 / 五 side by side, every item of every score, what the
-model returned per document, and both Markdown texts. Every row, metric and item has an id, so
-a link (in a review, an issue) can point at one. Splitting the rows out keeps the first page
-small as cases are added: its size grows by a row's scores, not by a row's briefings.
-Jinja2 templates with autoescape on: briefings quote the inbox, and the inbox is other people's
-text.
+`eval.html`: a matrix of every row (failing first) linking to each row and metric, then per row
+its scores and why each missed gold item was lost. `eval-rows/<row>.html`: the row in full
+(increments beside the gold's, 三 / 四 / 五, every item, each document's answers, both Markdown
+texts), so the first page grows by a row's scores, not its briefings. Every row, metric and item
+has an id a link can point at. Autoescape is on: briefings quote other people's text.
 """
 
 from __future__ import annotations
