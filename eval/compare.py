@@ -86,12 +86,22 @@ class Comparison:
     only_in: tuple[str, ...] = ()  # rows one of the runs does not have
 
     @property
-    def flips(self) -> list[Flip]:
-        return [f for c in self.cases for f in c.flips]
-
-    @property
     def differences(self) -> list[str]:
-        return differences(self.a, self.b)
+        """What differs between the runs: prompt, model, backend, cassette sets, code revision and
+        every other setting, as 'what A → B'; [] when nothing does."""
+        a, b = self.a, self.b
+        pairs = [
+            ("prompt", a.prompt or "offline", b.prompt or "offline"),
+            ("prompt file", a.settings.get("prompt_file") or "default", b.settings.get("prompt_file") or "default"),
+            ("model", a.model, b.model),
+            ("backend", a.backend, b.backend),
+            ("cassettes", _sets(a), _sets(b)),
+            ("code", a.git or "?", b.git or "?"),
+        ]
+        keys = sorted((set(a.settings) | set(b.settings)) - _NAMED)
+        pairs += [(f"setting {k}", a.settings.get(k), b.settings.get(k)) for k in keys]
+        dash = ("", None)
+        return [f"{what} {'—' if x in dash else x} → {'—' if y in dash else y}" for what, x, y in pairs if x != y]
 
 
 def stamp(e: EveningEntry) -> str:
@@ -107,24 +117,6 @@ def _sets(r: RunLog) -> str:
     names = ", ".join(sorted({e.cassettes for e in r.evenings if e.cassettes})) or "none"
     root = str(r.settings.get("cassette_root") or "")
     return f"{names} under {root}" if root else f"{names} (each case's own)"
-
-
-def differences(a: RunLog, b: RunLog) -> list[str]:
-    """What differs between two runs: prompt, model, backend, cassette sets, code revision and
-    every other setting, as 'what A → B'; [] when nothing does."""
-    pairs = [
-        ("prompt", a.prompt or "offline", b.prompt or "offline"),
-        ("prompt file", a.settings.get("prompt_file") or "default", b.settings.get("prompt_file") or "default"),
-        ("model", a.model, b.model),
-        ("backend", a.backend, b.backend),
-        ("cassettes", _sets(a), _sets(b)),
-        ("code", a.git or "?", b.git or "?"),
-    ]
-    keys = sorted((set(a.settings) | set(b.settings)) - _NAMED)
-    pairs += [(f"setting {k}", a.settings.get(k), b.settings.get(k)) for k in keys]
-    return [
-        f"{what} {'—' if x in (None, '') else x} → {'—' if y in (None, '') else y}" for what, x, y in pairs if x != y
-    ]
 
 
 def compare_runs(a: RunLog, b: RunLog) -> Comparison:

@@ -18,7 +18,7 @@ from agent.core.text import fold, similarity
 from agent.rules.claims import with_refs
 from agent.runlog import claim_fate
 from agent.write.trace import finding_record
-from eval.metrics import TITLE_THRESHOLD, file_refs, file_sections, inc_label, increment_arxiv
+from eval.metrics import TITLE_THRESHOLD, file_refs, inc_label, increment_arxiv, is_file_ref
 from eval.runner import CaseRun
 from schemas.briefing import Briefing, Increment
 from schemas.extraction import Claim
@@ -83,7 +83,9 @@ def fates(run: CaseRun) -> list[ItemFate]:
 
 def _about(g: Increment, s: _Said) -> tuple[int, float] | None:
     """How strongly a claim is about a gold increment: (strong signals, title similarity), or None."""
-    strong = int((s.doc, fold(s.claim.section_ref)) in file_sections(g)) + int(bool(s.arxiv & increment_arxiv(g)))
+    # a gold source without a § still places a claim without one (unlike the matching's file+§)
+    sections = {(r.ref.strip().removeprefix("./"), fold(r.section)) for r in g.sources if is_file_ref(r.ref)}
+    strong = int((s.doc, fold(s.claim.section_ref)) in sections) + int(bool(s.arxiv & increment_arxiv(g)))
     sim = similarity(g.title, s.claim.title)
     if strong or sim >= TITLE_THRESHOLD or (s.doc in file_refs(g) and sim >= _NEAR):
         return strong, sim

@@ -151,7 +151,7 @@ def file_refs(inc: Increment) -> list[str]:
     return [s.ref.strip().removeprefix("./") for s in inc.sources if is_file_ref(s.ref)]
 
 
-def file_sections(inc: Increment) -> set[tuple[str, str]]:
+def _file_sections(inc: Increment) -> set[tuple[str, str]]:
     return {
         (s.ref.strip().removeprefix("./"), fold(s.section)) for s in inc.sources if is_file_ref(s.ref) and s.section
     }
@@ -172,7 +172,7 @@ def match_increments(gold: Briefing, out: Briefing, threshold: float = TITLE_THR
         for oi, o in enumerate(out.increments):
             reasons: list[str] = []
             strong = 0
-            if shared := sorted(file_sections(g) & file_sections(o)):
+            if shared := sorted(_file_sections(g) & _file_sections(o)):
                 strong += 1
                 reasons.append("file+§ " + "; ".join(f"{f} {s}" for f, s in shared))
             if ids := sorted(increment_arxiv(g) & increment_arxiv(o)):
