@@ -124,7 +124,7 @@ def score(gold: Briefing, out: Briefing, ctx: RuleContext, *, threshold: float =
 # --- matching -------------------------------------------------------------------------------------
 
 
-def _greedy(cands: list[Pair], n_gold: int, n_out: int) -> Matching:
+def greedy(cands: list[Pair], n_gold: int, n_out: int) -> Matching:
     """Best score first, ties by position: deterministic and one-to-one."""
     pairs: list[Pair] = []
     used_g: set[int] = set()
@@ -183,7 +183,7 @@ def match_increments(gold: Briefing, out: Briefing, threshold: float = TITLE_THR
                 reasons.append(f"title {sim:.2f}")
             if strong or sim >= threshold:
                 cands.append(Pair(gi, oi, strong + sim, tuple(reasons)))
-    return _greedy(cands, len(gold.increments), len(out.increments))
+    return greedy(cands, len(gold.increments), len(out.increments))
 
 
 def inc_label(inc: Increment) -> str:
@@ -414,7 +414,7 @@ def to_verify_scores(gold: Briefing, out: Briefing, m: Matching, threshold: floa
                 cands.append(Pair(gi, oi, 1.0 + q, (f"same increment, question {q:.2f}",)))
             elif title >= threshold:
                 cands.append(Pair(gi, oi, title, (f"title {title:.2f}",)))
-    vm = _greedy(cands, len(gold.to_verify), len(out.to_verify))
+    vm = greedy(cands, len(gold.to_verify), len(out.to_verify))
     items = _items(vm, [v.title for v in gold.to_verify], [v.title for v in out.to_verify])
     note = f"{len(vm.pairs)} raised of {len(gold.to_verify)} gold / {len(out.to_verify)} output items"
     return [
@@ -470,7 +470,7 @@ def priority_agreement(gold: Briefing, out: Briefing, m: Matching, threshold: fl
     gold rows met at the same level, so an unpaired gold row costs the score."""
     if not gold.priorities and not out.priorities:
         return Score("priority_agreement", 1.0, note="no priority rows on either side")
-    pm = _greedy(_priority_pairs(gold, out, m, threshold), len(gold.priorities), len(out.priorities))
+    pm = greedy(_priority_pairs(gold, out, m, threshold), len(gold.priorities), len(out.priorities))
     pairs = list(pm.pairs)
     n = len(pairs)
     total = n * (n - 1) // 2

@@ -70,14 +70,10 @@ def cell(m: MetricResult | None) -> str:
     """'0.923', and beside it how far it moved from the baseline: '0.857 ▼0.066'."""
     if m is None or m.value is None:
         return "—"
-    d = m.delta
-    if m.metric in COUNTS:  # a count: an integer, and more is worse
-        return (
-            f"{m.value:.0f}" if d is None or abs(d) <= EPSILON else f"{m.value:.0f} {'▲' if d > 0 else '▼'}{abs(d):.0f}"
-        )
+    d, fmt = m.delta, ".0f" if m.metric in COUNTS else ".3f"  # a count is an integer
     if d is None or abs(d) <= EPSILON:
-        return f"{m.value:.3f}"
-    return f"{m.value:.3f} {'▼' if d < 0 else '▲'}{abs(d):.3f}"
+        return f"{m.value:{fmt}}"
+    return f"{m.value:{fmt}} {'▲' if d > 0 else '▼'}{abs(d):{fmt}}"
 
 
 def spend_cells(sp: Spend) -> tuple[str, ...]:
