@@ -27,7 +27,6 @@ def run_eval(
     only: str | None = None,
     update_baseline: bool = False,
     html_path: Path | None = None,
-    backend: str = "replay",
     variant: Variant | None = None,
     command: Sequence[str] = ("eval",),
     logs: Path | None = None,
@@ -39,7 +38,7 @@ def run_eval(
     """Run every case (or `only` one), compare with the baseline, write the baseline and the
     HTML page when asked, and append the run to the log `logs` (None: not logged).
     `report.ok` is what the exit code should say."""
-    variant = variant or Variant(backend=backend)
+    variant = variant or Variant()
     report = evaluate(
         cases_dir,
         baseline_path,

@@ -158,15 +158,11 @@ def _case(a: EveningEntry, b: EveningEntry) -> CaseDelta:
 
 
 def _flips(metric: str, kind: str, a: EveningEntry, b: EveningEntry) -> list[Flip]:
-    in_a = getattr(a.scores[metric], kind)
-    in_b = getattr(b.scores[metric], kind)
-    out = [_flip(metric, item, kind, "A", b) for item in in_b if item not in set(in_a)]
-    return out + [_flip(metric, item, kind, "B", a) for item in in_a if item not in set(in_b)]
-
-
-def _flip(metric: str, item: str, kind: str, winner: str, losing: EveningEntry) -> Flip:
-    stage, detail = reason(metric, item, kind, losing)
-    return Flip(metric, item, winner, stage, detail, kind)
+    """The items in one run's `kind` list only: the other run is the winner."""
+    in_a, in_b = set(getattr(a.scores[metric], kind)), set(getattr(b.scores[metric], kind))
+    lost = [(i, "A", b) for i in getattr(b.scores[metric], kind) if i not in in_a]
+    lost += [(i, "B", a) for i in getattr(a.scores[metric], kind) if i not in in_b]
+    return [Flip(metric, item, winner, *reason(metric, item, kind, losing), kind) for item, winner, losing in lost]
 
 
 def _grouped(flips: list[Flip]) -> list[Flip]:

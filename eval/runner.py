@@ -606,7 +606,6 @@ def evaluate(
     *,
     only: str | None = None,
     update_baseline: bool = False,
-    backend: str = "replay",
     variant: Variant | None = None,
     on_plan: OnPlan | None = None,
     on_result: OnResult | None = None,
@@ -616,7 +615,7 @@ def evaluate(
     """Run the cases, compare each with its committed scores, and rewrite the baseline if asked:
     a rewrite that lowers any committed score is refused unless `accept_drops`. The rows named
     in `skip` (and a skipped row's offline floor) are not run: nothing could answer them."""
-    variant = variant or Variant(backend=backend)
+    variant = variant or Variant()
     rows = load_rows(cases_dir, only)
     _refuse_before_running(baseline_path, variant, update_baseline)
     committed = load_baseline(baseline_path)
