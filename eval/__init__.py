@@ -1,23 +1,7 @@
 """The evaluation harness: replays each gold case, scores it against its gold briefing, and
 holds the scores against the committed baseline, so CI fails when a prompt, model or rule
-change makes the briefing worse.
-
-Modules, one concept each:
-
-- checks.py   `cassettes check`, and what a prompt's rows lack before they run
-- cases.py    a case folder (case.toml + gold.md) and where its paths point
-- metrics.py  pure scores of a briefing against its gold, each with matched / missed / extra items
-- runner.py   run a case (replayed, or live through the same settings as `run`), score, compare with eval/baseline.json
-- explain.py  why each missed gold item was lost: the stage of the pipeline, from the run's findings
-- record.py   an eval as a run-log entry (agent.runlog)
-- compare.py  two logged evals: what differs, the deltas, and every flipped item with its reason
-- reasons.py  the stage and reason of a flipped item that has no recorded fate (key facts, sources, …)
-- overview.py the first table of `predigest eval`: a row per case and answer set, failing rows first
-- report.py   the terminal report and the JSON for machines
-- page.py     the HTML page (a matrix, then each row) and one page per row with its briefings
-- relay.py    a folder of a real model's saved answers -> relayed cassettes (`predigest cassettes relay`)
-
-`run_eval` is the `predigest eval` command as a function; the CLI only prints what it returns.
+change makes the briefing worse. `run_eval` is `predigest eval` as a function; the CLI only
+prints what it returns.
 """
 
 from __future__ import annotations
@@ -43,7 +27,6 @@ def run_eval(
     only: str | None = None,
     update_baseline: bool = False,
     html_path: Path | None = None,
-    backend: str = "replay",
     variant: Variant | None = None,
     command: Sequence[str] = ("eval",),
     logs: Path | None = None,
@@ -55,7 +38,7 @@ def run_eval(
     """Run every case (or `only` one), compare with the baseline, write the baseline and the
     HTML page when asked, and append the run to the log `logs` (None: not logged).
     `report.ok` is what the exit code should say."""
-    variant = variant or Variant(backend=backend)
+    variant = variant or Variant()
     report = evaluate(
         cases_dir,
         baseline_path,

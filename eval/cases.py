@@ -33,6 +33,7 @@ from schemas.briefing import Briefing
 
 CASE_FILE = "case.toml"
 GOLD_FILE = "gold.md"
+Extraction = Literal["per-topic", "shared"]
 _KEYS = {"workspace", "topic", "date", "cassettes", "shared", "description", "model"}
 
 
@@ -61,28 +62,18 @@ class Case:
     model: str = ""  # the model the case is asked with ("" : the workspace's [llm] model); --model wins
     more_cassettes: tuple[Path, ...] = ()  # further sets, each its own row (see `rows`)
     shared_cassettes: tuple[Path, ...] = ()  # sets of shared answers, each its own row (see `rows`)
-    extraction: Literal["per-topic", "shared"] = "per-topic"  # how this row asks
-
-    @property
-    def cassette_set(self) -> str:
-        """The cassette folder's name ('world', 'lab'), what run logs and the baseline call it."""
-        return self.cassettes.name if self.cassettes else ""
+    extraction: Extraction = "per-topic"  # how this row asks
 
     def rows(self) -> list[Case]:
         """One case per cassette set: the first keeps the case's name, each further one is
         named `<case>@<set folder>` so that it has its own line in the baseline."""
         first = dataclasses.replace(self, more_cassettes=(), shared_cassettes=())
-        return (
-            [first]
-            + [
-                dataclasses.replace(first, name=f"{self.folder.name}@{path.name}", cassettes=path)
-                for path in self.more_cassettes
-            ]
-            + [
-                dataclasses.replace(first, name=f"{self.folder.name}@{path.name}", cassettes=path, extraction="shared")
-                for path in self.shared_cassettes
-            ]
-        )
+        more: list[tuple[Path, Extraction]] = [(p, "per-topic") for p in self.more_cassettes]
+        more += [(p, "shared") for p in self.shared_cassettes]
+        return [first] + [
+            dataclasses.replace(first, name=f"{self.folder.name}@{p.name}", cassettes=p, extraction=how)
+            for p, how in more
+        ]
 
     @property
     def gold_path(self) -> Path:

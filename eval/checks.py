@@ -9,7 +9,7 @@ Nothing is sent anywhere: the request bodies are built as the extractor would bu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from agent.extract.llm import check_requests
@@ -39,11 +39,9 @@ class CassetteReport:
         """What `cassettes check --json` prints."""
         cases = [
             {
-                "case": c.case,
+                **asdict(c),
                 "cassettes": str(c.cassettes),
-                "answered": c.answered,
                 "stale": [{"request": r, "prompt": p} for r, p in c.stale],
-                "missing": c.missing,
             }
             for c in self.cases
         ]

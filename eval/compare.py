@@ -19,8 +19,9 @@ from agent.core.errors import PredigestError
 from agent.core.labels import ZH
 from agent.write.templating import render
 from eval.metrics import METRICS
+from eval.overview import num, signed
 from eval.reasons import key_fact, reason
-from eval.runner import EPSILON
+from eval.runner import EPSILON, stale_note
 from schemas.runlog import EveningEntry, RunLog
 
 # The item lists that define each metric: a recall is moved by what it misses, a precision by
@@ -85,20 +86,27 @@ class Comparison:
     only_in: tuple[str, ...] = ()  # rows one of the runs does not have
 
     @property
-    def flips(self) -> list[Flip]:
-        return [f for c in self.cases for f in c.flips]
-
-    @property
     def differences(self) -> list[str]:
-        return differences(self.a, self.b)
+        """What differs between the runs: prompt, model, backend, cassette sets, code revision and
+        every other setting, as 'what A → B'; [] when nothing does."""
+        a, b = self.a, self.b
+        pairs = [
+            ("prompt", a.prompt or "offline", b.prompt or "offline"),
+            ("prompt file", a.settings.get("prompt_file") or "default", b.settings.get("prompt_file") or "default"),
+            ("model", a.model, b.model),
+            ("backend", a.backend, b.backend),
+            ("cassettes", _sets(a), _sets(b)),
+            ("code", a.git or "?", b.git or "?"),
+        ]
+        keys = sorted((set(a.settings) | set(b.settings)) - _NAMED)
+        pairs += [(f"setting {k}", a.settings.get(k), b.settings.get(k)) for k in keys]
+        dash = ("", None)
+        return [f"{what} {'—' if x in dash else x} → {'—' if y in dash else y}" for what, x, y in pairs if x != y]
 
 
 def stamp(e: EveningEntry) -> str:
     """What a row was asked with, as every report prints it; stale answers say whose they were."""
-    parts = [e.prompt or "offline", e.model, e.backend, e.cassettes]
-    if e.stale:
-        parts.append("stale (" + ", ".join(s.split("#", 1)[0] for s in e.stale) + ")")
-    return " · ".join(p for p in parts if p)
+    return " · ".join(p for p in (e.prompt or "offline", e.model, e.backend, e.cassettes, stale_note(e.stale)) if p)
 
 
 # settings that the lines above already name, or that only restate the first row's
@@ -109,24 +117,6 @@ def _sets(r: RunLog) -> str:
     names = ", ".join(sorted({e.cassettes for e in r.evenings if e.cassettes})) or "none"
     root = str(r.settings.get("cassette_root") or "")
     return f"{names} under {root}" if root else f"{names} (each case's own)"
-
-
-def differences(a: RunLog, b: RunLog) -> list[str]:
-    """What differs between two runs: prompt, model, backend, cassette sets, code revision and
-    every other setting, as 'what A → B'; [] when nothing does."""
-    pairs = [
-        ("prompt", a.prompt or "offline", b.prompt or "offline"),
-        ("prompt file", a.settings.get("prompt_file") or "default", b.settings.get("prompt_file") or "default"),
-        ("model", a.model, b.model),
-        ("backend", a.backend, b.backend),
-        ("cassettes", _sets(a), _sets(b)),
-        ("code", a.git or "?", b.git or "?"),
-    ]
-    keys = sorted((set(a.settings) | set(b.settings)) - _NAMED)
-    pairs += [(f"setting {k}", a.settings.get(k), b.settings.get(k)) for k in keys]
-    return [
-        f"{what} {'—' if x in (None, '') else x} → {'—' if y in (None, '') else y}" for what, x, y in pairs if x != y
-    ]
 
 
 def compare_runs(a: RunLog, b: RunLog) -> Comparison:
@@ -168,15 +158,11 @@ def _case(a: EveningEntry, b: EveningEntry) -> CaseDelta:
 
 
 def _flips(metric: str, kind: str, a: EveningEntry, b: EveningEntry) -> list[Flip]:
-    in_a = getattr(a.scores[metric], kind)
-    in_b = getattr(b.scores[metric], kind)
-    out = [_flip(metric, item, kind, "A", b) for item in in_b if item not in set(in_a)]
-    return out + [_flip(metric, item, kind, "B", a) for item in in_a if item not in set(in_b)]
-
-
-def _flip(metric: str, item: str, kind: str, winner: str, losing: EveningEntry) -> Flip:
-    stage, detail = reason(metric, item, kind, losing)
-    return Flip(metric, item, winner, stage, detail, kind)
+    """The items in one run's `kind` list only: the other run is the winner."""
+    in_a, in_b = set(getattr(a.scores[metric], kind)), set(getattr(b.scores[metric], kind))
+    lost = [(i, "A", b) for i in getattr(b.scores[metric], kind) if i not in in_a]
+    lost += [(i, "B", a) for i in getattr(a.scores[metric], kind) if i not in in_b]
+    return [Flip(metric, item, winner, *reason(metric, item, kind, losing), kind) for item, winner, losing in lost]
 
 
 def _grouped(flips: list[Flip]) -> list[Flip]:
@@ -202,10 +188,6 @@ def _grouped(flips: list[Flip]) -> list[Flip]:
 
 
 # --- views -----------------------------------------------------------------------------------------
-
-
-def _num(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
 
 
 _VERBS = {
@@ -242,7 +224,7 @@ def print_comparison(c: Comparison, console: Console) -> None:
         say("")
         same = stamp(case.a) == stamp(case.b)
         title = f"{case.name} · " + (f"A and B {stamp(case.a)}" if same else f"A {stamp(case.a)} → B {stamp(case.b)}")
-        rows = [[m.metric, _num(m.a), _num(m.b), f"{m.delta:+.3f}"] for m in moved]
+        rows = [[m.metric, num(m.a), num(m.b), signed(m.delta)] for m in moved]
         for line in listing.render(title, ["metric", "A", "B", "Δ"], rows, room).splitlines():
             say(line)
         for f in case.flips:
@@ -285,7 +267,7 @@ def comparison_json(c: Comparison) -> dict[str, object]:
 
 
 def write_comparison_html(c: Comparison, path: Path) -> Path:
-    page = render("eval_compare.html.j2", c=c, stamp=stamp, num=_num)
+    page = render("eval_compare.html.j2", c=c, stamp=stamp, num=num)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")

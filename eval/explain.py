@@ -14,12 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.core.arxiv import find_ids
-from agent.core.labels import ZH
 from agent.core.text import fold, similarity
 from agent.rules.claims import with_refs
 from agent.runlog import claim_fate
 from agent.write.trace import finding_record
-from eval.metrics import TITLE_THRESHOLD, file_refs, increment_arxiv, is_file_ref
+from eval.metrics import TITLE_THRESHOLD, file_refs, inc_label, increment_arxiv, is_file_ref
 from eval.runner import CaseRun
 from schemas.briefing import Briefing, Increment
 from schemas.extraction import Claim
@@ -40,10 +39,6 @@ class _Said:
     @property
     def arxiv(self) -> set[str]:
         return {m.id.key for a in self.claim.arxiv for m in find_ids(a.arxiv_id)}
-
-
-def _label(inc: Increment) -> str:
-    return f"{ZH.increment} {inc.number}：{inc.title}"
 
 
 def fates(run: CaseRun) -> list[ItemFate]:
@@ -71,10 +66,7 @@ def fates(run: CaseRun) -> list[ItemFate]:
     for gi, g in enumerate(gold.increments):
         if gi in paired:
             o, why = output.increments[paired[gi].out], ", ".join(paired[gi].reasons)
-            detail = f"↔ {_label(o)} ({why})"
-            out.append(
-                ItemFate(metric="increment_recall", item=_label(g), matched=True, stage="matched", detail=detail)
-            )
+            out.append(_fate("increment_recall", inc_label(g), "matched", f"↔ {inc_label(o)} ({why})", matched=True))
             continue
         out.append(_missed_increment(g, said, failed, asked, findings, increment_of, gold, gold_of_out))
     scores = run.scores
@@ -82,12 +74,13 @@ def fates(run: CaseRun) -> list[ItemFate]:
         out.append(_missed_arxiv(key, said, findings))
     unraised = "no to-verify item of the output is alike (no model doubt, figure conflict or carried item)"
     for title in scores["to_verify_recall"].missed if "to_verify_recall" in scores else ():
-        out.append(_missed("to_verify_recall", title, "not raised", unraised))
+        out.append(_fate("to_verify_recall", title, "not raised", unraised))
     return out
 
 
 def _about(g: Increment, s: _Said) -> tuple[int, float] | None:
     """How strongly a claim is about a gold increment: (strong signals, title similarity), or None."""
+    # a gold source without a § still places a claim without one (unlike the matching's file+§)
     sections = {(r.ref.strip().removeprefix("./"), fold(r.section)) for r in g.sources if is_file_ref(r.ref)}
     strong = int((s.doc, fold(s.claim.section_ref)) in sections) + int(bool(s.arxiv & increment_arxiv(g)))
     sim = similarity(g.title, s.claim.title)
@@ -106,17 +99,17 @@ def _missed_increment(
     gold: Briefing,
     gold_of_out: dict[int, int],
 ) -> ItemFate:
-    label = _label(g)
+    label = inc_label(g)
     scored = [(score, s) for s in said if (score := _about(g, s)) is not None]
     docs = file_refs(g)
     if not scored:
         broken = [d for d in docs if d in failed]
         if broken:
-            return _missed("increment_recall", label, "document failed", f"{broken[0]}: {failed[broken[0]]}")
+            return _fate("increment_recall", label, "document failed", f"{broken[0]}: {failed[broken[0]]}")
         where = ", ".join(f"{r.ref} {r.section}".strip() for r in g.sources) or "its sources"
         unasked = [d for d in docs if d not in asked]
         why = f" ({', '.join(unasked)} not among the evening's requests)" if unasked else ""
-        return _missed(
+        return _fate(
             "increment_recall",
             label,
             "not extracted",
@@ -129,17 +122,17 @@ def _missed_increment(
         oi = increment_of.get(best.ref)
         other = gold_of_out.get(oi) if oi is not None else None
         why = (
-            f"paired with gold {_label(gold.increments[other])} instead"
+            f"paired with gold {inc_label(gold.increments[other])} instead"
             if other is not None
             else "not alike enough to pair (file+§, arXiv or title)"
         )
-        return _missed("increment_recall", label, "unpaired increment", f"{claim} became an increment, {why}")
-    return _missed("increment_recall", label, _stage(fate.stage), f"{claim}: {fate.detail}")
+        return _fate("increment_recall", label, "unpaired increment", f"{claim} became an increment, {why}")
+    return _fate("increment_recall", label, _stage(fate.stage), f"{claim}: {fate.detail}")
 
 
-def _missed(metric: str, item: str, stage: str, detail: str) -> ItemFate:
-    """A gold item of `metric` that the output lacks, and the stage that decided it."""
-    return ItemFate(metric=metric, item=item, matched=False, stage=stage, detail=detail)  # type: ignore[arg-type]
+def _fate(metric: str, item: str, stage: str, detail: str, *, matched: bool = False) -> ItemFate:
+    """A gold item of `metric` the output lacks (or, `matched`, has), and the stage that decided it."""
+    return ItemFate(metric=metric, item=item, matched=matched, stage=stage, detail=detail)  # type: ignore[arg-type]
 
 
 def _stage(decided: str) -> str:
@@ -153,17 +146,17 @@ _STAGES = {"ungrounded", "covered", "merged", "demoted by select", "past the lim
 def _missed_arxiv(key: str, said: Sequence[_Said], findings: Sequence[FindingRecord]) -> ItemFate:
     citing = [s for s in said if key in s.arxiv]
     if not citing:
-        return _missed("new_arxiv_f1", key, "not extracted", "no claim of the model's answers cites it")
+        return _fate("new_arxiv_f1", key, "not extracted", "no claim of the model's answers cites it")
     s = citing[0]
     rejected = [f for f in findings if f.rule == "arxiv" and f.ref == s.ref and key in f.detail]
     if rejected:
-        return _missed("new_arxiv_f1", key, "ungrounded", f"claim {s.claim.title!r}: id rejected: {rejected[0].detail}")
+        return _fate("new_arxiv_f1", key, "ungrounded", f"claim {s.claim.title!r}: id rejected: {rejected[0].detail}")
     fate = claim_fate(findings, s.ref)
     if fate.stage == "increment":
-        return _missed(
+        return _fate(
             "new_arxiv_f1",
             key,
             "covered",
             f"in the increment {s.claim.title!r}, but anchored before: listed as continued",
         )
-    return _missed("new_arxiv_f1", key, _stage(fate.stage), f"claim {s.claim.title!r} ({s.doc}): {fate.detail}")
+    return _fate("new_arxiv_f1", key, _stage(fate.stage), f"claim {s.claim.title!r} ({s.doc}): {fate.detail}")

@@ -124,7 +124,7 @@ def score(gold: Briefing, out: Briefing, ctx: RuleContext, *, threshold: float =
 # --- matching -------------------------------------------------------------------------------------
 
 
-def _greedy(cands: list[Pair], n_gold: int, n_out: int) -> Matching:
+def greedy(cands: list[Pair], n_gold: int, n_out: int) -> Matching:
     """Best score first, ties by position: deterministic and one-to-one."""
     pairs: list[Pair] = []
     used_g: set[int] = set()
@@ -183,10 +183,10 @@ def match_increments(gold: Briefing, out: Briefing, threshold: float = TITLE_THR
                 reasons.append(f"title {sim:.2f}")
             if strong or sim >= threshold:
                 cands.append(Pair(gi, oi, strong + sim, tuple(reasons)))
-    return _greedy(cands, len(gold.increments), len(out.increments))
+    return greedy(cands, len(gold.increments), len(out.increments))
 
 
-def _inc_label(inc: Increment) -> str:
+def inc_label(inc: Increment) -> str:
     return f"{ZH.increment} {inc.number}：{inc.title}"
 
 
@@ -202,21 +202,22 @@ def _f1(p: float, r: float) -> float:
     return 2 * p * r / (p + r) if p + r else 0.0
 
 
+def _items(m: Matching, gold: list[str], out: list[str]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """A matching's matched, missed and extra items, named by the labels of either side."""
+    matched = tuple(f"{gold[p.gold]} ↔ {out[p.out]} ({', '.join(p.reasons)})" for p in m.pairs)
+    return matched, tuple(gold[i] for i in m.missed), tuple(out[i] for i in m.extra)
+
+
 def increment_scores(gold: Briefing, out: Briefing, m: Matching) -> list[Score]:
     """Precision, recall and F1 of the increments, sharing one matching and one item list."""
-    matched = tuple(
-        f"{_inc_label(gold.increments[p.gold])} ↔ {_inc_label(out.increments[p.out])} ({', '.join(p.reasons)})"
-        for p in m.pairs
-    )
-    missed = tuple(_inc_label(gold.increments[i]) for i in m.missed)
-    extra = tuple(_inc_label(out.increments[i]) for i in m.extra)
+    items = _items(m, [inc_label(i) for i in gold.increments], [inc_label(i) for i in out.increments])
     p = _ratio(len(m.pairs), len(out.increments))
     r = _ratio(len(m.pairs), len(gold.increments))
     note = f"{len(m.pairs)} matched of {len(gold.increments)} gold / {len(out.increments)} output"
     return [
-        Score("increment_precision", p, matched, missed, extra, note),
-        Score("increment_recall", r, matched, missed, extra, note),
-        Score("increment_f1", _f1(p, r), matched, missed, extra, note),
+        Score("increment_precision", p, *items, note),
+        Score("increment_recall", r, *items, note),
+        Score("increment_f1", _f1(p, r), *items, note),
     ]
 
 
@@ -413,16 +414,12 @@ def to_verify_scores(gold: Briefing, out: Briefing, m: Matching, threshold: floa
                 cands.append(Pair(gi, oi, 1.0 + q, (f"same increment, question {q:.2f}",)))
             elif title >= threshold:
                 cands.append(Pair(gi, oi, title, (f"title {title:.2f}",)))
-    vm = _greedy(cands, len(gold.to_verify), len(out.to_verify))
-    matched = tuple(
-        f"{gold.to_verify[p.gold].title} ↔ {out.to_verify[p.out].title} ({', '.join(p.reasons)})" for p in vm.pairs
-    )
-    missed = tuple(gold.to_verify[i].title for i in vm.missed)
-    extra = tuple(out.to_verify[i].title for i in vm.extra)
+    vm = greedy(cands, len(gold.to_verify), len(out.to_verify))
+    items = _items(vm, [v.title for v in gold.to_verify], [v.title for v in out.to_verify])
     note = f"{len(vm.pairs)} raised of {len(gold.to_verify)} gold / {len(out.to_verify)} output items"
     return [
-        Score("to_verify_recall", _ratio(len(vm.pairs), len(gold.to_verify)), matched, missed, extra, note),
-        Score("to_verify_precision", _ratio(len(vm.pairs), len(out.to_verify)), matched, missed, extra, note),
+        Score("to_verify_recall", _ratio(len(vm.pairs), len(gold.to_verify)), *items, note),
+        Score("to_verify_precision", _ratio(len(vm.pairs), len(out.to_verify)), *items, note),
     ]
 
 
@@ -471,9 +468,9 @@ def priority_agreement(gold: Briefing, out: Briefing, m: Matching, threshold: fl
     increment is the one whose title is most like it), or by similar content. The value is the
     mean of the pairwise order concordance (Kendall-like) of the paired rows and the share of
     gold rows met at the same level, so an unpaired gold row costs the score."""
-    pm = _greedy(_priority_pairs(gold, out, m, threshold), len(gold.priorities), len(out.priorities))
     if not gold.priorities and not out.priorities:
         return Score("priority_agreement", 1.0, note="no priority rows on either side")
+    pm = greedy(_priority_pairs(gold, out, m, threshold), len(gold.priorities), len(out.priorities))
     pairs = list(pm.pairs)
     n = len(pairs)
     total = n * (n - 1) // 2
@@ -481,7 +478,7 @@ def priority_agreement(gold: Briefing, out: Briefing, m: Matching, threshold: fl
     order = _ratio(concordant, total) if n else 0.0
     same = [p for p in pairs if _label(gold.priorities[p.gold].level) == _label(out.priorities[p.out].level)]
     # over every gold row: a row the output never pairs is a level it did not meet
-    level = _ratio(len(same), len(gold.priorities)) if gold.priorities else (1.0 if not out.priorities else 0.0)
+    level = len(same) / len(gold.priorities) if gold.priorities else 0.0
 
     def row(i: int, b: Briefing) -> str:
         r = b.priorities[i]
@@ -532,7 +529,7 @@ def facts_twice(out: Briefing) -> Score:
         for top in inc.key_points:
             for f in {f for f in _facts_of(p.text for p in top.walk()) if _STRONG_FACT.match(f)}:
                 seen[f] = seen.get(f, 0) + 1
-        twice += [f"{_inc_label(inc)} · {f}" for f, n in sorted(seen.items()) if n > 1]
+        twice += [f"{inc_label(inc)} · {f}" for f, n in sorted(seen.items()) if n > 1]
     return Score("facts_twice", float(len(twice)), extra=tuple(twice))
 
 
@@ -552,7 +549,7 @@ def releases_split(out: Briefing) -> Score:
     by: dict[str, list[str]] = {}
     for inc in out.increments:
         if key := _release(inc.title):
-            by.setdefault(key, []).append(_inc_label(inc))
+            by.setdefault(key, []).append(inc_label(inc))
     extra = [f"{k}: {' / '.join(v)}" for k, v in by.items() if len(v) > 1]
     return Score("releases_split", float(sum(len(v) - 1 for v in by.values())), extra=tuple(extra))
 
@@ -589,7 +586,7 @@ def disputed_stated(gold: Briefing, out: Briefing) -> Score:
         for p in inc.all_points():
             for value, unit in sorted(figures):
                 if re.search(rf"(?<![\d.]){re.escape(value)}(?![\d])\s*{re.escape(unit)}", p.text):
-                    stated.append(f"{_inc_label(inc)} · {value}{unit}")
+                    stated.append(f"{inc_label(inc)} · {value}{unit}")
     return Score("disputed_stated", float(len(stated)), extra=tuple(dict.fromkeys(stated)))
 
 
@@ -624,7 +621,7 @@ def _anchored_as_new(out: Briefing, ctx: RuleContext) -> list[str]:
     """A supplement to an anchored paper is a kept increment by design (rule 3); what must not
     happen is an anchored paper presented as if it were new."""
     return [
-        f"{_inc_label(inc)} is about arXiv {key}, anchored before {ctx.date}, and does not say it supplements it"
+        f"{inc_label(inc)} is about arXiv {key}, anchored before {ctx.date}, and does not say it supplements it"
         for inc in out.increments
         if inc.relation_kind != "supplement"
         for key in sorted(increment_arxiv(inc) & ctx.anchored_arxiv)
@@ -636,13 +633,13 @@ def _ungrounded(out: Briefing, ctx: RuleContext) -> list[str]:
     for inc in out.increments:
         files = file_refs(inc)
         if not files:
-            ungrounded.append(f"{_inc_label(inc)} credits no workspace file")
+            ungrounded.append(f"{inc_label(inc)} credits no workspace file")
             continue
-        ungrounded += [f"{_inc_label(inc)}: {f} is not in the workspace" for f in files if f not in ctx.files]
+        ungrounded += [f"{inc_label(inc)}: {f} is not in the workspace" for f in files if f not in ctx.files]
         texts = [ctx.files[f] for f in files if f in ctx.files]
         have = _keys(texts)
         ungrounded += [
-            f"{_inc_label(inc)}: arXiv {k} is not in {', '.join(files)}"
+            f"{inc_label(inc)}: arXiv {k} is not in {', '.join(files)}"
             for k in sorted(increment_arxiv(inc) - have)
             if texts
         ]

@@ -36,6 +36,14 @@ HEADERS = ["status", "case", "answers", *(header for _, header, _ in COLUMNS), *
 SHORT_HEADERS = ["status", "case", "answers", *(short for _, _, short in COLUMNS), *(s for _, s in SPEND)]
 
 
+def num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def signed(d: float | None) -> str:
+    return "—" if d is None else f"{d:+.3f}"
+
+
 def moved(m: MetricResult) -> bool:
     """A score that differs from its baseline, or the same score over other items."""
     d = m.delta
@@ -62,14 +70,10 @@ def cell(m: MetricResult | None) -> str:
     """'0.923', and beside it how far it moved from the baseline: '0.857 ▼0.066'."""
     if m is None or m.value is None:
         return "—"
-    d = m.delta
-    if m.metric in COUNTS:  # a count: an integer, and more is worse
-        return (
-            f"{m.value:.0f}" if d is None or abs(d) <= EPSILON else f"{m.value:.0f} {'▲' if d > 0 else '▼'}{abs(d):.0f}"
-        )
+    d, fmt = m.delta, ".0f" if m.metric in COUNTS else ".3f"  # a count is an integer
     if d is None or abs(d) <= EPSILON:
-        return f"{m.value:.3f}"
-    return f"{m.value:.3f} {'▼' if d < 0 else '▲'}{abs(d):.3f}"
+        return f"{m.value:{fmt}}"
+    return f"{m.value:{fmt}} {'▲' if d > 0 else '▼'}{abs(d):{fmt}}"
 
 
 def spend_cells(sp: Spend) -> tuple[str, ...]:

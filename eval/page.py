@@ -1,15 +1,10 @@
-"""The eval page that a prompt engineer reads top down, and one page per row beside it; each
-self-contained (no script, no external asset).
+"""The eval page, read top down, and one page per row beside it; each self-contained.
 
-`eval.html`: a matrix of every row (failing rows first) whose cells link to the row and metric
-they show; then per row its scores with the missed, extra and moved items, and why each missed
-gold item was lost. `eval-rows/<row>.html`: that row in full — why missed first, then, folded,
-its increments beside the gold's, 三 / 四 / 五 side by side, every item of every score, what the
-model returned per document, and both Markdown texts. Every row, metric and item has an id, so
-a link (in a review, an issue) can point at one. Splitting the rows out keeps the first page
-small as cases are added: its size grows by a row's scores, not by a row's briefings.
-Jinja2 templates with autoescape on: briefings quote the inbox, and the inbox is other people's
-text.
+`eval.html`: a matrix of every row (failing first) linking to each row and metric, then per row
+its scores and why each missed gold item was lost. `eval-rows/<row>.html`: the row in full
+(increments beside the gold's, 三 / 四 / 五, every item, each document's answers, both Markdown
+texts), so the first page grows by a row's scores, not its briefings. Every row, metric and item
+has an id a link can point at. Autoescape is on: briefings quote other people's text.
 """
 
 from __future__ import annotations
@@ -53,7 +48,7 @@ def write_html(report: EvalReport, path: Path) -> Path:
     views = [_case_view(r, f"{folder.name}/{row_id(r.name)}.html", f"../{path.name}") for r in rows]
     folder.mkdir(parents=True, exist_ok=True)
     for view in views:
-        text = render("eval_row.html.j2", c=view, num=_num)
+        text = render("eval_row.html.j2", c=view, num=overview.num)
         (folder / f"{view['id']}.html").write_text(text, encoding="utf-8")
     page = render(
         "eval_report.html.j2",
@@ -61,14 +56,10 @@ def write_html(report: EvalReport, path: Path) -> Path:
         cases=views,
         matrix=_matrix(rows),
         headers=[header for _, header, _ in overview.COLUMNS],
-        num=_num,
+        num=overview.num,
     )
     path.write_text(page, encoding="utf-8")
     return path
-
-
-def _num(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
 
 
 def _matrix(rows: list[CaseResult]) -> list[dict[str, object]]:
@@ -112,7 +103,7 @@ def _metric_views(r: CaseResult, rid: str) -> list[dict[str, object]]:
                 "lists": lists,
                 "shared": _SHARED.get(m.metric, ""),
                 "shared_id": f"{rid}-m-{_SHARED.get(m.metric, '')}",
-                "delta": "—" if m.delta is None else f"{m.delta:+.3f}",
+                "delta": overview.signed(m.delta),
                 "description": METRICS.get(m.metric, ""),
             }
         )

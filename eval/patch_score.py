@@ -22,6 +22,7 @@ from agent.plan.workspace import load_workspace
 from agent.write.living import BULLET, HEADING, line_subject, read_living, split_section
 from agent.write.patch import propose
 from eval.cases import load_case
+from eval.metrics import Pair, greedy
 from schemas.run import RunRecord
 
 LIVING_GOLD = "living-gold.md"
@@ -118,18 +119,10 @@ def _alike(a: _Line, b: _Line) -> float:
 
 
 def _pairs(patch: list[_Line], editor: list[_Line]) -> list[tuple[_Line, _Line]]:
-    scored = sorted(
-        ((_alike(p, e), i, j) for i, p in enumerate(patch) for j, e in enumerate(editor)),
-        key=lambda t: (-t[0], t[1], t[2]),
-    )
-    used_p: set[int] = set()
-    used_e: set[int] = set()
-    pairs = []
-    for score, i, j in scored:
-        if score < SAME_LINE:
-            break
-        if i not in used_p and j not in used_e:
-            used_p.add(i)
-            used_e.add(j)
-            pairs.append((patch[i], editor[j]))
-    return pairs
+    """The pairs at least `SAME_LINE` alike, in the order they were taken (most alike first).
+    The patch's line takes `Pair.gold`, so ties go by the patch's order first."""
+    cands = [
+        Pair(i, j, s, ()) for i, p in enumerate(patch) for j, e in enumerate(editor) if (s := _alike(p, e)) >= SAME_LINE
+    ]
+    taken = sorted(greedy(cands, len(patch), len(editor)).pairs, key=lambda c: (-c.score, c.gold, c.out))
+    return [(patch[c.gold], editor[c.out]) for c in taken]

@@ -4,8 +4,7 @@ past eval without running anything again."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 from agent.runlog import evening_entry, new_record
 from eval.explain import fates
@@ -36,7 +35,7 @@ def row_entry(r: CaseResult) -> EveningEntry:
 
 def eval_record(report: EvalReport, variant: Variant, command: Sequence[str]) -> RunLog:
     first = next((r.run.outcome for r in report.results if r.run.outcome is not None), None)
-    settings: dict[str, object] = dict(first.evening.llm.public_dict()) if first else {}
+    settings = first.evening.llm.public_dict() if first else {}  # plain values (paths as text)
     settings.update(
         {
             "prompt_file": str(variant.prompt_file or ""),
@@ -45,9 +44,5 @@ def eval_record(report: EvalReport, variant: Variant, command: Sequence[str]) ->
             "baseline": str(report.baseline_path),
         }
     )
-    rec = new_record("eval", command, _plain(settings), [row_entry(r) for r in report.results])
+    rec = new_record("eval", command, settings, [row_entry(r) for r in report.results])
     return rec.model_copy(update={"ok": report.ok})
-
-
-def _plain(d: Mapping[str, object]) -> dict[str, object]:
-    return {k: str(v) if isinstance(v, Path) else v for k, v in d.items()}

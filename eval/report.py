@@ -15,6 +15,7 @@ from agent.core import listing
 from agent.core.listing import width
 from eval import overview
 from eval.metrics import Score
+from eval.overview import num, signed
 from eval.page import write_html
 from eval.runner import CaseResult, EvalReport, MetricResult
 
@@ -22,14 +23,6 @@ _SHOW = 3  # items per list in the terminal; the JSON and HTML have them all
 
 
 # --- terminal -------------------------------------------------------------------------------------
-
-
-def _num(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
-
-
-def _delta(m: MetricResult) -> str:
-    return "—" if m.delta is None else f"{m.delta:+.3f}"
 
 
 def _clip(s: str, cells: int) -> str:
@@ -67,7 +60,7 @@ def detail_lines(r: CaseResult, room: int | None) -> list[str]:
     """One row in full: what it was asked with, every metric against its baseline, what moved."""
     c = r.run.case
     head = f"{c.name} · {c.topic} · {c.date} · {r.run.stamp} · {r.run.seconds:.1f}s · {overview.status(r)}"
-    table = [[m.metric, _num(m.value), _num(m.baseline), _delta(m), m.status] for m in r.metrics]
+    table = [[m.metric, num(m.value), num(m.baseline), signed(m.delta), m.status] for m in r.metrics]
     lines = listing.render(head, ["metric", "score", "baseline", "Δ", "status"], table, room).splitlines()
     lines += _moved_lines(r, room or 120)
     lines += [f"  error {_clip(e, (room or 120) - 8)}" for e in r.run.errors[:_SHOW]]

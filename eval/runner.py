@@ -15,7 +15,7 @@ import dataclasses
 import json
 import math
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -116,6 +116,11 @@ def recording_folder(folder: Path) -> Path:
 _ANSWERS = {"reference": "reference answers", "relayed": "real model (relayed)", "recorded": "recorded answers"}
 
 
+def stale_note(stamps: Sequence[str]) -> str:
+    """'stale (extract@1)': the older prompts whose answers a row replayed (`--allow-stale`)."""
+    return "stale (" + ", ".join(s.split("#", 1)[0] for s in stamps) + ")" if stamps else ""
+
+
 @dataclass(frozen=True)
 class Spend:
     calls: int
@@ -170,9 +175,7 @@ class CaseRun:
         ev = self.outcome.evening
         prompt = "offline" if self.backend == "offline" else str(ev.template.stamp)
         model = answered_by([r.record for r in self.results], ev.llm.model)
-        stale = "stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else ""
-        cassettes = "" if self.backend == "offline" else self.cassette_set
-        return " · ".join(x for x in (prompt, model, self.backend, cassettes, stale) if x)
+        return " · ".join(x for x in (prompt, model, self.backend, self.cassette_set, stale_note(self.stale)) if x)
 
     @property
     def cassette_folder(self) -> Path | None:
@@ -205,7 +208,7 @@ class CaseRun:
         folder = self.cassette_folder
         if folder is not None and self.case.cassettes is not None and folder.parent.name == RECORDED_BESIDE:
             label += f" → {RECORDED_BESIDE}/{folder.name}"
-        return label + (" · stale (" + ", ".join(p.split("#", 1)[0] for p in self.stale) + ")" if self.stale else "")
+        return " · ".join(x for x in (label, stale_note(self.stale)) if x)
 
     @property
     def stale(self) -> tuple[str, ...]:
@@ -407,12 +410,13 @@ def offline_row(case: Case) -> Case:
 # --- baseline -------------------------------------------------------------------------------------
 
 Baseline = dict[str, dict[str, dict[str, object]]]  # case → metric → {"score", "missed", "extra"}
+Stamps = dict[str, dict[str, str]]  # case → what it was scored with (`run_stamp`)
 
 
-def load_baseline(path: Path) -> Baseline:
-    """The committed scores; an absent file is an empty baseline (every score is 'new')."""
+def load_baseline(path: Path) -> tuple[Baseline, Stamps]:
+    """The committed scores and stamps; an absent file is an empty baseline (every score is 'new')."""
     if not path.is_file():
-        return {}
+        return {}, {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -420,6 +424,7 @@ def load_baseline(path: Path) -> Baseline:
     cases = data.get("cases") if isinstance(data, dict) else None
     if not isinstance(cases, dict):
         raise CaseError("no 'cases' object", path=path, hint="regenerate it with --update-baseline")
+    stamps = data.get("stamps")
     out: Baseline = {}
     for name, metrics in cases.items():
         if not isinstance(metrics, dict):
@@ -429,7 +434,7 @@ def load_baseline(path: Path) -> Baseline:
             # a bare number is accepted too, for a baseline written by hand
             out[name][metric] = entry if isinstance(entry, dict) else {"score": entry}
             _check_score(out[name][metric].get("score"), f"{name} {metric}", path)
-    return out
+    return out, stamps if isinstance(stamps, dict) else {}
 
 
 def _check_score(score: object, where: str, path: Path) -> None:
@@ -445,15 +450,14 @@ def baseline_entry(s: Score) -> dict[str, object]:
     return {"score": round(s.value, DIGITS), "missed": list(s.missed), "extra": list(s.extra)}
 
 
-def write_baseline(path: Path, runs: list[CaseRun], previous: Baseline, keep: set[str]) -> None:
+def write_baseline(path: Path, runs: list[CaseRun], previous: tuple[Baseline, Stamps], keep: set[str]) -> Baseline:
     """Current scores of the cases that ran cleanly; the cases named in `keep` that did not run
     cleanly keep their committed entries, and every other entry is dropped (a deleted case)."""
-    cases = {name: entry for name, entry in previous.items() if name in keep}
-    for r in runs:
-        if r.card and not r.errors:
-            cases[r.case.name] = {m: baseline_entry(s) for m, s in r.scores.items()}
-    stamps = {name: entry for name, entry in load_stamps(path).items() if name in keep}
-    stamps.update({r.case.name: run_stamp(r) for r in runs if r.card and not r.errors})
+    clean = [r for r in runs if r.card and not r.errors]
+    cases = {name: entry for name, entry in previous[0].items() if name in keep}
+    cases.update({r.case.name: {m: baseline_entry(s) for m, s in r.scores.items()} for r in clean})
+    stamps = {name: entry for name, entry in previous[1].items() if name in keep}
+    stamps.update({r.case.name: run_stamp(r) for r in clean})
     payload = {
         "version": BASELINE_VERSION,
         "note": "Scores per case and metric; `predigest eval` fails when one drops below. "
@@ -463,6 +467,7 @@ def write_baseline(path: Path, runs: list[CaseRun], previous: Baseline, keep: se
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return cases
 
 
 def run_stamp(r: CaseRun) -> dict[str, str]:
@@ -472,19 +477,9 @@ def run_stamp(r: CaseRun) -> dict[str, str]:
     return {
         "prompt": "" if offline or ev is None else str(ev.template.stamp),
         "model": "" if offline or ev is None else ev.llm.model,
-        "cassettes": "" if offline else r.cassette_set,
+        "cassettes": r.cassette_set,
         "backend": r.backend,
     }
-
-
-def load_stamps(path: Path) -> dict[str, dict[str, str]]:
-    """The baseline's per-case stamps ({} for a baseline written before they were kept)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    stamps = data.get("stamps") if isinstance(data, dict) else None
-    return stamps if isinstance(stamps, dict) else {}
 
 
 def drops(runs: list[CaseRun], baseline: Baseline) -> list[str]:
@@ -555,7 +550,7 @@ def _items(entry: dict[str, object] | None, key: str) -> list[str]:
 # --- all cases ------------------------------------------------------------------------------------
 
 
-def _stamp_notes(runs: list[CaseRun], committed: dict[str, dict[str, str]]) -> list[str]:
+def _stamp_notes(runs: list[CaseRun], committed: Stamps) -> list[str]:
     """A row scored under another prompt, model or cassette set than its baseline says so."""
     notes: list[str] = []
     for r in runs:
@@ -611,7 +606,6 @@ def evaluate(
     *,
     only: str | None = None,
     update_baseline: bool = False,
-    backend: str = "replay",
     variant: Variant | None = None,
     on_plan: OnPlan | None = None,
     on_result: OnResult | None = None,
@@ -621,23 +615,18 @@ def evaluate(
     """Run the cases, compare each with its committed scores, and rewrite the baseline if asked:
     a rewrite that lowers any committed score is refused unless `accept_drops`. The rows named
     in `skip` (and a skipped row's offline floor) are not run: nothing could answer them."""
-    variant = variant or Variant(backend=backend)
+    variant = variant or Variant()
     rows = load_rows(cases_dir, only)
     _refuse_before_running(baseline_path, variant, update_baseline)
-    baseline = load_baseline(baseline_path)
-    committed_stamps = load_stamps(baseline_path)
+    committed = load_baseline(baseline_path)
+    baseline = committed[0]
     runs, notes = _run_rows(rows, variant, skip, on_plan, on_result)
-    notes += _stamp_notes(runs, committed_stamps) + _beside_notes(rows, variant)
-    if update_baseline and not accept_drops and (lower := drops(runs, baseline)):
-        raise PredigestError(
-            f"--update-baseline would lower {len(lower)} committed score(s): {'; '.join(lower)}",
-            hint="pass --accept-drops if the drop is intended (say why in the commit)",
-        )
+    notes += _stamp_notes(runs, committed[1]) + _beside_notes(rows, variant)
     if update_baseline:
         # with --case, every other committed case stays; a full run also drops deleted cases
         keep = set(baseline) if only else {r.case.name for r in runs}
-        notes += _write_baseline(baseline_path, runs, baseline, keep)
-        baseline = load_baseline(baseline_path)
+        baseline, written = _rewrite_baseline(baseline_path, runs, committed, keep, accept_drops)
+        notes += written
     return EvalReport(
         tuple(compare(r, baseline.get(r.case.name)) for r in runs),
         baseline_path,
@@ -661,10 +650,17 @@ def _refuse_before_running(baseline_path: Path, variant: Variant, update_baselin
         )
 
 
-def _write_baseline(path: Path, runs: list[CaseRun], baseline: Baseline, keep: set[str]) -> list[str]:
-    """The new baseline written; what to say about it."""
-    write_baseline(path, runs, baseline, keep)
+def _rewrite_baseline(
+    path: Path, runs: list[CaseRun], committed: tuple[Baseline, Stamps], keep: set[str], accept_drops: bool
+) -> tuple[Baseline, list[str]]:
+    """The new baseline, written, and what to say about it; refused when it would lower a
+    committed score unless `accept_drops`."""
+    if not accept_drops and (lower := drops(runs, committed[0])):
+        raise PredigestError(
+            f"--update-baseline would lower {len(lower)} committed score(s): {'; '.join(lower)}",
+            hint="pass --accept-drops if the drop is intended (say why in the commit)",
+        )
     notes = [f"baseline written to {path}"]
-    if skipped := [r.case.name for r in runs if r.errors or r.card is None]:
-        notes.append(f"kept the committed baseline of failed case(s): {', '.join(skipped)}")
-    return notes
+    if failed := [r.case.name for r in runs if r.errors or r.card is None]:
+        notes.append(f"kept the committed baseline of failed case(s): {', '.join(failed)}")
+    return write_baseline(path, runs, committed, keep), notes
