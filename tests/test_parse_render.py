@@ -183,7 +183,8 @@ def briefings(draw: st.DrawFn) -> Briefing:
     )
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+# each example is a whole briefing: every block, each with several drawn rows
+@settings(max_examples=75, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(briefings())
 def test_generated_round_trip(b: Briefing) -> None:
     text = render(b)

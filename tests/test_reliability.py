@@ -670,6 +670,15 @@ def test_an_invalid_answer_is_not_cached(world: Path, tmp_path: Path) -> None:
         assert r.returncode == 0 and again.count == 0  # the valid answers were
 
 
+@pytest.fixture(scope="module")
+def finished_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The outputs of a run of the demo evening: the set a later run must not leave half replaced."""
+    out = tmp_path_factory.mktemp("set")
+    r = predigest("run", str(WORLD), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{out}/")
+    assert r.returncode == 0, r.stderr
+    return out
+
+
 RENAME_FAILURES = [
     # (what the second rename raises, exit status, what the one line says)
     (OSError(28, "No space left on device"), 2, "previous files are unchanged"),
@@ -680,15 +689,20 @@ RENAME_FAILURES = [
 
 @pytest.mark.parametrize(("failure", "code", "said"), RENAME_FAILURES, ids=["disk-full", "ctrl-c", "bug"])
 def test_nothing_is_written_until_the_set_is_complete(
-    failure: BaseException, code: int, said: str, world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    failure: BaseException,
+    code: int,
+    said: str,
+    finished_set: Path,
+    world: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Whatever stops the renames in the middle of the set (a full disk, a Ctrl-C, a bug), the
     previous set comes back whole: never a new .md beside the old .json."""
     from agent.plan import outputs
 
     out = tmp_path / "out"
-    r = predigest("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{out}/")
-    assert r.returncode == 0, r.stderr
+    shutil.copytree(finished_set, out)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     real_replace = os.replace
     calls = {"n": 0}
@@ -707,15 +721,14 @@ def test_nothing_is_written_until_the_set_is_complete(
 
 
 def test_a_disk_that_fills_while_the_copies_are_written_leaves_no_copy(
-    world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    finished_set: Path, world: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The second file's temporary copy cannot be finished: no half-written copy stays beside the
     outputs, and the previous set is untouched."""
     from agent.plan import outputs
 
     out = tmp_path / "out"
-    r = predigest("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{out}/")
-    assert r.returncode == 0, r.stderr
+    shutil.copytree(finished_set, out)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     real_chmod, calls = os.chmod, {"n": 0}
 

@@ -71,7 +71,8 @@ def answers(draw: st.DrawFn) -> list[DocResult]:
     return out
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+# each example is a whole evening of drawn answers: up to four claims for each of its documents
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
 @given(answers())
 def test_the_briefing_keeps_its_invariants(results: list[DocResult]) -> None:
     composed = compose(results, REG, BASELINES, topic="inference", date=DATE, window="w", limits=Limits())

@@ -57,7 +57,19 @@ def _without_run_specifics(md: str) -> list[str]:
     return [ln for ln in md.splitlines() if "本次运行同晚" not in ln and not ln.startswith("本报告由 predigest")]
 
 
-def test_one_request_per_document_for_all_topics_and_the_same_briefings(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def answered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The shared run answered with each topic's reference answers: what it printed, what the
+    endpoint saw, and the folder it ran in (its outputs under shared/)."""
+    tmp = tmp_path_factory.mktemp("answered")
+    with FakeOpenAI(default=shared_responder(world_topic_answers())) as server:
+        r = _shared_run(tmp, server)
+        return {"run": r, "count": server.count, "requests": list(server.requests), "tmp": tmp}
+
+
+def test_one_request_per_document_for_all_topics_and_the_same_briefings(
+    answered: dict[str, Any], tmp_path: Path
+) -> None:
     """Answered with each topic's reference answers, the shared run writes what the per-topic
     run writes from the same answers, with 14 requests in place of 40."""
     union = tmp_path / "cassettes"
@@ -68,17 +80,16 @@ def test_one_request_per_document_for_all_topics_and_the_same_briefings(tmp_path
         "--backend", "replay", "--no-cache", "--cassettes", str(union),
     )  # fmt: skip
     assert per.returncode == 0, per.stderr
-    with FakeOpenAI(default=shared_responder(world_topic_answers())) as server:
-        r = _shared_run(tmp_path, server)
-        assert server.count == 14
+    r, ran = answered["run"], answered["tmp"]
+    assert answered["count"] == 14
     assert r.returncode == 0, r.stderr
     assert "topics 3 · calls 14 ·" in r.stdout.splitlines()[-1]
     for topic in TOPICS:
-        shared = (tmp_path / "shared" / _name(topic)).read_text(encoding="utf-8")
+        shared = (ran / "shared" / _name(topic)).read_text(encoding="utf-8")
         alone = (tmp_path / "per" / _name(topic)).read_text(encoding="utf-8")
         assert _without_run_specifics(shared) == _without_run_specifics(alone), topic
         assert f"prompt {SHARED}@1#" in shared.splitlines()[-1], "stamped with the prompt that asked"
-        calls = (tmp_path / "shared" / _name(topic)).with_suffix(".calls.jsonl").read_text(encoding="utf-8")
+        calls = (ran / "shared" / _name(topic)).with_suffix(".calls.jsonl").read_text(encoding="utf-8")
         assert all(json.loads(c)["topics"] == ", ".join(TOPICS) for c in calls.splitlines())
 
 
@@ -88,10 +99,9 @@ def _prefix(seen: SeenRequest) -> str:
     return json.dumps({**body, "messages": body["messages"][:-1]}, sort_keys=True, ensure_ascii=False)
 
 
-def test_what_every_request_shares_comes_first_and_is_the_same_bytes(tmp_path: Path) -> None:
-    with FakeOpenAI(default=shared_responder(world_topic_answers())) as server:
-        assert _shared_run(tmp_path, server).returncode == 0
-        seen = list(server.requests)
+def test_what_every_request_shares_comes_first_and_is_the_same_bytes(answered: dict[str, Any]) -> None:
+    assert answered["run"].returncode == 0
+    seen = answered["requests"]
     assert len(seen) == 14 and len({_prefix(s) for s in seen}) == 1, "system message, tools and settings alike"
     system = seen[0].body["messages"][0]["content"]
     assert all(f'### Topic "{t}"' in system for t in TOPICS) and "<document" not in system
