@@ -18,7 +18,7 @@ import os
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -73,24 +73,6 @@ class Exchange:
     latency_s: float
     model: str  # as the response names it, else as the request asked
     date: str  # ISO date the answer was obtained
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "method": self.method,
-            "path": self.path,
-            "request_body": self.request_body,
-            "status": self.status,
-            "response_body": self.response_body,
-            "usage": self.usage,
-            "latency_s": self.latency_s,
-            "model": self.model,
-            "date": self.date,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Exchange:
-        return cls(**data)
 
 
 def usage_of(response_body: Any) -> dict[str, Any]:
@@ -171,19 +153,9 @@ class Provenance:
     note: str = ""
     part: int | None = None  # 0-based part of a split document; None in cassettes written before it was kept
 
-    def to_dict(self) -> dict[str, Any]:
-        part = {} if self.part is None else {"part": self.part}
-        return {
-            "kind": self.kind,
-            "model": self.model,
-            "date": self.date,
-            "prompt": self.prompt,
-            "instructor": self.instructor,
-            "openai": self.openai,
-            "document": self.document,
-            "note": self.note,
-            **part,
-        }
+
+# what a cassette that does not say (an older one) is taken to hold
+_NO_PROVENANCE: dict[str, Any] = {f.name: "" for f in fields(Provenance)} | {"kind": "recorded", "part": None}
 
 
 @dataclass(frozen=True)
@@ -211,7 +183,7 @@ def write_cassette(cassette_dir: Path, exchange: Exchange, provenance: Provenanc
     path = cassette_dir / f"{doc_slug(provenance.document)}--{exchange.key[:12]}.json"
     data = {
         "key": exchange.key,
-        "provenance": provenance.to_dict(),
+        "provenance": {k: v for k, v in asdict(provenance).items() if k != "part" or v is not None},
         "request": {"method": exchange.method, "path": exchange.path, "body": exchange.request_body},
         "response": {"status": exchange.status, "body": readable_answer(exchange.response_body)},
         "usage": exchange.usage,
@@ -285,17 +257,9 @@ def read_cassette(path: Path) -> Cassette:
         model=prov.get("model", ""),
         date=prov.get("date", ""),
     )
-    provenance = Provenance(
-        kind=prov.get("kind", "recorded"),
-        model=prov.get("model", ""),
-        date=prov.get("date", ""),
-        prompt=prov.get("prompt", ""),
-        instructor=prov.get("instructor", ""),
-        openai=prov.get("openai", ""),
-        document=prov.get("document", ""),
-        note=prov.get("note", ""),
-        part=int(prov["part"]) if isinstance(prov.get("part"), int) else None,
-    )
+    given = {f.name: prov[f.name] for f in fields(Provenance) if isinstance(prov.get(f.name), str)}
+    part = prov.get("part")
+    provenance = Provenance(**{**_NO_PROVENANCE, **given, "part": part if isinstance(part, int) else None})
     return Cassette(path=path, provenance=provenance, exchange=exchange)
 
 
@@ -500,3 +464,18 @@ def answer_message(body: Any, text: str, call_id: str) -> tuple[dict[str, Any], 
         call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
         return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
     return {"role": "assistant", "content": text}, "stop"
+
+
+def completion(body: Any, text: str, model: str, tag: str, created: int = 0, usage: Any = None) -> dict[str, Any]:
+    """The chat completion that carries `text` unchanged as the answer to `body`, with ids made
+    from `tag`; without `usage` when the tokens spent were not reported with the answer."""
+    kind, _, n = tag.partition("-")
+    message, finish = answer_message(body, text, f"call_{kind}_{n}")
+    return {
+        "id": f"chatcmpl-{tag}",
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        **({} if usage is None else {"usage": usage}),
+    }

@@ -32,9 +32,9 @@ from agent.extract.llm.cassettes import (
     Cassette,
     CassetteIndex,
     Exchange,
-    answer_message,
     body_key,
     canonical_json,
+    completion,
     describe_differences,
     prefix_cached_tokens,
     prompt_text,
@@ -59,26 +59,18 @@ def reference_completion(
     """The chat completion a model would have returned with `extraction` as its answer, created on
     `date` (today if not given); its usage is estimated, with `cached` of the prompt tokens said
     to come from the provider's prompt cache."""
-    key = body_key(body)
     arguments = extraction.model_dump_json()
-    message, finish = answer_message(body, arguments, f"call_ref_{key[:12]}")
     prompt_tokens = estimate_tokens(canonical_json(body))
     completion_tokens = estimate_tokens(arguments)
     details = {"prompt_tokens_details": {"cached_tokens": min(cached, prompt_tokens)}} if cached else {}
     created = int(dt.datetime.combine(dt.date.fromisoformat(date or today()), dt.time(), tzinfo=dt.UTC).timestamp())
-    return {
-        "id": f"chatcmpl-ref-{key[:12]}",
-        "object": "chat.completion",
-        "created": created,
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-            **details,
-        },
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        **details,
     }
+    return completion(body, arguments, model, f"ref-{body_key(body)[:12]}", created, usage)
 
 
 def extraction_from_completion(body: Any) -> FileExtraction:

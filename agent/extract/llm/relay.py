@@ -29,7 +29,7 @@ from agent.core.errors import PredigestError
 from agent.extract import ExtractionRequest
 from agent.extract.llm.budget import Budget
 from agent.extract.llm.calllog import call_scope
-from agent.extract.llm.cassettes import CassetteIndex, answer_message, body_key
+from agent.extract.llm.cassettes import CassetteIndex, body_key, completion
 from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.reference import current_request_body
@@ -82,19 +82,6 @@ class RelayedAnswer:
     shown: list[dict[str, str]] | None = None  # None: no printout to check the request against
 
 
-def _completion(body: dict[str, Any], text: str, model: str, n: int) -> dict[str, Any]:
-    """The chat completion that carries `text` unchanged, shaped for the request's mode. No
-    `usage`: the tokens the model spent were not reported with the answer."""
-    message, finish = answer_message(body, text, f"call_relay_{n}")
-    return {
-        "id": f"chatcmpl-relay-{n}",
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-    }
-
-
 @contextmanager
 def _loopback(answers: Mapping[str, str], model: str) -> Iterator[str]:
     """An OpenAI-compatible server on 127.0.0.1 answering each known request body (by key)
@@ -112,7 +99,7 @@ def _loopback(answers: Mapping[str, str], model: str) -> Iterator[str]:
             if text is None:
                 status, reply = 404, {"error": {"message": "no saved answer for this request"}}
             else:
-                status, reply = 200, _completion(body, text, model, next(served))
+                status, reply = 200, completion(body, text, model, f"relay-{next(served)}")
             payload = json.dumps(reply, ensure_ascii=False).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json")
