@@ -395,14 +395,14 @@ def describe_differences(old: Any, new: Any) -> list[str]:
     old_sys, old_user, old_rest = _split_messages(old.get("messages"))
     new_sys, new_user, new_rest = _split_messages(new.get("messages"))
     if old_sys != new_sys:
-        out.append(f"system prompt changed ({_first_difference(old_sys, new_sys)})")
+        out.append(f"system prompt changed ({first_difference(old_sys, new_sys)})")
     if old_user != new_user:
-        out.append(f"document changed (user message; {_first_difference(old_user, new_user)})")
+        out.append(f"document changed (user message; {first_difference(old_user, new_user)})")
     if old_rest != new_rest:
         if len(old_rest) != len(new_rest):
             out.append(f"re-ask turns differ ({len(old_rest)} -> {len(new_rest)} messages after the document)")
         else:  # e.g. another validation error text (pydantic puts its version in the error URL)
-            diff = _first_difference(canonical_json(old_rest), canonical_json(new_rest))
+            diff = first_difference(canonical_json(old_rest), canonical_json(new_rest))
             out.append(f"re-ask turns differ ({diff})")
     schema = sorted(k for k in _SCHEMA_KEYS if old.get(k) != new.get(k))
     if schema:
@@ -437,7 +437,7 @@ def _split_messages(messages: Any) -> tuple[str, str, list[Any]]:
     return "\n".join(system), user, rest
 
 
-def _first_difference(old: str, new: str, context: int = 24) -> str:
+def first_difference(old: str, new: str, context: int = 24) -> str:
     """'at char N: "…old…" -> "…new…"' around where two texts first part ways."""
     i = 0
     for i, (a, b) in enumerate(zip(old, new, strict=False)):  # noqa: B007

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import ValidationError
@@ -136,7 +135,7 @@ class LLMExtractor:
                     write()
             except Exception as exc:  # one document's failure must not stop the run
                 error = describe_failure(exc, log, self.config)
-                budget_hit = _find(exc, BudgetExceeded) is not None
+                budget_hit = find_cause(exc, BudgetExceeded) is not None
         elapsed = time.monotonic() - started
         return ExtractionResult(
             request=request,
@@ -212,12 +211,7 @@ class LLMExtractor:
     def __enter__(self) -> LLMExtractor:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -231,11 +225,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-def _find(exc: BaseException, kind: type[_E]) -> _E | None:
-    for link in _chain(exc):
-        if isinstance(link, kind):
-            return link
-    return None
+def find_cause(exc: BaseException, kind: type[_E]) -> _E | None:
+    """The first of `exc` and its causes that is a `kind`."""
+    return next((link for link in _chain(exc) if isinstance(link, kind)), None)
 
 
 def describe_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
@@ -246,19 +238,19 @@ def describe_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str
 def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
     import openai  # only here, on a failure, which comes from the client (already imported)
 
-    attempts = f"after {log.attempts} attempt{'s' if log.attempts != 1 else ''}"
+    attempts = _after(log.attempts)
     answered = _answer_failure(exc, log, config)
     if answered:
         return answered
-    status = _find(exc, openai.APIStatusError)
+    status = find_cause(exc, openai.APIStatusError)
     if status is not None:
         return f"HTTP {status.status_code} from {config.base_url} {attempts}: {status.message}"[:400]
-    if _find(exc, openai.APITimeoutError) is not None:
+    if find_cause(exc, openai.APITimeoutError) is not None:
         return (
             f"timed out {attempts} ({config.timeout_s:g}s each, {config.max_total_s:g}s in all)"
             " — raise timeout_s / max_total_s, or check the server"
         )
-    if _find(exc, openai.APIConnectionError) is not None:
+    if find_cause(exc, openai.APIConnectionError) is not None:
         cause = _chain(exc)[-1]
         return f"could not reach {config.base_url} {attempts}: {type(cause).__name__}: {cause}"[:400]
     return f"{type(exc).__name__}: {exc}"[:400]
@@ -269,25 +261,25 @@ def _answer_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
     attempts) and from our own errors; "" when nothing came back."""
     from instructor.core import InstructorRetryException
 
-    attempts = f"after {log.attempts} attempt{'s' if log.attempts != 1 else ''}"
-    retried = _find(exc, InstructorRetryException)
+    attempts = _after(log.attempts)
+    retried = find_cause(exc, InstructorRetryException)
     last = retried.failed_attempts[-1].exception if retried is not None and retried.failed_attempts else None
-    invalid = _find(last, ValidationError) if last is not None else None
-    ours = _find(exc, LLMError)
+    invalid = find_cause(last, ValidationError) if last is not None else None
+    ours = find_cause(exc, LLMError)
     if invalid is not None and isinstance(ours, CassetteMiss):  # the re-ask of an invalid answer was not recorded
         return f"the recorded answer does not fit the schema ({_summary(invalid)}) and no cassette holds its re-ask" + (
             " — re-record this document with --backend record, or fix the cassette's answer if it is a reference one"
         )
     if ours is not None:
         return str(ours)
-    invalid = invalid or _find(exc, ValidationError)
+    invalid = invalid or find_cause(exc, ValidationError)
     if invalid is not None:
         answers = retried.n_attempts if retried is not None else log.attempts
         return (
-            f"the answer never fit the schema after {answers} attempt{'s' if answers != 1 else ''}"
+            f"the answer never fit the schema {_after(answers)}"
             f" ({_summary(invalid)}) — try another model, or mode 'json_schema' / 'tools'"
         )
-    not_json = _find(exc, json.JSONDecodeError)
+    not_json = find_cause(exc, json.JSONDecodeError)
     if not_json is not None:
         return (
             f"the endpoint's reply is not JSON {attempts} ({not_json.msg}; starts "
@@ -299,6 +291,10 @@ def _answer_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
             f" {config.base_url} points at an OpenAI-compatible chat completions API and that the model is right"
         )
     return ""
+
+
+def _after(attempts: int) -> str:
+    return f"after {attempts} attempt{'s' if attempts != 1 else ''}"
 
 
 def _summary(invalid: ValidationError) -> str:

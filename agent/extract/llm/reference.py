@@ -43,6 +43,7 @@ from agent.extract.llm.cassettes import (
 )
 from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
+from agent.extract.llm.extractor import find_cause
 from agent.extract.llm.transport import RecordTransport, exchange_response
 from agent.extract.prompting import SHARED
 from schemas.extraction import FileExtraction, SharedExtraction
@@ -154,12 +155,10 @@ def _capture(client: instructor.Instructor, request: ExtractionRequest, config: 
         try:
             create_extraction(client, request, config, max_retries=0)
         except Exception as exc:
-            link: BaseException | None = exc
-            while link is not None:
-                if isinstance(link, _Captured):
-                    return link.body
-                link = link.__cause__ or link.__context__
-            raise
+            captured = find_cause(exc, _Captured)
+            if captured is None:
+                raise
+            return captured.body
     raise PredigestError("the client sent no request", hint="this is a bug in predigest")
 
 
@@ -260,14 +259,17 @@ def _stale(cassettes: list[Cassette], request: ExtractionRequest, config: LLMCon
     if not cassettes:
         return []
     current = current_request_body(request, config)
-    turns = len(request.messages)
     out = []
     for cassette in cassettes:
-        body = cassette.exchange.request_body
-        opening = {**body, "messages": body.get("messages", [])[:turns]} if isinstance(body, dict) else body
+        opening = _opening(cassette.exchange.request_body, len(request.messages))
         if opening != current:
             out.append((cassette, "; ".join(describe_differences(opening, current))))
     return out
+
+
+def _opening(body: Any, turns: int) -> Any:
+    """A request body cut to its first `turns` messages: a re-ask opens with the request it corrects."""
+    return {**body, "messages": body.get("messages", [])[:turns]} if isinstance(body, dict) else body
 
 
 def _same_shape(cassettes: list[Cassette], request: ExtractionRequest) -> list[Cassette]:
@@ -306,12 +308,8 @@ def check_requests(requests: list[ExtractionRequest], config: LLMConfig) -> Requ
         hit = index.get(body_key(current))
         if hit is not None:
             answered.append(name)
-            used.add(hit.path)
-            turns = len(request.messages)
-            for c in index.all():  # the re-asks that continue this very request
-                body = c.exchange.request_body
-                if isinstance(body, dict) and {**body, "messages": body.get("messages", [])[:turns]} == current:
-                    used.add(c.path)
+            turns = len(request.messages)  # its cassette, and those of the re-asks that continue it
+            used.update(c.path for c in index.all() if _opening(c.exchange.request_body, turns) == current)
             continue
         old = index.stale(request.doc_path, request.chunk)
         if old is not None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ from agent.core.errors import PredigestError
 from agent.extract import ExtractionRequest
 from agent.extract.llm.budget import Budget
 from agent.extract.llm.calllog import call_scope
-from agent.extract.llm.cassettes import CassetteIndex, body_key, completion
+from agent.extract.llm.cassettes import CassetteIndex, body_key, completion, first_difference
 from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.reference import current_request_body
@@ -37,40 +38,15 @@ from agent.extract.llm.retry import RetryTransport
 from agent.extract.llm.transport import RecordTransport, network_transport
 from schemas.extraction import FileExtraction, SharedExtraction
 
-_ROLE_LINE = "--- {} ---"
+_ROLE_LINE = re.compile(r"^--- (system|user|assistant|developer) ---\n", re.M)
 
 
 def read_printed_prompt(text: str) -> list[dict[str, str]]:
-    """The messages of a `predigest prompt show` printout: a `# prompt …` header line, then for
-    each message a `--- role ---` line and its content (the printer ends each with a newline)."""
-    lines = text.split("\n")
-    if lines and lines[0].startswith("# prompt "):
-        lines = lines[1:]
-    messages: list[dict[str, str]] = []
-    body: list[str] = []
-    for line in lines:
-        role = _role_of(line)
-        if role:
-            if messages:
-                messages[-1]["content"] = _content(body)
-            messages.append({"role": role, "content": ""})
-            body = []
-        else:
-            body.append(line)
-    if messages:
-        messages[-1]["content"] = _content(body)
-    return messages
-
-
-def _role_of(line: str) -> str:
-    for role in ("system", "user", "assistant", "developer"):
-        if line == _ROLE_LINE.format(role):
-            return role
-    return ""
-
-
-def _content(lines: list[str]) -> str:
-    return "\n".join(lines).removesuffix("\n")
+    """The messages of a `predigest prompt show` printout: after its `#` header lines, for each
+    message a `--- role ---` line and its content, which the printer ends with a newline."""
+    parts = _ROLE_LINE.split(text + "\n")[1:]  # each body then ends with its last line's newline
+    roles, bodies = parts[::2], parts[1::2]
+    return [{"role": r, "content": b[:-1].removesuffix("\n")} for r, b in zip(roles, bodies, strict=True)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,8 +167,6 @@ def _message_difference(shown: list[dict[str, str]], sent: list[dict[str, str]])
     if [m.get("role") for m in shown] != [m.get("role") for m in sent]:
         return f"the model was shown {len(shown)} message(s), the request has {len(sent)}"
     for old, new in zip(shown, sent, strict=True):
-        a, b = old.get("content", ""), new.get("content", "")
-        if a != b:
-            i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-            return f"the {new['role']} message differs at char {i}: shown {a[i : i + 30]!r}, request {b[i : i + 30]!r}"
+        if old.get("content") != new.get("content"):
+            return f"the {new['role']} message differs {first_difference(old.get('content', ''), new['content'])}"
     return "the messages differ"
