@@ -66,6 +66,9 @@ class Point:
     children: tuple[Point, ...] = ()
     entry: str = ""  # a table row that is an entry of its own (a release): the entry's name
 
+    def walk(self) -> list[Point]:
+        return [self, *(q for c in self.children for q in c.walk())]
+
 
 @dataclass(frozen=True)
 class Row:
@@ -83,11 +86,15 @@ class Item:
     heading: str  # exact span: the heading's text
     start: int
     end: int
-    fields: dict[str, tuple[str, str]] = field(default_factory=dict)  # kind -> (value, exact raw line)
+    fields: dict[str, str] = field(default_factory=dict)  # kind -> value, e.g. "source" -> "https://…"
     points: list[Point] = field(default_factory=list)
     rating: int | None = None
     row: bool = False  # a table row lifted out as its own item
     index_text: str = ""  # what a summary table of the document says about it
+
+    def walk(self) -> list[Point]:
+        """Every point of the item, children after their parent."""
+        return [q for p in self.points for q in p.walk()]
 
 
 @dataclass
@@ -315,7 +322,7 @@ class _Points:
         lead_open = bool(target) and target[-1].raw.endswith(("：", ":")) and not target[-1].children
         metadata = not target or kind in ("rating", "credibility", "category")
         if f and kind and indent == 0 and self.sub_parent is None and kind != "points" and metadata and not lead_open:
-            self.field(kind, f[2], body)
+            self.field(kind, f[2])
             return
         if kind == "points" and f and not f[2].strip():
             return
@@ -327,12 +334,12 @@ class _Points:
         f = _FIELD.match(para)
         kind = FIELD_KINDS.get(f[1].strip().lower()) if f else None
         if f and kind and kind != "points" and self.sub_parent is None:
-            self.field(kind, f[2], para)
+            self.field(kind, f[2])
         elif not (f and kind == "points" and not f[2].strip()):
             self.target.append(Point(clean(para), para))
 
-    def field(self, kind: str, value: str, raw: str) -> None:
-        self.item.fields.setdefault(kind, (value.strip(), raw))
+    def field(self, kind: str, value: str) -> None:
+        self.item.fields.setdefault(kind, value.strip())
         if kind == "rating":
             self.item.rating = stars_in(value) or self.item.rating
 
