@@ -32,19 +32,18 @@ ProvenanceKind = Literal["recorded", "relayed", "reference"]
 _SCHEMA_KEYS = frozenset({"tools", "tool_choice", "response_format", "functions", "function_call"})
 
 
-def canonical_json(body: Any, *, allow_nan: bool = True) -> str:
+def canonical_json(body: Any) -> str:
     """The one serialisation keys are computed from (and compared on)."""
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def request_key(raw: bytes) -> str:
     """sha256 of the canonical request body; a body that is not JSON is hashed as it is. The
     client's own serialisation (key order, spacing) never changes the key."""
     try:
-        data = canonical_json(json.loads(raw)).encode()
+        return body_key(json.loads(raw))
     except ValueError:
-        data = raw
-    return hashlib.sha256(data).hexdigest()
+        return hashlib.sha256(raw).hexdigest()
 
 
 def body_key(body: Any) -> str:
@@ -272,8 +271,7 @@ class CassetteIndex:
     """
 
     root: Path
-    _by_key: dict[str, Cassette] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _by_key: dict[str, Cassette] = field(default_factory=dict)  # one dict write per add: safe across threads
 
     @classmethod
     def load(cls, root: Path) -> CassetteIndex:
@@ -298,15 +296,11 @@ class CassetteIndex:
                 index._by_key[cassette.exchange.key] = cassette
         return index
 
-    def __len__(self) -> int:
-        return len(self._by_key)
-
     def get(self, key: str) -> Cassette | None:
         return self._by_key.get(key)
 
     def add(self, cassette: Cassette) -> None:
-        with self._lock:
-            self._by_key[cassette.exchange.key] = cassette
+        self._by_key[cassette.exchange.key] = cassette
 
     def all(self) -> list[Cassette]:
         return list(self._by_key.values())

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -165,22 +165,18 @@ class LLMExtractor:
     def _record(
         self, request: ExtractionRequest, log: CallLog, elapsed: float, error: str, budget_hit: bool
     ) -> CallRecord:
-        source = self._source(log, budget_hit)
-        input_tokens = sum(token_counts(u)[0] for u in log.usages)
-        output_tokens = sum(token_counts(u)[1] for u in log.usages)
-        paid_in = sum(token_counts(u)[0] for u in log.paid_usages)
-        paid_out = sum(token_counts(u)[1] for u in log.paid_usages)
-        paid_cached = sum(cached_tokens(u) for u in log.paid_usages)
+        input_tokens, output_tokens, cached = _totals(log.usages)
+        paid_in, paid_out, paid_cached = _totals(log.paid_usages)
         replayed = bool(log.sources) and all(s == "cassette" for s in log.sources)
         return CallRecord(
             doc_path=request.doc_path,
             chunk=request.chunk,
-            source=source,
+            source=self._source(log, budget_hit),
             model=self.config.model,
             attempts=log.attempts,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
-            cached_tokens=sum(cached_tokens(u) for u in log.usages),
+            cached_tokens=cached,
             # what this run paid: answers from the cache or a cassette cost nothing tonight
             cost_usd=round(self.config.cost_usd(paid_in, paid_out, cached_tokens=paid_cached), 6),
             latency_s=round(log.recorded_latency_s if replayed else elapsed, 3),
@@ -213,6 +209,12 @@ class LLMExtractor:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _totals(usages: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """(input, output, cached) tokens over `usages`."""
+    counts = [(*token_counts(u), cached_tokens(u)) for u in usages]
+    return sum(c[0] for c in counts), sum(c[1] for c in counts), sum(c[2] for c in counts)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -38,7 +38,6 @@ from agent.extract.llm.cassettes import (
     describe_differences,
     prefix_cached_tokens,
     prompt_text,
-    request_key,
     today,
 )
 from agent.extract.llm.client import build_client, create_extraction
@@ -90,33 +89,28 @@ def _answer_text(body: Any) -> str:
     return calls[0]["function"]["arguments"] if calls else message.get("content") or ""
 
 
-class _AnswerTransport(httpx2.BaseTransport):
-    """Answers every request with the reference extraction; never touches the network."""
+def _answering(extraction: Answer, model: str, cached: int, date: str) -> httpx2.BaseTransport:
+    """A transport that answers every request with `extraction`; never touches the network."""
 
-    def __init__(self, extraction: Answer, model: str, cached: int = 0, date: str = "") -> None:
-        self._extraction = extraction
-        self._model = model
-        self._cached = cached
-        self._date = date or today()
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        raw = request.read()
-        body = json.loads(raw)
-        answer = reference_completion(body, self._extraction, self._model, self._cached, self._date)
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        reply = reference_completion(body, extraction, model, cached, date)
         return exchange_response(
             Exchange(
-                key=request_key(raw),
+                key=body_key(body),
                 method=request.method,
                 path=request.url.path,
                 request_body=body,
                 status=200,
-                response_body=answer,
-                usage=answer["usage"],
+                response_body=reply,
+                usage=reply["usage"],
                 latency_s=0.0,
-                model=self._model,
-                date=self._date,
+                model=model,
+                date=date,
             )
         )
+
+    return httpx2.MockTransport(answer)
 
 
 class _Captured(Exception):
@@ -125,11 +119,9 @@ class _Captured(Exception):
         self.body = body
 
 
-class _CaptureTransport(httpx2.BaseTransport):
+def _stop_with_body(request: httpx2.Request) -> httpx2.Response:
     """Stops at the first request, keeping its body: what the extractor would send now."""
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        raise _Captured(json.loads(request.read()))
+    raise _Captured(json.loads(request.content))
 
 
 def _offline(config: LLMConfig) -> LLMConfig:
@@ -145,7 +137,7 @@ def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
 def current_request_bodies(requests: Iterable[ExtractionRequest], config: LLMConfig) -> Iterator[Any]:
     """The body the extractor would send for each of `requests`, in order, without sending any:
     the real client is driven up to the transport, which keeps the body and stops."""
-    client = build_client(_offline(config), _CaptureTransport())
+    client = build_client(_offline(config), httpx2.MockTransport(_stop_with_body))
     for request in requests:
         yield _capture(client, request, config)
 
@@ -179,7 +171,7 @@ def write_reference_cassette(
         bodies = [prompt_text(b) for b in current_request_bodies([*earlier, request], config)]
         cached = prefix_cached_tokens(bodies[-1], bodies[:-1])
     index = CassetteIndex(config.cassette_dir)  # an empty index: always write
-    answers = _AnswerTransport(extraction, config.model, cached, date)
+    answers = _answering(extraction, config.model, cached, date or today())
     transport = RecordTransport(answers, index, kind="reference", note=note)
     client = build_client(_offline(config), transport)
     with call_scope(request.doc_path, str(request.prompt)) as call:

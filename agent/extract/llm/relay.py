@@ -120,7 +120,7 @@ def relay_answers(
         live = offline.with_(backend="record", base_url=url)
         index = CassetteIndex(config.cassette_dir)
         budget = Budget(live)
-        chain = RetryTransport(network_transport(url), live, budget, model=model)
+        chain = RetryTransport(network_transport(url), live, budget)
         transport = RecordTransport(chain, index, kind="relayed", note=note, date=date)
         client = build_client(live, transport)
         for a in answers:

@@ -88,11 +88,10 @@ class RetryTransport(httpx2.BaseTransport):
     call is tried.
     """
 
-    def __init__(self, inner: httpx2.BaseTransport, config: LLMConfig, budget: Budget, *, model: str = "") -> None:
+    def __init__(self, inner: httpx2.BaseTransport, config: LLMConfig, budget: Budget) -> None:
         self._inner = inner
         self._config = config
         self._budget = budget
-        self._model = model or config.model
         self._refused = 0  # connections refused in a row, across the run's threads
         self._refusal = ""  # what the last one said
         self._not_an_api: LLMError | None = None  # a 2xx that was no chat completion: the same for every call
@@ -159,7 +158,7 @@ class RetryTransport(httpx2.BaseTransport):
             response_body=body,
             usage=usage_of(body),  # as the endpoint said it: a cassette never holds our estimate
             latency_s=time.monotonic() - sent,
-            model=str(body.get("model") or self._model),
+            model=str(body.get("model") or self._config.model),
             date=today(),
         )
 
