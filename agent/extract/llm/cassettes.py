@@ -1,12 +1,9 @@
 """Cassettes: one readable JSON file per HTTP exchange, found again by a hash of the request.
 
-The key is the sha256 of the request body re-serialised canonically (sorted keys, compact
-separators). Headers never take part: the openai client's `x-stainless-*` headers change from
-call to call, and they carry the API key. A cassette holds the parsed request and response
-bodies so that a diff in review shows what the model was asked and what it said.
-
-A replay miss is the common failure after a prompt edit, so the index explains it: it names
-the nearest cassette (preferring one of the same document) and which part of the request moved.
+The key is the sha256 of the canonical request body. Headers never take part: the openai client's
+`x-stainless-*` headers change from call to call, and they carry the API key. Bodies are kept
+parsed, so a diff in review shows what the model was asked and what it said. A replay miss (the
+common failure after a prompt edit) names the nearest cassette and which part of the request moved.
 """
 
 from __future__ import annotations

@@ -51,13 +51,9 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 class LLMExtractor:
-    """Answers extraction requests through instructor + openai over our transport chain.
+    """Answers extraction requests through instructor + openai over our transport chain."""
 
-    `network` replaces the real HTTP transport (tests hand in a loopback one if they wish;
-    the default is the network, with the environment's proxy).
-    """
-
-    def __init__(self, config: LLMConfig, *, network: httpx2.BaseTransport | None = None) -> None:
+    def __init__(self, config: LLMConfig) -> None:
         self.config = config
         self.backend = config.effective_backend
         self.budget = Budget(config)
@@ -74,7 +70,6 @@ class LLMExtractor:
         require_key(config)  # before any call, though the client is built only when first needed
         # opened now: a cache folder that cannot be written is an error before any call
         self._store = open_cache(config.cache_dir) if self.backend in ("live", "record") else None
-        self._network = network
         self._transport: httpx2.BaseTransport | None = None  # built with the client
         self._client: instructor.Instructor | None = None
         self._client_lock = threading.Lock()
@@ -151,9 +146,7 @@ class LLMExtractor:
                 from agent.extract.llm.client import build_client
                 from agent.extract.llm.transport import build_transport
 
-                self._transport = build_transport(
-                    self.config, self.budget, self._index, cache=self._store, network=self._network
-                )
+                self._transport = build_transport(self.config, self.budget, self._index, cache=self._store)
                 self._client = build_client(self.config, self._transport)
             return self._client
 

@@ -1,12 +1,9 @@
-"""The network at the bottom of the transport chain: httpcore's connection pool over sockets
-whose every connect, write and read waits at most until the deadline of the attempt it serves.
+"""The network at the bottom of the transport chain: sockets bounded by the attempt's deadline.
 
-A read timeout alone does not bound an attempt: it restarts on each byte, so a server that
-sends one byte a second keeps a call alive for ever. `RetryTransport` opens a `deadline` around
-each attempt (its `timeout_s`, cut to what is left of `max_total_s`); each socket operation
-under it waits no longer than the time left, so the bound holds while reading, not only between
-attempts. Timeouts and network errors are raised as httpx2's own (its transport maps them), which
-the retry policy and the openai client already understand.
+A read timeout alone does not bound an attempt: it restarts on each byte, so a server that sends
+one byte a second keeps a call alive for ever. `RetryTransport` opens a `deadline` around each
+attempt (`timeout_s`, cut to what is left of `max_total_s`), and every connect, write and read
+under it waits no longer than the time left. Errors are httpx2's own, as the layers above expect.
 """
 
 from __future__ import annotations

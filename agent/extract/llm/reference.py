@@ -1,13 +1,9 @@
 """Reference cassettes: an extraction written by hand as the expected answer, replayable.
 
-A reference cassette is made by driving the real instructor + openai client through a
-transport that answers with the given extraction, shaped as the mode requires (a tool call
-for `tools`, message content for `json_schema`). So its request body is byte for byte what the
-extractor will send, and replaying it goes through the same parsing as a recorded one. Its
-provenance says `reference`, never `recorded`: nobody should mistake it for a model's answer.
-
-After a prompt edit, `rekey_reference_cassettes` re-derives every reference cassette whose
-request changed (keeping its answer); recorded cassettes cannot be re-derived and are reported.
+The real client is driven through a transport that answers with the extraction, so the request
+body is byte for byte what the extractor sends and a replay parses it as it parses a recorded one.
+Its provenance says `reference`: nobody should take it for a model's answer. After a prompt edit,
+`rekey_reference_cassettes` re-derives the reference cassettes whose request changed.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Relayed cassettes: a real model's answers, obtained elsewhere, stored as real HTTP exchanges.
 
-Where no endpoint is reachable, a model's answers to our exact prompt can still be obtained
-outside (someone pastes the printed messages into a model and saves each answer). To make them
-replayable without pretending anything, `relay_answers` starts a small OpenAI-compatible server
-on loopback that returns each saved answer, byte for byte, to the request it answered, and runs
-the real record path against it (openai client + instructor + our transport chain). The
-cassettes it writes say `relayed`, with the model as described by whoever obtained the answers
-and the date they were obtained.
-
-A saved answer only belongs to one request: the one whose messages the model saw. Each request
-is checked against the printed prompt the model was shown (`predigest prompt show` output), and
-a request that differs is refused: after a prompt change the relayed set is replayed as stale
-answers, never re-keyed.
+Someone pastes the printed messages into a model and saves each answer. `relay_answers` serves
+those answers, byte for byte, from an OpenAI-compatible server on loopback and runs the real
+record path against it (openai client, instructor, our transport chain); the cassettes say
+`relayed`, with the model and date given by whoever obtained the answers. A saved answer belongs
+only to the request whose messages the model saw (its `predigest prompt show` printout): one that
+differs is refused, and after a prompt change the relayed set replays as stale, never re-keyed.
 """
 
 from __future__ import annotations

@@ -225,14 +225,13 @@ def build_transport(
     index: CassetteIndex,
     *,
     cache: ResponseCache | None = None,
-    network: httpx2.BaseTransport | None = None,
 ) -> httpx2.BaseTransport:
     """The chain for the configured backend (see the module docstring), over `cache` (opened by
     `agent.extract.llm.store.open_cache`, closed by whoever opened it)."""
     backend = config.effective_backend
     if backend == "replay":
         return KeyedTransport(ReplayTransport(index, allow_stale=config.allow_stale))
-    chain: httpx2.BaseTransport = RetryTransport(network or LazyNetwork(config.base_url), config, budget)
+    chain: httpx2.BaseTransport = RetryTransport(LazyNetwork(config.base_url), config, budget)
     if cache is not None:
         chain = CacheTransport(chain, cache)
     if backend == "record":

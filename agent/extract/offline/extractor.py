@@ -1,15 +1,10 @@
 """The offline extractor: a `FileExtraction` per document from its own structure, with no model.
 
-A new user without a key, or an evening with the endpoint down, still gets a briefing: the
-upstream reports already mark their items (headings, `条目 N`, numbered entries, table rows of
-papers), rate them (⭐), say how far to trust them (`可信度`), and link their sources. This module
-reads that structure (`agent.extract.offline.outline`), scores each item against the topic profile of
-`predigest.toml` (profile terms for, adjacent terms against), and fills the same schema a model
-fills. The rule layer then treats its answer like any other: grounding, dedupe, merge, select.
-
-In the eval it is the floor: a prompt that does not beat it is not worth its tokens.
-
-Nothing here names a subject of any evening: only field names, Markdown and the topic's own words.
+A user without a key, or an evening with the endpoint down, still gets a briefing: the items the
+reports already mark (`agent.extract.offline.outline`) are scored against the topic's profile in
+`predigest.toml` (its terms for, its adjacent topics' against) and fill the schema a model fills,
+for the same rules to judge. In the eval it is the floor a prompt must beat. Nothing here names a
+subject of any evening: only field names, Markdown and the topic's own words.
 """
 
 from __future__ import annotations
