@@ -8,6 +8,7 @@ common failure after a prompt edit) names the nearest cassette and which part of
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -210,10 +211,8 @@ def _map_answers(body: Any, fn: Any) -> Any:
 
 def _parsed(value: Any) -> Any:
     if isinstance(value, str) and value.lstrip().startswith(("{", "[")):
-        try:
+        with contextlib.suppress(ValueError):
             return json.loads(value)
-        except ValueError:
-            return value
     return value
 
 

@@ -113,7 +113,7 @@ class RetryTransport(httpx2.BaseTransport):
             sleep=self._budget.sleep,
         )
         response: httpx2.Response = retrying(self._attempt, request, raw, prompt, started)
-        current_call().note_live()
+        current_call().sources.append("live")  # its attempts were noted one by one
         return response
 
     def _attempt(self, request: httpx2.Request, raw: bytes, prompt: int, started: float) -> httpx2.Response:

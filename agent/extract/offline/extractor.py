@@ -14,7 +14,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent.core.arxiv import find_ids, key_of, validate
 from agent.core.labels import ZH_ANSWERS as SAY
@@ -216,15 +216,12 @@ def _fit(item: Item, outline: Outline, doc: SourceDoc, ctx: Context) -> Fit:
     declared = " ".join(
         x for x in (item.fields.get("category", ""), item.index_text, outline.meta.get("category", "")) if x
     )
-    title = item.title
-    if doc.kind == "paper_card":
-        title = outline.meta.get("title", "") or outline.title or title
-        own = outline.meta.get("category", "").strip().lower() == ctx.topic.lower()
-        fit = ctx.profile.fit(title, body, "" if own else declared)
-        if own:
-            return Fit("高", fit.score, fit.against, fit.terms)
-        return fit
-    return ctx.profile.fit(title, body, declared)
+    if doc.kind != "paper_card":
+        return ctx.profile.fit(item.title, body, declared)
+    title = outline.meta.get("title", "") or outline.title or item.title
+    own = outline.meta.get("category", "").strip().lower() == ctx.topic.lower()  # filed under this very topic
+    fit = ctx.profile.fit(title, body, "" if own else declared)
+    return replace(fit, relevance="高") if own else fit
 
 
 def _claim(item: Item, outline: Outline, doc: SourceDoc, ctx: Context, fit: Fit) -> Claim | None:
@@ -595,14 +592,11 @@ class OfflineExtractor:
         at = doc.text.find(part) if part else -1
         return doc if at < 0 else doc.model_copy(update={"text": doc.text[: at + len(part)]})
 
-    def close(self) -> None:
-        """Nothing to release; here so the pipeline can hold any extractor in a `with`."""
-
     def __enter__(self) -> OfflineExtractor:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        """Nothing to release: here so the pipeline can hold any extractor in a `with`."""
 
 
 # the part a request carries, as agent.extract.prompting fences it (its `<document` tags defused)
