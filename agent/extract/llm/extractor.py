@@ -91,20 +91,16 @@ class LLMExtractor:
                 results[futures[future]] = result
                 if on_result is not None:
                     on_result(result)
-        except KeyboardInterrupt:
-            # Ctrl-C: drop the queued requests, stop retries and re-asks in the running ones
+        except BaseException as exc:
+            # Ctrl-C or a failing callback: drop the queued requests, stop retries and re-asks in the running ones
             self.budget.stop()
             pool.shutdown(wait=False, cancel_futures=True)
+            if not isinstance(exc, KeyboardInterrupt):
+                raise
             with contextlib.suppress(Exception):
                 self._close_transport()  # aborts requests in flight rather than waiting out their timeout
             answered = sum(1 for r in results if r is not None and r.extraction is not None)
-            cached = self._store is not None and self.backend in ("live", "record")
-            raise RunInterrupted(answered, len(requests), cached=cached) from None
-        except BaseException:
-            # a failing callback: drop the queued requests instead of running them all
-            self.budget.stop()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+            raise RunInterrupted(answered, len(requests), cached=self._store is not None) from None
         pool.shutdown()
         return [r for r in results if r is not None]
 

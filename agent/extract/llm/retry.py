@@ -79,13 +79,10 @@ def is_retryable_response(response: httpx2.Response) -> bool:
 class RetryTransport(httpx2.BaseTransport):
     """Sends a request to the network until it gets a final answer, counting every attempt.
 
-    Each attempt first reserves a call from the budget and runs under its deadline. The body
-    is read here, so the layers above get a buffered response with the parsed `Exchange`
-    attached when it is a 2xx chat completion: only those are ever cached or recorded. A 2xx
-    that is no chat completion (an HTML page, JSON without choices) is an error at once, and for
-    the rest of the run: asking again would get the same page. After `REFUSALS` refused
-    connections in a row the endpoint is taken as down for the rest of the run, and no further
-    call is tried.
+    Each attempt reserves a call from the budget and runs under its deadline. Only a 2xx chat
+    completion carries an `Exchange` up (only those are cached or recorded); a 2xx that is none
+    (an HTML page) fails this call and every later one, as do `REFUSALS` refused connections in a
+    row: asking again would get the same answer.
     """
 
     def __init__(self, inner: httpx2.BaseTransport, config: LLMConfig, budget: Budget) -> None:

@@ -517,11 +517,9 @@ def _queue(outline: Outline, doc: SourceDoc, ctx: Context) -> FileExtraction:
 class OfflineExtractor:
     """Answers extraction requests from the documents themselves; no network, no key.
 
-    Built with what a request does not carry: the evening's documents by path, the anchor
-    registry and the topic's section of `predigest.toml`. A split document is read once, as far
-    as its requests reach (the parts past `[llm] max_parts` are reported unread, so they are not
-    read here either): its first part answers for all of it and the other parts answer empty
-    (same relevance), so merging the parts gives the document's answer.
+    A split document is read once, as far as its requests reach (parts past `[llm] max_parts`
+    are reported unread, so not read here either): its first part answers for all of it and the
+    others answer empty, so merging the parts gives the document's answer.
     """
 
     def __init__(
