@@ -67,12 +67,6 @@ def response_schema(name: str) -> type[BaseModel]:
     return SharedExtraction if name == SHARED else FileExtraction
 
 
-def schema_hash(schema: type[BaseModel] = FileExtraction) -> str:
-    """Content hash of the extraction schema, so records can tell a schema change from a prompt change."""
-    text = json.dumps(schema.model_json_schema(), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-
-
 def load_template(name: str = "extract", directory: Path = PROMPTS_DIR) -> Template:
     return load_template_file(directory / f"{name}.md", name)
 
@@ -95,15 +89,15 @@ def load_template_file(path: Path, name: str = "") -> Template:
         raise PromptError(
             f"{path} must have exactly a '## system' and a '## user' section", hint="see prompts/extract.md"
         )
-    digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
-    return Template(
-        PromptStamp(
-            meta.get("name", name), meta["version"], digest, schema_hash(response_schema(meta.get("name", name)))
-        ),
-        sections["system"],
-        sections["user"],
-        path,
-    )
+    name = meta.get("name", name)
+    # the schema's hash too, so records can tell a schema change from a prompt change
+    schema = json.dumps(response_schema(name).model_json_schema(), sort_keys=True, ensure_ascii=False)
+    stamp = PromptStamp(name, meta["version"], _sha12(raw), _sha12(schema))
+    return Template(stamp, sections["system"], sections["user"], path)
+
+
+def _sha12(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 # --- requests for documents ---------------------------------------------------------------------
