@@ -28,8 +28,7 @@ from agent.extract.llm.cassettes import CassetteIndex, body_key, completion, fir
 from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.reference import current_request_body
-from agent.extract.llm.retry import RetryTransport
-from agent.extract.llm.transport import RecordTransport, network_transport
+from agent.extract.llm.transport import build_transport
 from schemas.extraction import FileExtraction, SharedExtraction
 
 _ROLE_LINE = re.compile(r"^--- (system|user|assistant|developer) ---\n", re.M)
@@ -113,10 +112,7 @@ def relay_answers(
     with _loopback(keyed, model) as url:
         live = offline.with_(backend="record", base_url=url)
         index = CassetteIndex(config.cassette_dir)
-        budget = Budget(live)
-        chain = RetryTransport(network_transport(url), live, budget)
-        transport = RecordTransport(chain, index, kind="relayed", note=note, date=date)
-        client = build_client(live, transport)
+        client = build_client(live, build_transport(live, Budget(live), index, kind="relayed", note=note, date=date))
         for a in answers:
             request = by_doc[a.doc_path]
             with call_scope(request.doc_path, str(request.prompt)) as call:
