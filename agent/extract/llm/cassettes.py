@@ -324,11 +324,10 @@ class CassetteIndex:
             return CassetteMiss(f"{head}: the directory holds no cassettes", hint=hint, doc=doc)
         same_doc = [c for c in self._by_key.values() if doc and c.provenance.document == doc]
         pool = same_doc or list(self._by_key.values())
-        scored = sorted(
+        differences, nearest = min(
             ((describe_differences(c.exchange.request_body, body), c) for c in pool),
             key=lambda pair: (len(pair[0]), pair[1].path.name),
         )
-        differences, nearest = scored[0]
         which = "same document" if same_doc else f"document {nearest.provenance.document or '?'}"
         what = "; ".join(differences) or "bodies differ only in formatting"
         stamp = ""

@@ -299,9 +299,7 @@ class _Points:
     def feed(self, ln: _Line) -> None:
         h = _heading(ln)
         if h is not None:
-            self.flush_list()
-            self.flush_table()
-            self.close_sub()
+            self.finish()  # a sub-heading closes whatever is open
             _, _, rest = split_number(h[1])
             self.sub_parent = (_title(rest), h[1].strip())
             self.target = self.sub_children
@@ -309,8 +307,7 @@ class _Points:
             self.flush_list()
             self.table.append(ln)
         else:
-            if self.table:
-                self.flush_table()
+            self.flush_table()
             m = _LIST.match(ln.text)
             if m:
                 self.bullet(m)
