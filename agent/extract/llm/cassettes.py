@@ -148,7 +148,7 @@ class Provenance:
     openai: str
     document: str
     note: str = ""
-    part: int | None = None  # 0-based part of a split document; None in cassettes written before it was kept
+    part: int | None = None  # 0-based part of a split document; None when the cassette does not say (see part_of)
 
 
 # what a cassette that does not say (an older one) is taken to hold
