@@ -11,6 +11,7 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -66,12 +67,6 @@ def response_schema(name: str) -> type[BaseModel]:
     return SharedExtraction if name == SHARED else FileExtraction
 
 
-def schema_hash(schema: type[BaseModel] = FileExtraction) -> str:
-    """Content hash of the extraction schema, so records can tell a schema change from a prompt change."""
-    text = json.dumps(schema.model_json_schema(), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-
-
 def load_template(name: str = "extract", directory: Path = PROMPTS_DIR) -> Template:
     return load_template_file(directory / f"{name}.md", name)
 
@@ -94,15 +89,15 @@ def load_template_file(path: Path, name: str = "") -> Template:
         raise PromptError(
             f"{path} must have exactly a '## system' and a '## user' section", hint="see prompts/extract.md"
         )
-    digest = hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
-    return Template(
-        PromptStamp(
-            meta.get("name", name), meta["version"], digest, schema_hash(response_schema(meta.get("name", name)))
-        ),
-        sections["system"],
-        sections["user"],
-        path,
-    )
+    name = meta.get("name", name)
+    # the schema's hash too, so records can tell a schema change from a prompt change
+    schema = json.dumps(response_schema(name).model_json_schema(), sort_keys=True, ensure_ascii=False)
+    stamp = PromptStamp(name, meta["version"], _sha12(raw), _sha12(schema))
+    return Template(stamp, sections["system"], sections["user"], path)
+
+
+def _sha12(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 # --- requests for documents ---------------------------------------------------------------------
@@ -140,19 +135,26 @@ def build_requests(
     """One request per document, or per part of a long one, at most `max_parts` per document: a
     request's `chunks` keeps the true number of parts, so the parts not sent can be reported."""
     llm = llm or ws.config.llm
-    budget = llm.chunk_tokens
     base = {**_topic_values(ws, topic, registry), "date": registry.date.isoformat()}
+    return _requests(
+        docs, template, llm, lambda chunk: {**base, "anchors": format_anchors(registry.relevant_to(chunk))}
+    )
+
+
+def _requests(
+    docs: list[SourceDoc],
+    template: Template,
+    llm: LLMSettings,
+    values: Callable[[str], dict[str, str]],
+    topics: tuple[str, ...] = (),
+) -> list[ExtractionRequest]:
+    """A request per part of each document, its template filled with `values(part)` and the part's own."""
     requests = []
     for doc in docs:
-        chunks = split_sections(doc.text, budget)
+        chunks = split_sections(doc.text, llm.chunk_tokens)
         for i, chunk in enumerate(chunks[: llm.max_parts]):
-            values = {
-                **base,
-                **_doc_values(doc, i, len(chunks), chunk),
-                "anchors": format_anchors(registry.relevant_to(chunk)),
-            }
-            system, user = template.render(values)
-            requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks)))
+            system, user = template.render({**values(chunk), **_doc_values(doc, i, len(chunks), chunk)})
+            requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks), topics))
     return requests
 
 
@@ -206,11 +208,9 @@ def build_shared_requests(
     blocks = "\n\n".join(_topic_block(_topic_values(ws, t, registries[t])) for t in topics)
     date = next(iter(registries.values())).date.isoformat()
     shared = {"topics": blocks, "topic_names": ", ".join(topics), "date": date}
-    requests = []
-    for doc in docs:
-        chunks = split_sections(doc.text, llm.chunk_tokens)
-        for i, chunk in enumerate(chunks[: llm.max_parts]):
-            anchors = "\n".join(f"#### {t}\n{format_anchors(registries[t].relevant_to(chunk))}" for t in topics)
-            system, user = template.render({**shared, **_doc_values(doc, i, len(chunks), chunk), "anchors": anchors})
-            requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks), topics))
-    return requests
+
+    def values(chunk: str) -> dict[str, str]:
+        anchors = "\n".join(f"#### {t}\n{format_anchors(registries[t].relevant_to(chunk))}" for t in topics)
+        return {**shared, "anchors": anchors}
+
+    return _requests(docs, template, llm, values, topics)

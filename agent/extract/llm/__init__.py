@@ -1,20 +1,8 @@
 """The LLM layer: the only package that imports openai / instructor.
 
-Modules:
-
-- config.py     LLMConfig (the [llm] section of agent.core.settings) and the key check
-- client.py     the instructor + openai client and the one extraction call
-- transport.py  the httpx2 transport chain: replay | record -> cache -> retry -> network
-- retry.py      tenacity policy for transport retries (429 / 5xx / timeouts, Retry-After), the
-                endpoint that is down or no API, usage read or estimated
-- network.py    the network under it: each attempt's socket operations bounded by its deadline
-- cassettes.py  canonical request keys, cassette files, the index and its miss diagnosis
-- budget.py     the run's call and cost limit
-- calllog.py    what the transport learns about one request, via a contextvar
-- extractor.py  LLMExtractor, the `agent.extract.Extractor` over all of the above
-- reference.py  the request body the client sends, hand-written expected answers as replayable
-                cassettes, and their re-keying
-- relay.py      a real model's answers obtained elsewhere, recorded over loopback HTTP as `relayed`
+`LLMExtractor` (extractor.py) asks through the real openai client and instructor (client.py) over
+an httpx2 transport chain (transport.py: replay | record -> cache -> retry -> network), so a
+replayed or cached answer takes the same path through the client as a live one.
 """
 
 from __future__ import annotations

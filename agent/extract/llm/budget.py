@@ -1,14 +1,9 @@
 """The run's spending limit: HTTP calls sent and dollars spent, shared by all worker threads.
 
-It is checked at the network edge, just before a request goes out, so cache hits and replays
-are never refused. A call reserves its worst case before it is sent (its prompt's estimate
-plus `WORST_ANSWER_TOKENS` at the configured prices) and settles at what it really cost, so
-the calls in flight together can never pass `max_cost_usd`; a call that would fit once those
-settle waits for them.
-
-The endpoint's own usage figures are read when they are plain non-negative counts; when they
-are missing or not (a server that says `"lots"`), the tokens are estimated from the request
-and the answer, so a cost limit still trips.
+Checked just before a request goes out, so cache hits and replays are never refused. A call
+reserves its worst case (its prompt's estimate plus `WORST_ANSWER_TOKENS`) and settles at what it
+cost, so the calls in flight together never pass `max_cost_usd`. Usage a server does not count
+plainly is estimated (`agent.extract.llm.retry`), so a cost limit still trips.
 """
 
 from __future__ import annotations

@@ -45,10 +45,6 @@ class CallLog:
             self.usages.append(usage)
             self.paid_usages.append(usage)
 
-    def note_live(self) -> None:
-        """The network answered an exchange (its attempts were noted one by one)."""
-        self.sources.append("live")
-
     def note_stored(
         self, source: ExchangeSource, usage: dict[str, Any], latency_s: float = 0.0, cassette: str = ""
     ) -> None:

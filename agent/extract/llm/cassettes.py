@@ -1,16 +1,14 @@
 """Cassettes: one readable JSON file per HTTP exchange, found again by a hash of the request.
 
-The key is the sha256 of the request body re-serialised canonically (sorted keys, compact
-separators). Headers never take part: the openai client's `x-stainless-*` headers change from
-call to call, and they carry the API key. A cassette holds the parsed request and response
-bodies so that a diff in review shows what the model was asked and what it said.
-
-A replay miss is the common failure after a prompt edit, so the index explains it: it names
-the nearest cassette (preferring one of the same document) and which part of the request moved.
+The key is the sha256 of the canonical request body. Headers never take part: the openai client's
+`x-stainless-*` headers change from call to call, and they carry the API key. Bodies are kept
+parsed, so a diff in review shows what the model was asked and what it said. A replay miss (the
+common failure after a prompt edit) names the nearest cassette and which part of the request moved.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -18,7 +16,7 @@ import os
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,19 +30,18 @@ ProvenanceKind = Literal["recorded", "relayed", "reference"]
 _SCHEMA_KEYS = frozenset({"tools", "tool_choice", "response_format", "functions", "function_call"})
 
 
-def canonical_json(body: Any, *, allow_nan: bool = True) -> str:
+def canonical_json(body: Any) -> str:
     """The one serialisation keys are computed from (and compared on)."""
-    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan)
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def request_key(raw: bytes) -> str:
     """sha256 of the canonical request body; a body that is not JSON is hashed as it is. The
     client's own serialisation (key order, spacing) never changes the key."""
     try:
-        data = canonical_json(json.loads(raw)).encode()
+        return body_key(json.loads(raw))
     except ValueError:
-        data = raw
-    return hashlib.sha256(data).hexdigest()
+        return hashlib.sha256(raw).hexdigest()
 
 
 def body_key(body: Any) -> str:
@@ -73,24 +70,6 @@ class Exchange:
     latency_s: float
     model: str  # as the response names it, else as the request asked
     date: str  # ISO date the answer was obtained
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "method": self.method,
-            "path": self.path,
-            "request_body": self.request_body,
-            "status": self.status,
-            "response_body": self.response_body,
-            "usage": self.usage,
-            "latency_s": self.latency_s,
-            "model": self.model,
-            "date": self.date,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Exchange:
-        return cls(**data)
 
 
 def usage_of(response_body: Any) -> dict[str, Any]:
@@ -169,21 +148,11 @@ class Provenance:
     openai: str
     document: str
     note: str = ""
-    part: int | None = None  # 0-based part of a split document; None in cassettes written before it was kept
+    part: int | None = None  # 0-based part of a split document; None when the cassette does not say (see part_of)
 
-    def to_dict(self) -> dict[str, Any]:
-        part = {} if self.part is None else {"part": self.part}
-        return {
-            "kind": self.kind,
-            "model": self.model,
-            "date": self.date,
-            "prompt": self.prompt,
-            "instructor": self.instructor,
-            "openai": self.openai,
-            "document": self.document,
-            "note": self.note,
-            **part,
-        }
+
+# what a cassette that does not say (an older one) is taken to hold
+_NO_PROVENANCE: dict[str, Any] = {f.name: "" for f in fields(Provenance)} | {"kind": "recorded", "part": None}
 
 
 @dataclass(frozen=True)
@@ -211,7 +180,7 @@ def write_cassette(cassette_dir: Path, exchange: Exchange, provenance: Provenanc
     path = cassette_dir / f"{doc_slug(provenance.document)}--{exchange.key[:12]}.json"
     data = {
         "key": exchange.key,
-        "provenance": provenance.to_dict(),
+        "provenance": {k: v for k, v in asdict(provenance).items() if k != "part" or v is not None},
         "request": {"method": exchange.method, "path": exchange.path, "body": exchange.request_body},
         "response": {"status": exchange.status, "body": readable_answer(exchange.response_body)},
         "usage": exchange.usage,
@@ -242,10 +211,8 @@ def _map_answers(body: Any, fn: Any) -> Any:
 
 def _parsed(value: Any) -> Any:
     if isinstance(value, str) and value.lstrip().startswith(("{", "[")):
-        try:
+        with contextlib.suppress(ValueError):
             return json.loads(value)
-        except ValueError:
-            return value
     return value
 
 
@@ -285,17 +252,9 @@ def read_cassette(path: Path) -> Cassette:
         model=prov.get("model", ""),
         date=prov.get("date", ""),
     )
-    provenance = Provenance(
-        kind=prov.get("kind", "recorded"),
-        model=prov.get("model", ""),
-        date=prov.get("date", ""),
-        prompt=prov.get("prompt", ""),
-        instructor=prov.get("instructor", ""),
-        openai=prov.get("openai", ""),
-        document=prov.get("document", ""),
-        note=prov.get("note", ""),
-        part=int(prov["part"]) if isinstance(prov.get("part"), int) else None,
-    )
+    given = {f.name: prov[f.name] for f in fields(Provenance) if isinstance(prov.get(f.name), str)}
+    part = prov.get("part")
+    provenance = Provenance(**{**_NO_PROVENANCE, **given, "part": part if isinstance(part, int) else None})
     return Cassette(path=path, provenance=provenance, exchange=exchange)
 
 
@@ -308,8 +267,7 @@ class CassetteIndex:
     """
 
     root: Path
-    _by_key: dict[str, Cassette] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _by_key: dict[str, Cassette] = field(default_factory=dict)  # one dict write per add: safe across threads
 
     @classmethod
     def load(cls, root: Path) -> CassetteIndex:
@@ -334,15 +292,11 @@ class CassetteIndex:
                 index._by_key[cassette.exchange.key] = cassette
         return index
 
-    def __len__(self) -> int:
-        return len(self._by_key)
-
     def get(self, key: str) -> Cassette | None:
         return self._by_key.get(key)
 
     def add(self, cassette: Cassette) -> None:
-        with self._lock:
-            self._by_key[cassette.exchange.key] = cassette
+        self._by_key[cassette.exchange.key] = cassette
 
     def all(self) -> list[Cassette]:
         return list(self._by_key.values())
@@ -370,11 +324,10 @@ class CassetteIndex:
             return CassetteMiss(f"{head}: the directory holds no cassettes", hint=hint, doc=doc)
         same_doc = [c for c in self._by_key.values() if doc and c.provenance.document == doc]
         pool = same_doc or list(self._by_key.values())
-        scored = sorted(
+        differences, nearest = min(
             ((describe_differences(c.exchange.request_body, body), c) for c in pool),
             key=lambda pair: (len(pair[0]), pair[1].path.name),
         )
-        differences, nearest = scored[0]
         which = "same document" if same_doc else f"document {nearest.provenance.document or '?'}"
         what = "; ".join(differences) or "bodies differ only in formatting"
         stamp = ""
@@ -431,14 +384,14 @@ def describe_differences(old: Any, new: Any) -> list[str]:
     old_sys, old_user, old_rest = _split_messages(old.get("messages"))
     new_sys, new_user, new_rest = _split_messages(new.get("messages"))
     if old_sys != new_sys:
-        out.append(f"system prompt changed ({_first_difference(old_sys, new_sys)})")
+        out.append(f"system prompt changed ({first_difference(old_sys, new_sys)})")
     if old_user != new_user:
-        out.append(f"document changed (user message; {_first_difference(old_user, new_user)})")
+        out.append(f"document changed (user message; {first_difference(old_user, new_user)})")
     if old_rest != new_rest:
         if len(old_rest) != len(new_rest):
             out.append(f"re-ask turns differ ({len(old_rest)} -> {len(new_rest)} messages after the document)")
         else:  # e.g. another validation error text (pydantic puts its version in the error URL)
-            diff = _first_difference(canonical_json(old_rest), canonical_json(new_rest))
+            diff = first_difference(canonical_json(old_rest), canonical_json(new_rest))
             out.append(f"re-ask turns differ ({diff})")
     schema = sorted(k for k in _SCHEMA_KEYS if old.get(k) != new.get(k))
     if schema:
@@ -473,7 +426,7 @@ def _split_messages(messages: Any) -> tuple[str, str, list[Any]]:
     return "\n".join(system), user, rest
 
 
-def _first_difference(old: str, new: str, context: int = 24) -> str:
+def first_difference(old: str, new: str, context: int = 24) -> str:
     """'at char N: "…old…" -> "…new…"' around where two texts first part ways."""
     i = 0
     for i, (a, b) in enumerate(zip(old, new, strict=False)):  # noqa: B007
@@ -500,3 +453,18 @@ def answer_message(body: Any, text: str, call_id: str) -> tuple[dict[str, Any], 
         call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
         return {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
     return {"role": "assistant", "content": text}, "stop"
+
+
+def completion(body: Any, text: str, model: str, tag: str, created: int = 0, usage: Any = None) -> dict[str, Any]:
+    """The chat completion that carries `text` unchanged as the answer to `body`, with ids made
+    from `tag`; without `usage` when the tokens spent were not reported with the answer."""
+    kind, _, n = tag.partition("-")
+    message, finish = answer_message(body, text, f"call_{kind}_{n}")
+    return {
+        "id": f"chatcmpl-{tag}",
+        "object": "chat.completion",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        **({} if usage is None else {"usage": usage}),
+    }

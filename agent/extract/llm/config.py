@@ -1,13 +1,13 @@
 """The LLM layer's settings are the `[llm]` section of the one settings model (`agent.core.settings`).
 
-`LLMConfig` is that model under the name the LLM layer has always used; nothing in `agent.extract.llm`
-reads the environment, so tests and the eval can build one by hand.
+Nothing in `agent.extract.llm` reads the environment, so tests and the eval can build an `LLMConfig`
+by hand.
 """
 
 from __future__ import annotations
 
 from agent.core.errors import PredigestError
-from agent.core.settings import Backend, EffectiveBackend, LLMSettings, Mode, default_cache_dir
+from agent.core.settings import LLMSettings
 
 LLMConfig = LLMSettings
 
@@ -21,13 +21,3 @@ def require_key(config: LLMSettings) -> None:
             f"backend {backend!r} needs an API key",
             hint="set OPENAI_API_KEY (any non-empty value for a local server without auth)",
         )
-
-
-__all__ = [
-    "Backend",
-    "EffectiveBackend",
-    "LLMConfig",
-    "Mode",
-    "default_cache_dir",
-    "require_key",
-]

@@ -14,8 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -52,13 +51,9 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 class LLMExtractor:
-    """Answers extraction requests through instructor + openai over our transport chain.
+    """Answers extraction requests through instructor + openai over our transport chain."""
 
-    `network` replaces the real HTTP transport (tests hand in a loopback one if they wish;
-    the default is the network, with the environment's proxy).
-    """
-
-    def __init__(self, config: LLMConfig, *, network: httpx2.BaseTransport | None = None) -> None:
+    def __init__(self, config: LLMConfig) -> None:
         self.config = config
         self.backend = config.effective_backend
         self.budget = Budget(config)
@@ -75,7 +70,6 @@ class LLMExtractor:
         require_key(config)  # before any call, though the client is built only when first needed
         # opened now: a cache folder that cannot be written is an error before any call
         self._store = open_cache(config.cache_dir) if self.backend in ("live", "record") else None
-        self._network = network
         self._transport: httpx2.BaseTransport | None = None  # built with the client
         self._client: instructor.Instructor | None = None
         self._client_lock = threading.Lock()
@@ -97,20 +91,16 @@ class LLMExtractor:
                 results[futures[future]] = result
                 if on_result is not None:
                     on_result(result)
-        except KeyboardInterrupt:
-            # Ctrl-C: drop the queued requests, stop retries and re-asks in the running ones
+        except BaseException as exc:
+            # Ctrl-C or a failing callback: drop the queued requests, stop retries and re-asks in the running ones
             self.budget.stop()
             pool.shutdown(wait=False, cancel_futures=True)
+            if not isinstance(exc, KeyboardInterrupt):
+                raise
             with contextlib.suppress(Exception):
                 self._close_transport()  # aborts requests in flight rather than waiting out their timeout
             answered = sum(1 for r in results if r is not None and r.extraction is not None)
-            cached = self._store is not None and self.backend in ("live", "record")
-            raise RunInterrupted(answered, len(requests), cached=cached) from None
-        except BaseException:
-            # a failing callback: drop the queued requests instead of running them all
-            self.budget.stop()
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+            raise RunInterrupted(answered, len(requests), cached=self._store is not None) from None
         pool.shutdown()
         return [r for r in results if r is not None]
 
@@ -136,7 +126,7 @@ class LLMExtractor:
                     write()
             except Exception as exc:  # one document's failure must not stop the run
                 error = describe_failure(exc, log, self.config)
-                budget_hit = _find(exc, BudgetExceeded) is not None
+                budget_hit = find_cause(exc, BudgetExceeded) is not None
         elapsed = time.monotonic() - started
         return ExtractionResult(
             request=request,
@@ -152,9 +142,7 @@ class LLMExtractor:
                 from agent.extract.llm.client import build_client
                 from agent.extract.llm.transport import build_transport
 
-                self._transport = build_transport(
-                    self.config, self.budget, self._index, cache=self._store, network=self._network
-                )
+                self._transport = build_transport(self.config, self.budget, self._index, cache=self._store)
                 self._client = build_client(self.config, self._transport)
             return self._client
 
@@ -166,22 +154,18 @@ class LLMExtractor:
     def _record(
         self, request: ExtractionRequest, log: CallLog, elapsed: float, error: str, budget_hit: bool
     ) -> CallRecord:
-        source = self._source(log, budget_hit)
-        input_tokens = sum(token_counts(u)[0] for u in log.usages)
-        output_tokens = sum(token_counts(u)[1] for u in log.usages)
-        paid_in = sum(token_counts(u)[0] for u in log.paid_usages)
-        paid_out = sum(token_counts(u)[1] for u in log.paid_usages)
-        paid_cached = sum(cached_tokens(u) for u in log.paid_usages)
+        input_tokens, output_tokens, cached = _totals(log.usages)
+        paid_in, paid_out, paid_cached = _totals(log.paid_usages)
         replayed = bool(log.sources) and all(s == "cassette" for s in log.sources)
         return CallRecord(
             doc_path=request.doc_path,
             chunk=request.chunk,
-            source=source,
+            source=self._source(log, budget_hit),
             model=self.config.model,
             attempts=log.attempts,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
-            cached_tokens=sum(cached_tokens(u) for u in log.usages),
+            cached_tokens=cached,
             # what this run paid: answers from the cache or a cassette cost nothing tonight
             cost_usd=round(self.config.cost_usd(paid_in, paid_out, cached_tokens=paid_cached), 6),
             latency_s=round(log.recorded_latency_s if replayed else elapsed, 3),
@@ -212,13 +196,14 @@ class LLMExtractor:
     def __enter__(self) -> LLMExtractor:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _totals(usages: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """(input, output, cached) tokens over `usages`."""
+    counts = [(*token_counts(u), cached_tokens(u)) for u in usages]
+    return sum(c[0] for c in counts), sum(c[1] for c in counts), sum(c[2] for c in counts)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -231,11 +216,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-def _find(exc: BaseException, kind: type[_E]) -> _E | None:
-    for link in _chain(exc):
-        if isinstance(link, kind):
-            return link
-    return None
+def find_cause(exc: BaseException, kind: type[_E]) -> _E | None:
+    """The first of `exc` and its causes that is a `kind`."""
+    return next((link for link in _chain(exc) if isinstance(link, kind)), None)
 
 
 def describe_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
@@ -246,19 +229,19 @@ def describe_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str
 def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
     import openai  # only here, on a failure, which comes from the client (already imported)
 
-    attempts = f"after {log.attempts} attempt{'s' if log.attempts != 1 else ''}"
+    attempts = _after(log.attempts)
     answered = _answer_failure(exc, log, config)
     if answered:
         return answered
-    status = _find(exc, openai.APIStatusError)
+    status = find_cause(exc, openai.APIStatusError)
     if status is not None:
         return f"HTTP {status.status_code} from {config.base_url} {attempts}: {status.message}"[:400]
-    if _find(exc, openai.APITimeoutError) is not None:
+    if find_cause(exc, openai.APITimeoutError) is not None:
         return (
             f"timed out {attempts} ({config.timeout_s:g}s each, {config.max_total_s:g}s in all)"
             " — raise timeout_s / max_total_s, or check the server"
         )
-    if _find(exc, openai.APIConnectionError) is not None:
+    if find_cause(exc, openai.APIConnectionError) is not None:
         cause = _chain(exc)[-1]
         return f"could not reach {config.base_url} {attempts}: {type(cause).__name__}: {cause}"[:400]
     return f"{type(exc).__name__}: {exc}"[:400]
@@ -269,25 +252,25 @@ def _answer_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
     attempts) and from our own errors; "" when nothing came back."""
     from instructor.core import InstructorRetryException
 
-    attempts = f"after {log.attempts} attempt{'s' if log.attempts != 1 else ''}"
-    retried = _find(exc, InstructorRetryException)
+    attempts = _after(log.attempts)
+    retried = find_cause(exc, InstructorRetryException)
     last = retried.failed_attempts[-1].exception if retried is not None and retried.failed_attempts else None
-    invalid = _find(last, ValidationError) if last is not None else None
-    ours = _find(exc, LLMError)
+    invalid = find_cause(last, ValidationError) if last is not None else None
+    ours = find_cause(exc, LLMError)
     if invalid is not None and isinstance(ours, CassetteMiss):  # the re-ask of an invalid answer was not recorded
         return f"the recorded answer does not fit the schema ({_summary(invalid)}) and no cassette holds its re-ask" + (
             " — re-record this document with --backend record, or fix the cassette's answer if it is a reference one"
         )
     if ours is not None:
         return str(ours)
-    invalid = invalid or _find(exc, ValidationError)
+    invalid = invalid or find_cause(exc, ValidationError)
     if invalid is not None:
         answers = retried.n_attempts if retried is not None else log.attempts
         return (
-            f"the answer never fit the schema after {answers} attempt{'s' if answers != 1 else ''}"
+            f"the answer never fit the schema {_after(answers)}"
             f" ({_summary(invalid)}) — try another model, or mode 'json_schema' / 'tools'"
         )
-    not_json = _find(exc, json.JSONDecodeError)
+    not_json = find_cause(exc, json.JSONDecodeError)
     if not_json is not None:
         return (
             f"the endpoint's reply is not JSON {attempts} ({not_json.msg}; starts "
@@ -299,6 +282,10 @@ def _answer_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
             f" {config.base_url} points at an OpenAI-compatible chat completions API and that the model is right"
         )
     return ""
+
+
+def _after(attempts: int) -> str:
+    return f"after {attempts} attempt{'s' if attempts != 1 else ''}"
 
 
 def _summary(invalid: ValidationError) -> str:

@@ -1,12 +1,9 @@
-"""The network at the bottom of the transport chain: httpcore's connection pool over sockets
-whose every connect, write and read waits at most until the deadline of the attempt it serves.
+"""The network at the bottom of the transport chain: sockets bounded by the attempt's deadline.
 
-A read timeout alone does not bound an attempt: it restarts on each byte, so a server that
-sends one byte a second keeps a call alive for ever. `RetryTransport` opens a `deadline` around
-each attempt (its `timeout_s`, cut to what is left of `max_total_s`); each socket operation
-under it waits no longer than the time left, so the bound holds while reading, not only between
-attempts. Timeouts and network errors are raised as httpx2's own, which the retry policy and
-the openai client already understand.
+A read timeout alone does not bound an attempt: it restarts on each byte, so a server that sends
+one byte a second keeps a call alive for ever. `RetryTransport` opens a `deadline` around each
+attempt (`timeout_s`, cut to what is left of `max_total_s`), and every connect, write and read
+under it waits no longer than the time left. Errors are httpx2's own, as the layers above expect.
 """
 
 from __future__ import annotations
@@ -22,24 +19,6 @@ import httpcore2
 import httpx2
 
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("predigest_deadline", default=None)
-
-# httpcore's errors as httpx2's (most specific first): what the layers above catch and retry.
-_ERRORS: tuple[tuple[type[Exception], type[httpx2.HTTPError]], ...] = (
-    (httpcore2.ConnectTimeout, httpx2.ConnectTimeout),
-    (httpcore2.ReadTimeout, httpx2.ReadTimeout),
-    (httpcore2.WriteTimeout, httpx2.WriteTimeout),
-    (httpcore2.PoolTimeout, httpx2.PoolTimeout),
-    (httpcore2.TimeoutException, httpx2.TimeoutException),
-    (httpcore2.ConnectError, httpx2.ConnectError),
-    (httpcore2.ReadError, httpx2.ReadError),
-    (httpcore2.WriteError, httpx2.WriteError),
-    (httpcore2.NetworkError, httpx2.NetworkError),
-    (httpcore2.ProxyError, httpx2.ProxyError),
-    (httpcore2.UnsupportedProtocol, httpx2.UnsupportedProtocol),
-    (httpcore2.RemoteProtocolError, httpx2.RemoteProtocolError),
-    (httpcore2.LocalProtocolError, httpx2.LocalProtocolError),
-    (httpcore2.ProtocolError, httpx2.ProtocolError),
-)
 
 
 @contextmanager
@@ -111,36 +90,13 @@ class _BoundedBackend(httpcore2.NetworkBackend):
         self._inner.sleep(seconds)
 
 
-@contextmanager
-def _as_httpx() -> Iterator[None]:
-    try:
-        yield
-    except Exception as exc:
-        kind = next((theirs for ours, theirs in _ERRORS if isinstance(exc, ours)), None)
-        if kind is None:
-            raise
-        raise kind(str(exc)) from exc
-
-
-class _Body(httpx2.SyncByteStream):
-    def __init__(self, inner: Iterable[bytes]) -> None:
-        self._inner = inner
-
-    def __iter__(self) -> Iterator[bytes]:
-        with _as_httpx():
-            yield from self._inner
-
-    def close(self) -> None:
-        close = getattr(self._inner, "close", None)
-        if close is not None:
-            close()
-
-
-class BoundedNetwork(httpx2.BaseTransport):
-    """HTTP(S) over the network, directly or through an HTTP proxy, each request's socket
-    operations bounded by the `deadline` it runs under."""
+class BoundedNetwork(httpx2.HTTPTransport):
+    """httpx2's own transport (its request mapping, its errors) over a connection pool whose
+    socket operations are bounded by the `deadline` each request runs under, directly or
+    through an HTTP proxy."""
 
     def __init__(self, proxy: str | None = None) -> None:
+        # not super().__init__(): it would build a pool of its own; handle_request and close use this one
         self._pool = httpcore2.ConnectionPool(
             ssl_context=httpx2.create_ssl_context(),
             proxy=httpcore2.Proxy(proxy) if proxy else None,
@@ -149,23 +105,3 @@ class BoundedNetwork(httpx2.BaseTransport):
             keepalive_expiry=5.0,
             network_backend=_BoundedBackend(),
         )
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        assert isinstance(request.stream, httpx2.SyncByteStream)
-        url = request.url
-        core = httpcore2.Request(
-            method=request.method,
-            url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path),
-            headers=request.headers.raw,
-            content=request.stream,
-            extensions=request.extensions,
-        )
-        with _as_httpx():
-            answer = self._pool.handle_request(core)
-        assert isinstance(answer.stream, Iterable)
-        return httpx2.Response(
-            status_code=answer.status, headers=answer.headers, stream=_Body(answer.stream), extensions=answer.extensions
-        )
-
-    def close(self) -> None:
-        self._pool.close()

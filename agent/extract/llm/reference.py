@@ -1,13 +1,9 @@
 """Reference cassettes: an extraction written by hand as the expected answer, replayable.
 
-A reference cassette is made by driving the real instructor + openai client through a
-transport that answers with the given extraction, shaped as the mode requires (a tool call
-for `tools`, message content for `json_schema`). So its request body is byte for byte what the
-extractor will send, and replaying it goes through the same parsing as a recorded one. Its
-provenance says `reference`, never `recorded`: nobody should mistake it for a model's answer.
-
-After a prompt edit, `rekey_reference_cassettes` re-derives every reference cassette whose
-request changed (keeping its answer); recorded cassettes cannot be re-derived and are reported.
+The real client is driven through a transport that answers with the extraction, so the request
+body is byte for byte what the extractor sends and a replay parses it as it parses a recorded one.
+Its provenance says `reference`: nobody should take it for a model's answer. After a prompt edit,
+`rekey_reference_cassettes` re-derives the reference cassettes whose request changed.
 """
 
 from __future__ import annotations
@@ -32,17 +28,17 @@ from agent.extract.llm.cassettes import (
     Cassette,
     CassetteIndex,
     Exchange,
-    answer_message,
     body_key,
     canonical_json,
+    completion,
     describe_differences,
     prefix_cached_tokens,
     prompt_text,
-    request_key,
     today,
 )
 from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
+from agent.extract.llm.extractor import find_cause
 from agent.extract.llm.transport import RecordTransport, exchange_response
 from agent.extract.prompting import SHARED
 from schemas.extraction import FileExtraction, SharedExtraction
@@ -59,26 +55,18 @@ def reference_completion(
     """The chat completion a model would have returned with `extraction` as its answer, created on
     `date` (today if not given); its usage is estimated, with `cached` of the prompt tokens said
     to come from the provider's prompt cache."""
-    key = body_key(body)
     arguments = extraction.model_dump_json()
-    message, finish = answer_message(body, arguments, f"call_ref_{key[:12]}")
     prompt_tokens = estimate_tokens(canonical_json(body))
     completion_tokens = estimate_tokens(arguments)
     details = {"prompt_tokens_details": {"cached_tokens": min(cached, prompt_tokens)}} if cached else {}
     created = int(dt.datetime.combine(dt.date.fromisoformat(date or today()), dt.time(), tzinfo=dt.UTC).timestamp())
-    return {
-        "id": f"chatcmpl-ref-{key[:12]}",
-        "object": "chat.completion",
-        "created": created,
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-            **details,
-        },
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        **details,
     }
+    return completion(body, arguments, model, f"ref-{body_key(body)[:12]}", created, usage)
 
 
 def extraction_from_completion(body: Any) -> FileExtraction:
@@ -97,33 +85,28 @@ def _answer_text(body: Any) -> str:
     return calls[0]["function"]["arguments"] if calls else message.get("content") or ""
 
 
-class _AnswerTransport(httpx2.BaseTransport):
-    """Answers every request with the reference extraction; never touches the network."""
+def _answering(extraction: Answer, model: str, cached: int, date: str) -> httpx2.BaseTransport:
+    """A transport that answers every request with `extraction`; never touches the network."""
 
-    def __init__(self, extraction: Answer, model: str, cached: int = 0, date: str = "") -> None:
-        self._extraction = extraction
-        self._model = model
-        self._cached = cached
-        self._date = date or today()
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        raw = request.read()
-        body = json.loads(raw)
-        answer = reference_completion(body, self._extraction, self._model, self._cached, self._date)
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        reply = reference_completion(body, extraction, model, cached, date)
         return exchange_response(
             Exchange(
-                key=request_key(raw),
+                key=body_key(body),
                 method=request.method,
                 path=request.url.path,
                 request_body=body,
                 status=200,
-                response_body=answer,
-                usage=answer["usage"],
+                response_body=reply,
+                usage=reply["usage"],
                 latency_s=0.0,
-                model=self._model,
-                date=self._date,
+                model=model,
+                date=date,
             )
         )
+
+    return httpx2.MockTransport(answer)
 
 
 class _Captured(Exception):
@@ -132,11 +115,9 @@ class _Captured(Exception):
         self.body = body
 
 
-class _CaptureTransport(httpx2.BaseTransport):
+def _stop_with_body(request: httpx2.Request) -> httpx2.Response:
     """Stops at the first request, keeping its body: what the extractor would send now."""
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        raise _Captured(json.loads(request.read()))
+    raise _Captured(json.loads(request.content))
 
 
 def _offline(config: LLMConfig) -> LLMConfig:
@@ -152,7 +133,7 @@ def current_request_body(request: ExtractionRequest, config: LLMConfig) -> Any:
 def current_request_bodies(requests: Iterable[ExtractionRequest], config: LLMConfig) -> Iterator[Any]:
     """The body the extractor would send for each of `requests`, in order, without sending any:
     the real client is driven up to the transport, which keeps the body and stops."""
-    client = build_client(_offline(config), _CaptureTransport())
+    client = build_client(_offline(config), httpx2.MockTransport(_stop_with_body))
     for request in requests:
         yield _capture(client, request, config)
 
@@ -162,12 +143,10 @@ def _capture(client: instructor.Instructor, request: ExtractionRequest, config: 
         try:
             create_extraction(client, request, config, max_retries=0)
         except Exception as exc:
-            link: BaseException | None = exc
-            while link is not None:
-                if isinstance(link, _Captured):
-                    return link.body
-                link = link.__cause__ or link.__context__
-            raise
+            captured = find_cause(exc, _Captured)
+            if captured is None:
+                raise
+            return captured.body
     raise PredigestError("the client sent no request", hint="this is a bug in predigest")
 
 
@@ -188,7 +167,7 @@ def write_reference_cassette(
         bodies = [prompt_text(b) for b in current_request_bodies([*earlier, request], config)]
         cached = prefix_cached_tokens(bodies[-1], bodies[:-1])
     index = CassetteIndex(config.cassette_dir)  # an empty index: always write
-    answers = _AnswerTransport(extraction, config.model, cached, date)
+    answers = _answering(extraction, config.model, cached, date or today())
     transport = RecordTransport(answers, index, kind="reference", note=note)
     client = build_client(_offline(config), transport)
     with call_scope(request.doc_path, str(request.prompt)) as call:
@@ -268,14 +247,17 @@ def _stale(cassettes: list[Cassette], request: ExtractionRequest, config: LLMCon
     if not cassettes:
         return []
     current = current_request_body(request, config)
-    turns = len(request.messages)
     out = []
     for cassette in cassettes:
-        body = cassette.exchange.request_body
-        opening = {**body, "messages": body.get("messages", [])[:turns]} if isinstance(body, dict) else body
+        opening = _opening(cassette.exchange.request_body, len(request.messages))
         if opening != current:
             out.append((cassette, "; ".join(describe_differences(opening, current))))
     return out
+
+
+def _opening(body: Any, turns: int) -> Any:
+    """A request body cut to its first `turns` messages: a re-ask opens with the request it corrects."""
+    return {**body, "messages": body.get("messages", [])[:turns]} if isinstance(body, dict) else body
 
 
 def _same_shape(cassettes: list[Cassette], request: ExtractionRequest) -> list[Cassette]:
@@ -314,12 +296,8 @@ def check_requests(requests: list[ExtractionRequest], config: LLMConfig) -> Requ
         hit = index.get(body_key(current))
         if hit is not None:
             answered.append(name)
-            used.add(hit.path)
-            turns = len(request.messages)
-            for c in index.all():  # the re-asks that continue this very request
-                body = c.exchange.request_body
-                if isinstance(body, dict) and {**body, "messages": body.get("messages", [])[:turns]} == current:
-                    used.add(c.path)
+            turns = len(request.messages)  # its cassette, and those of the re-asks that continue it
+            used.update(c.path for c in index.all() if _opening(c.exchange.request_body, turns) == current)
             continue
         old = index.stale(request.doc_path, request.chunk)
         if old is not None:

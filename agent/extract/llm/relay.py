@@ -1,23 +1,18 @@
 """Relayed cassettes: a real model's answers, obtained elsewhere, stored as real HTTP exchanges.
 
-Where no endpoint is reachable, a model's answers to our exact prompt can still be obtained
-outside (someone pastes the printed messages into a model and saves each answer). To make them
-replayable without pretending anything, `relay_answers` starts a small OpenAI-compatible server
-on loopback that returns each saved answer, byte for byte, to the request it answered, and runs
-the real record path against it (openai client + instructor + our transport chain). The
-cassettes it writes say `relayed`, with the model as described by whoever obtained the answers
-and the date they were obtained.
-
-A saved answer only belongs to one request: the one whose messages the model saw. Each request
-is checked against the printed prompt the model was shown (`predigest prompt show` output), and
-a request that differs is refused: after a prompt change the relayed set is replayed as stale
-answers, never re-keyed.
+Someone pastes the printed messages into a model and saves each answer. `relay_answers` serves
+those answers, byte for byte, from an OpenAI-compatible server on loopback and runs the real
+record path against it (openai client, instructor, our transport chain); the cassettes say
+`relayed`, with the model and date given by whoever obtained the answers. A saved answer belongs
+only to the request whose messages the model saw (its `predigest prompt show` printout): one that
+differs is refused, and after a prompt change the relayed set replays as stale, never re-keyed.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -29,48 +24,22 @@ from agent.core.errors import PredigestError
 from agent.extract import ExtractionRequest
 from agent.extract.llm.budget import Budget
 from agent.extract.llm.calllog import call_scope
-from agent.extract.llm.cassettes import CassetteIndex, answer_message, body_key
+from agent.extract.llm.cassettes import CassetteIndex, body_key, completion, first_difference
 from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.reference import current_request_body
-from agent.extract.llm.retry import RetryTransport
-from agent.extract.llm.transport import RecordTransport, network_transport
+from agent.extract.llm.transport import build_transport
 from schemas.extraction import FileExtraction, SharedExtraction
 
-_ROLE_LINE = "--- {} ---"
+_ROLE_LINE = re.compile(r"^--- (system|user|assistant|developer) ---\n", re.M)
 
 
 def read_printed_prompt(text: str) -> list[dict[str, str]]:
-    """The messages of a `predigest prompt show` printout: a `# prompt …` header line, then for
-    each message a `--- role ---` line and its content (the printer ends each with a newline)."""
-    lines = text.split("\n")
-    if lines and lines[0].startswith("# prompt "):
-        lines = lines[1:]
-    messages: list[dict[str, str]] = []
-    body: list[str] = []
-    for line in lines:
-        role = _role_of(line)
-        if role:
-            if messages:
-                messages[-1]["content"] = _content(body)
-            messages.append({"role": role, "content": ""})
-            body = []
-        else:
-            body.append(line)
-    if messages:
-        messages[-1]["content"] = _content(body)
-    return messages
-
-
-def _role_of(line: str) -> str:
-    for role in ("system", "user", "assistant", "developer"):
-        if line == _ROLE_LINE.format(role):
-            return role
-    return ""
-
-
-def _content(lines: list[str]) -> str:
-    return "\n".join(lines).removesuffix("\n")
+    """The messages of a `predigest prompt show` printout: after its `#` header lines, for each
+    message a `--- role ---` line and its content, which the printer ends with a newline."""
+    parts = _ROLE_LINE.split(text + "\n")[1:]  # each body then ends with its last line's newline
+    roles, bodies = parts[::2], parts[1::2]
+    return [{"role": r, "content": b[:-1].removesuffix("\n")} for r, b in zip(roles, bodies, strict=True)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,19 +49,6 @@ class RelayedAnswer:
     doc_path: str
     text: str
     shown: list[dict[str, str]] | None = None  # None: no printout to check the request against
-
-
-def _completion(body: dict[str, Any], text: str, model: str, n: int) -> dict[str, Any]:
-    """The chat completion that carries `text` unchanged, shaped for the request's mode. No
-    `usage`: the tokens the model spent were not reported with the answer."""
-    message, finish = answer_message(body, text, f"call_relay_{n}")
-    return {
-        "id": f"chatcmpl-relay-{n}",
-        "object": "chat.completion",
-        "created": 0,
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-    }
 
 
 @contextmanager
@@ -112,7 +68,7 @@ def _loopback(answers: Mapping[str, str], model: str) -> Iterator[str]:
             if text is None:
                 status, reply = 404, {"error": {"message": "no saved answer for this request"}}
             else:
-                status, reply = 200, _completion(body, text, model, next(served))
+                status, reply = 200, completion(body, text, model, f"relay-{next(served)}")
             payload = json.dumps(reply, ensure_ascii=False).encode()
             self.send_response(status)
             self.send_header("content-type", "application/json")
@@ -156,10 +112,7 @@ def relay_answers(
     with _loopback(keyed, model) as url:
         live = offline.with_(backend="record", base_url=url)
         index = CassetteIndex(config.cassette_dir)
-        budget = Budget(live)
-        chain = RetryTransport(network_transport(url), live, budget, model=model)
-        transport = RecordTransport(chain, index, kind="relayed", note=note, date=date)
-        client = build_client(live, transport)
+        client = build_client(live, build_transport(live, Budget(live), index, kind="relayed", note=note, date=date))
         for a in answers:
             request = by_doc[a.doc_path]
             with call_scope(request.doc_path, str(request.prompt)) as call:
@@ -204,8 +157,6 @@ def _message_difference(shown: list[dict[str, str]], sent: list[dict[str, str]])
     if [m.get("role") for m in shown] != [m.get("role") for m in sent]:
         return f"the model was shown {len(shown)} message(s), the request has {len(sent)}"
     for old, new in zip(shown, sent, strict=True):
-        a, b = old.get("content", ""), new.get("content", "")
-        if a != b:
-            i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-            return f"the {new['role']} message differs at char {i}: shown {a[i : i + 30]!r}, request {b[i : i + 30]!r}"
+        if old.get("content") != new.get("content"):
+            return f"the {new['role']} message differs {first_difference(old.get('content', ''), new['content'])}"
     return "the messages differ"

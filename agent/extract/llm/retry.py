@@ -13,8 +13,6 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -78,70 +76,19 @@ def is_retryable_response(response: httpx2.Response) -> bool:
     return response.status_code in _RETRY_STATUSES or response.status_code >= 500
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Exponential backoff with jitter, bounded in attempts and in total time; each attempt
-    bounded by `timeout_s` from its first byte sent to its last byte read."""
-
-    max_attempts: int
-    max_total_s: float
-    backoff_initial_s: float
-    backoff_max_s: float
-    timeout_s: float
-
-    @classmethod
-    def from_config(cls, config: LLMConfig) -> RetryPolicy:
-        return cls(
-            max_attempts=config.max_attempts,
-            max_total_s=config.max_total_s,
-            backoff_initial_s=config.backoff_initial_s,
-            backoff_max_s=config.backoff_max_s,
-            timeout_s=config.timeout_s,
-        )
-
-    def wait_s(self, state: RetryCallState) -> float:
-        """The server's `Retry-After` when it gave one, else our backoff."""
-        outcome = state.outcome
-        if outcome is not None and not outcome.failed:
-            asked = retry_after_s(outcome.result().headers)
-            if asked is not None:
-                return asked
-        backoff = wait_exponential_jitter(
-            multiplier=self.backoff_initial_s, max=self.backoff_max_s, jitter=self.backoff_initial_s
-        )
-        return backoff(state)
-
-    def retrying(self, sleep: Callable[[float], None], give_up: Callable[[RetryCallState], Any]) -> Retrying:
-        # stop_before_delay: give up rather than start a wait that would end past the bound
-        # (a Retry-After longer than the time left fails now, not after sleeping).
-        return Retrying(
-            stop=stop_after_attempt(self.max_attempts) | stop_before_delay(self.max_total_s),
-            wait=self.wait_s,
-            retry=retry_if_exception_type(RETRY_EXCEPTIONS) | retry_if_result(is_retryable_response),
-            retry_error_callback=give_up,
-            reraise=True,
-            sleep=sleep,
-        )
-
-
 class RetryTransport(httpx2.BaseTransport):
     """Sends a request to the network until it gets a final answer, counting every attempt.
 
-    Each attempt first reserves a call from the budget and runs under its deadline. The body
-    is read here, so the layers above get a buffered response with the parsed `Exchange`
-    attached when it is a 2xx chat completion: only those are ever cached or recorded. A 2xx
-    that is no chat completion (an HTML page, JSON without choices) is an error at once, and for
-    the rest of the run: asking again would get the same page. After `REFUSALS` refused
-    connections in a row the endpoint is taken as down for the rest of the run, and no further
-    call is tried.
+    Each attempt reserves a call from the budget and runs under its deadline. Only a 2xx chat
+    completion carries an `Exchange` up (only those are cached or recorded); a 2xx that is none
+    (an HTML page) fails this call and every later one, as do `REFUSALS` refused connections in a
+    row: asking again would get the same answer.
     """
 
-    def __init__(self, inner: httpx2.BaseTransport, config: LLMConfig, budget: Budget, *, model: str = "") -> None:
+    def __init__(self, inner: httpx2.BaseTransport, config: LLMConfig, budget: Budget) -> None:
         self._inner = inner
-        self._policy = RetryPolicy.from_config(config)
+        self._config = config
         self._budget = budget
-        self._model = model or config.model
-        self._base_url = config.base_url
         self._refused = 0  # connections refused in a row, across the run's threads
         self._refusal = ""  # what the last one said
         self._not_an_api: LLMError | None = None  # a 2xx that was no chat completion: the same for every call
@@ -151,9 +98,19 @@ class RetryTransport(httpx2.BaseTransport):
         raw = request.read()
         prompt = _prompt_tokens(raw)
         started = time.monotonic()
-        retrying = self._policy.retrying(self._budget.sleep, self._give_up)
+        cfg = self._config
+        # stop_before_delay: give up rather than start a wait that would end past the bound
+        # (a Retry-After longer than the time left fails now, not after sleeping)
+        retrying = Retrying(
+            stop=stop_after_attempt(cfg.max_attempts) | stop_before_delay(cfg.max_total_s),
+            wait=self._wait_s,
+            retry=retry_if_exception_type(RETRY_EXCEPTIONS) | retry_if_result(is_retryable_response),
+            retry_error_callback=self._give_up,
+            reraise=True,
+            sleep=self._budget.sleep,
+        )
         response: httpx2.Response = retrying(self._attempt, request, raw, prompt, started)
-        current_call().note_live()
+        current_call().sources.append("live")  # its attempts were noted one by one
         return response
 
     def _attempt(self, request: httpx2.Request, raw: bytes, prompt: int, started: float) -> httpx2.Response:
@@ -162,7 +119,7 @@ class RetryTransport(httpx2.BaseTransport):
         reserved = self._budget.reserve(prompt, log.answers)
         sent = time.monotonic()
         try:
-            with deadline(min(self._policy.timeout_s, self._policy.max_total_s - (sent - started))):
+            with deadline(min(self._config.timeout_s, self._config.max_total_s - (sent - started))):
                 upstream = self._inner.handle_request(request)
                 try:
                     content = upstream.read()
@@ -198,16 +155,26 @@ class RetryTransport(httpx2.BaseTransport):
             response_body=body,
             usage=usage_of(body),  # as the endpoint said it: a cassette never holds our estimate
             latency_s=time.monotonic() - sent,
-            model=str(body.get("model") or self._model),
+            model=str(body.get("model") or self._config.model),
             date=today(),
         )
+
+    def _wait_s(self, state: RetryCallState) -> float:
+        """The server's `Retry-After` when it gave one, else exponential backoff with jitter."""
+        outcome = state.outcome
+        if outcome is not None and not outcome.failed:
+            asked = retry_after_s(outcome.result().headers)
+            if asked is not None:
+                return asked
+        first = self._config.backoff_initial_s
+        return wait_exponential_jitter(multiplier=first, max=self._config.backoff_max_s, jitter=first)(state)
 
     def _check_reachable(self) -> None:
         if self._not_an_api is not None:
             raise self._not_an_api
         if self._refused >= REFUSALS:
             raise LLMError(
-                f"could not connect to {self._base_url} {REFUSALS} times in a row ({self._refusal}):"
+                f"could not connect to {self._config.base_url} {REFUSALS} times in a row ({self._refusal}):"
                 " no further call is tried this run",
                 hint="check that the server is running and that base_url is right, then run again",
             )
@@ -226,8 +193,8 @@ class RetryTransport(httpx2.BaseTransport):
         kind = upstream.headers.get("content-type", "no content type")
         start = content[:60].decode("utf-8", "replace")
         return LLMError(
-            f"the endpoint answered without a completion: HTTP {upstream.status_code} from {self._base_url} is {what}"
-            f" ({kind}; starts {start!r}), not an OpenAI-compatible chat completion",
+            f"the endpoint answered without a completion: HTTP {upstream.status_code} from {self._config.base_url}"
+            f" is {what} ({kind}; starts {start!r}), not an OpenAI-compatible chat completion",
             hint="point base_url at the API's root (for example https://…/v1), not at a web page",
             raw_output=content[:2000].decode("utf-8", "replace"),
         )
@@ -239,11 +206,11 @@ class RetryTransport(httpx2.BaseTransport):
         assert state.outcome is not None
         response = state.outcome.result()
         asked = retry_after_s(response.headers)
-        if asked is not None and state.attempt_number < self._policy.max_attempts:
-            left = max(0.0, self._policy.max_total_s - state.seconds_since_start)
+        if asked is not None and state.attempt_number < self._config.max_attempts:
+            left = max(0.0, self._config.max_total_s - state.seconds_since_start)
             raise LLMError(
-                f"HTTP {response.status_code} from {self._base_url}: the server asked to wait {asked:g}s"
-                f" (Retry-After), more than the {left:.0f}s left of max_total_s={self._policy.max_total_s:g}",
+                f"HTTP {response.status_code} from {self._config.base_url}: the server asked to wait {asked:g}s"
+                f" (Retry-After), more than the {left:.0f}s left of max_total_s={self._config.max_total_s:g}",
                 hint="run again later, or raise max_total_s to wait that long",
             )
         return response

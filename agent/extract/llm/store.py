@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import sqlite3
+from dataclasses import asdict
 from pathlib import Path
 
 import diskcache
@@ -49,14 +50,14 @@ class ResponseCache:
         stored = self._cache.get(_NAMESPACE + key)
         try:
             data = json.loads(stored) if isinstance(stored, str) else None
-            return Exchange.from_dict(data) if isinstance(data, dict) else None
+            return Exchange(**data) if isinstance(data, dict) else None
         except (ValueError, TypeError):
             return None
 
     def keep(self, key: str, exchange: Exchange) -> None:
         """Without the request body, which is what `key` hashes and most of an exchange's bytes:
         a cassette recorded from the cache takes it from the request."""
-        text = json.dumps({**exchange.to_dict(), "request_body": None}, ensure_ascii=False)
+        text = json.dumps({**asdict(exchange), "request_body": None}, ensure_ascii=False)
         self._cache.set(_NAMESPACE + key, text)
 
     def close(self) -> None:

@@ -225,16 +225,21 @@ def build_transport(
     index: CassetteIndex,
     *,
     cache: ResponseCache | None = None,
-    network: httpx2.BaseTransport | None = None,
+    kind: ProvenanceKind = "recorded",
+    note: str = "",
+    date: str = "",
 ) -> httpx2.BaseTransport:
     """The chain for the configured backend (see the module docstring), over `cache` (opened by
-    `agent.extract.llm.store.open_cache`, closed by whoever opened it)."""
+    `agent.extract.llm.store.open_cache`, closed by whoever opened it); a recording's cassettes
+    say `kind`, `note` and `date` (see `RecordTransport`)."""
     backend = config.effective_backend
     if backend == "replay":
         return KeyedTransport(ReplayTransport(index, allow_stale=config.allow_stale))
-    chain: httpx2.BaseTransport = RetryTransport(network or LazyNetwork(config.base_url), config, budget)
+    chain: httpx2.BaseTransport = RetryTransport(LazyNetwork(config.base_url), config, budget)
     if cache is not None:
         chain = CacheTransport(chain, cache)
     if backend == "record":
-        chain = RecordTransport(chain, index, replace_reference=config.replace_reference)
+        chain = RecordTransport(
+            chain, index, kind=kind, note=note, date=date, replace_reference=config.replace_reference
+        )
     return KeyedTransport(chain)

@@ -1,15 +1,10 @@
 """The offline extractor: a `FileExtraction` per document from its own structure, with no model.
 
-A new user without a key, or an evening with the endpoint down, still gets a briefing: the
-upstream reports already mark their items (headings, `条目 N`, numbered entries, table rows of
-papers), rate them (⭐), say how far to trust them (`可信度`), and link their sources. This module
-reads that structure (`agent.extract.offline.outline`), scores each item against the topic profile of
-`predigest.toml` (profile terms for, adjacent terms against), and fills the same schema a model
-fills. The rule layer then treats its answer like any other: grounding, dedupe, merge, select.
-
-In the eval it is the floor: a prompt that does not beat it is not worth its tokens.
-
-Nothing here names a subject of any evening: only field names, Markdown and the topic's own words.
+A user without a key, or an evening with the endpoint down, still gets a briefing: the items the
+reports already mark (`agent.extract.offline.outline`) are scored against the topic's profile in
+`predigest.toml` (its terms for, its adjacent topics' against) and fill the schema a model fills,
+for the same rules to judge. In the eval it is the floor a prompt must beat. Nothing here names a
+subject of any evening: only field names, Markdown and the topic's own words.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from agent.core.arxiv import find_ids, key_of, validate
 from agent.core.labels import ZH_ANSWERS as SAY
@@ -40,7 +35,6 @@ _STOP = frozenset(
     | {"be", "as", "at", "from", "etc", "llm", "llms", "ai", "new", "use", "using"}
 )
 _SPLIT_CJK = re.compile(r"[的与和及或等在是了为对之其并而把被从到个]")
-_WORD = re.compile(r"[a-z][a-z0-9]*(?:[-.+][a-z0-9]+)*")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _CLAUSE = re.compile(r"[，,。；;！!？?\n]")
 _DENIAL = re.compile(
@@ -218,23 +212,16 @@ def extract_document(doc: SourceDoc, ctx: Context) -> FileExtraction:
 
 
 def _fit(item: Item, outline: Outline, doc: SourceDoc, ctx: Context) -> Fit:
-    body = "\n".join(p.text for top in item.points for p in _walk(top))
+    body = "\n".join(p.text for p in item.walk())
     declared = " ".join(
-        x for x in (item.fields.get("category", ("", ""))[0], item.index_text, outline.meta.get("category", "")) if x
+        x for x in (item.fields.get("category", ""), item.index_text, outline.meta.get("category", "")) if x
     )
-    title = item.title
-    if doc.kind == "paper_card":
-        title = outline.meta.get("title", "") or outline.title or title
-        own = outline.meta.get("category", "").strip().lower() == ctx.topic.lower()
-        fit = ctx.profile.fit(title, body, "" if own else declared)
-        if own:
-            return Fit("高", fit.score, fit.against, fit.terms)
-        return fit
-    return ctx.profile.fit(title, body, declared)
-
-
-def _walk(p: Point) -> list[Point]:
-    return [p, *(q for c in p.children for q in _walk(c))]
+    if doc.kind != "paper_card":
+        return ctx.profile.fit(item.title, body, declared)
+    title = outline.meta.get("title", "") or outline.title or item.title
+    own = outline.meta.get("category", "").strip().lower() == ctx.topic.lower()  # filed under this very topic
+    fit = ctx.profile.fit(title, body, "" if own else declared)
+    return replace(fit, relevance="高") if own else fit
 
 
 def _claim(item: Item, outline: Outline, doc: SourceDoc, ctx: Context, fit: Fit) -> Claim | None:
@@ -277,7 +264,7 @@ def _title(item: Item, outline: Outline, doc: SourceDoc) -> str:
         return clean(outline.meta.get("title", "") or outline.title or item.title)
     given = item.fields.get("title")
     if given and item.row:
-        return clean(given[0])
+        return clean(given)
     return clean(item.title)
 
 
@@ -302,12 +289,12 @@ def _arxiv(item: Item, outline: Outline, doc: SourceDoc, ctx: Context) -> list[A
     """Papers the item rests on, valid as of the evening (an impossible or future ID is left out):
     those its heading and fields name, else those its own bullets name (not a lifted row's)."""
     head = " ".join(
-        [item.heading, item.fields.get("arxiv", ("", ""))[0], item.fields.get("source", ("", ""))[0]]
+        [item.heading, item.fields.get("arxiv", ""), item.fields.get("source", "")]
         + ([outline.meta.get("arxiv", "")] if doc.kind == "paper_card" else [])
     )
-    source = head if find_ids(head) else "\n".join(p.raw for top in item.points for p in _walk(top))
+    source = head if find_ids(head) else "\n".join(p.raw for p in item.walk())
     refs: dict[str, ArxivRef] = {}
-    given = item.fields.get("title", ("", ""))[0] or outline.meta.get("title", "")
+    given = item.fields.get("title", "") or outline.meta.get("title", "")
     for m in find_ids(source):
         if m.id.key in refs or not validate(m.id, not_after=ctx.registry.date).ok:
             continue
@@ -318,8 +305,8 @@ def _arxiv(item: Item, outline: Outline, doc: SourceDoc, ctx: Context) -> list[A
 def _urls(item: Item, text: str) -> list[str]:
     """The links of the item's source fields, else of its text: a lifted row's own line, not the
     table's (each row of a release table links its own release)."""
-    source = " ".join(v for k, (v, _) in item.fields.items() if k in ("source", "arxiv"))
-    own = "\n".join(p.raw for top in item.points for p in _walk(top)) if item.row else text
+    source = " ".join(v for k, v in item.fields.items() if k in ("source", "arxiv"))
+    own = "\n".join(p.raw for p in item.walk()) if item.row else text
     found = _URL.findall(source) or _URL.findall(own)
     out: list[str] = []
     for u in found:
@@ -384,7 +371,7 @@ def _credibility(
 ) -> tuple[CredLevel, str]:
     """The writer's 可信度 line when present; else by the kind of source linked."""
     if stated := item.fields.get("credibility"):
-        value = clean(stated[0])
+        value = clean(stated)
         word = re.match(r"(?i)(medium[- ]high|high|medium|low)\b", value)
         if word:
             value = _LEVEL_WORDS[word[1].lower().replace(" ", "-")] + value[word.end() :]
@@ -394,7 +381,7 @@ def _credibility(
             return level, reason or SAY.cred_self_rated.format(level=level)
     if doc.kind == "paper_card" or ids:
         return "高", SAY.cred_paper
-    source = " ".join([item.fields.get("source", ("", ""))[0], item.fields.get("type", ("", ""))[0], *urls])
+    source = " ".join([item.fields.get("source", ""), item.fields.get("type", ""), *urls])
     for pattern, level, why in _CRED_BY_SOURCE:
         if pattern.search(source):
             return level, why
@@ -445,21 +432,19 @@ def _section(ctx: Context, text: str) -> str:
 
 def _doubts(item: Item, title: str, ctx: Context, stars: int) -> list[VerifyNote]:
     """What the writer flagged as unverified or missing, one note per item."""
-    for top in item.points:
-        for p in _walk(top):
-            if _DOUBT.search(p.text):
-                problem = _scrub(_trim(p.text), ctx)
-                source = item.fields.get("source", ("", ""))[0]
-                where = f"（{_trim(clean(source))[:60]}）" if source else ""
-                return [
-                    VerifyNote(
-                        title=SAY.verify_title.format(subject=_short(title)),
-                        risk="中" if stars >= 4 else "低",
-                        problem=problem,
-                        suggestion=SAY.verify_suggestion.format(where=where),
-                    )
-                ]
-    return []
+    doubt = next((p for p in item.walk() if _DOUBT.search(p.text)), None)
+    if doubt is None:
+        return []
+    source = item.fields.get("source", "")
+    where = f"（{_trim(clean(source))[:60]}）" if source else ""
+    return [
+        VerifyNote(
+            title=SAY.verify_title.format(subject=_short(title)),
+            risk="中" if stars >= 4 else "低",
+            problem=_scrub(_trim(doubt.text), ctx),
+            suggestion=SAY.verify_suggestion.format(where=where),
+        )
+    ]
 
 
 def _short(title: str) -> str:
@@ -480,7 +465,7 @@ def clip(text: str, n: int) -> str:
 
 
 def _skip_reason(item: Item, fit: Fit, ctx: Context) -> str:
-    filed = item.fields.get("category", ("", ""))[0] or item.index_text
+    filed = item.fields.get("category", "") or item.index_text
     if filed:
         return SAY.filed_as.format(category=_scrub(_trim(clean(filed)), ctx)[:60])
     if fit.relevance == "邻接":
@@ -532,11 +517,9 @@ def _queue(outline: Outline, doc: SourceDoc, ctx: Context) -> FileExtraction:
 class OfflineExtractor:
     """Answers extraction requests from the documents themselves; no network, no key.
 
-    Built with what a request does not carry: the evening's documents by path, the anchor
-    registry and the topic's section of `predigest.toml`. A split document is read once, as far
-    as its requests reach (the parts past `[llm] max_parts` are reported unread, so they are not
-    read here either): its first part answers for all of it and the other parts answer empty
-    (same relevance), so merging the parts gives the document's answer.
+    A split document is read once, as far as its requests reach (parts past `[llm] max_parts`
+    are reported unread, so not read here either): its first part answers for all of it and the
+    others answer empty, so merging the parts gives the document's answer.
     """
 
     def __init__(
@@ -607,14 +590,11 @@ class OfflineExtractor:
         at = doc.text.find(part) if part else -1
         return doc if at < 0 else doc.model_copy(update={"text": doc.text[: at + len(part)]})
 
-    def close(self) -> None:
-        """Nothing to release; here so the pipeline can hold any extractor in a `with`."""
-
     def __enter__(self) -> OfflineExtractor:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        """Nothing to release: here so the pipeline can hold any extractor in a `with`."""
 
 
 # the part a request carries, as agent.extract.prompting fences it (its `<document` tags defused)

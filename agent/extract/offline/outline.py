@@ -66,6 +66,9 @@ class Point:
     children: tuple[Point, ...] = ()
     entry: str = ""  # a table row that is an entry of its own (a release): the entry's name
 
+    def walk(self) -> list[Point]:
+        return [self, *(q for c in self.children for q in c.walk())]
+
 
 @dataclass(frozen=True)
 class Row:
@@ -83,11 +86,15 @@ class Item:
     heading: str  # exact span: the heading's text
     start: int
     end: int
-    fields: dict[str, tuple[str, str]] = field(default_factory=dict)  # kind -> (value, exact raw line)
+    fields: dict[str, str] = field(default_factory=dict)  # kind -> value, e.g. "source" -> "https://…"
     points: list[Point] = field(default_factory=list)
     rating: int | None = None
     row: bool = False  # a table row lifted out as its own item
     index_text: str = ""  # what a summary table of the document says about it
+
+    def walk(self) -> list[Point]:
+        """Every point of the item, children after their parent."""
+        return [q for p in self.points for q in p.walk()]
 
 
 @dataclass
@@ -120,6 +127,13 @@ def split_number(heading: str) -> tuple[str, str, str]:
     if m["label"]:
         return m["label"], m["ln"], rest
     return "", m["s"] or m["n"] or m["c"] or m["cn"] or "", rest or h
+
+
+def _field_of(text: str) -> tuple[str | None, str]:
+    """(kind, value) of a field line such as "来源：…"; (None, "") when it names no known field."""
+    f = _FIELD.match(text)
+    kind = FIELD_KINDS.get(f[1].strip().lower()) if f else None
+    return (kind, f[2]) if f and kind else (None, "")
 
 
 def _cells(line: str) -> tuple[str, ...]:
@@ -174,22 +188,20 @@ def parse_outline(text: str, *, whole: bool = False) -> Outline:
     if heads and heads[0][1][0] == 1 and sum(1 for _, h in heads if h[0] == 1) == 1:
         doc_title = doc_title or clean(heads[0][1][1])
         heads = heads[1:]
-    items, index_rows = _items_at_headings(text, lines, heads)
+    items, index_rows = _items_at_headings(lines, heads)
     first_item = heads[0][0] if heads else len(lines)
     index_rows += _rows(lines[:first_item])
     if whole:
         items = [_whole(text, offset, doc_title, lines)]
     elif not items:
-        items = _list_items(lines, text) or _linked_entries(lines, text) or [_whole(text, offset, doc_title, lines)]
+        items = _list_items(lines) or _linked_entries(lines) or [_whole(text, offset, doc_title, lines)]
     items = [sub for it in items for sub in _lift_rows(it)]
     for it in items:
         _rate_from_index(it, index_rows)
     return Outline(meta, doc_title, items, index_rows)
 
 
-def _items_at_headings(
-    text: str, lines: list[_Line], heads: list[tuple[int, tuple[int, str]]]
-) -> tuple[list[Item], list[Row]]:
+def _items_at_headings(lines: list[_Line], heads: list[tuple[int, tuple[int, str]]]) -> tuple[list[Item], list[Row]]:
     """One item per entry heading (with everything below it up to the next heading of its level);
     a heading with only deeper headings under it is a group, an index heading gives ratings."""
     items: list[Item] = []
@@ -219,13 +231,13 @@ def _items_at_headings(
             k += 1
             continue
         ref = _ref(label, number, rest, [g[1] for g in groups if g[1]])
-        items.append(_heading_item(text, lines, i, end_line, ref, htext))
+        items.append(_heading_item(lines, i, end_line, ref, htext))
         covered_until = end_line - 1
         k = end_k
     return items, index_rows
 
 
-def _heading_item(text: str, lines: list[_Line], i: int, end_line: int, ref: str, htext: str) -> Item:
+def _heading_item(lines: list[_Line], i: int, end_line: int, ref: str, htext: str) -> Item:
     """The entry under heading line `i`, up to `end_line`."""
     _, number, rest = split_number(htext)
     item = Item(
@@ -237,7 +249,7 @@ def _heading_item(text: str, lines: list[_Line], i: int, end_line: int, ref: str
         end=lines[end_line - 1].end if end_line > i + 1 else lines[i].end,
         rating=stars_in(htext),
     )
-    _fill(item, lines[i + 1 : end_line], text)
+    _fill(item, lines[i + 1 : end_line])
     return item
 
 
@@ -262,7 +274,7 @@ def _rows(lines: list[_Line]) -> list[Row]:
     return out
 
 
-def _fill(item: Item, span: list[_Line], text: str) -> None:
+def _fill(item: Item, span: list[_Line]) -> None:
     """Fields, bullets (nesting kept), sub-headings as parent points, table rows as points."""
     builder = _Points(item)
     for ln in span:
@@ -287,9 +299,7 @@ class _Points:
     def feed(self, ln: _Line) -> None:
         h = _heading(ln)
         if h is not None:
-            self.flush_list()
-            self.flush_table()
-            self.close_sub()
+            self.finish()  # a sub-heading closes whatever is open
             _, _, rest = split_number(h[1])
             self.sub_parent = (_title(rest), h[1].strip())
             self.target = self.sub_children
@@ -297,8 +307,7 @@ class _Points:
             self.flush_list()
             self.table.append(ln)
         else:
-            if self.table:
-                self.flush_table()
+            self.flush_table()
             m = _LIST.match(ln.text)
             if m:
                 self.bullet(m)
@@ -309,30 +318,28 @@ class _Points:
     def bullet(self, m: re.Match[str]) -> None:
         indent = len(m[1].expandtabs(4))
         body = m[3].strip()
-        f = _FIELD.match(body)
-        kind = FIELD_KINDS.get(f[1].strip().lower()) if f else None
+        kind, value = _field_of(body)
         target = self.target
         lead_open = bool(target) and target[-1].raw.endswith(("：", ":")) and not target[-1].children
         metadata = not target or kind in ("rating", "credibility", "category")
-        if f and kind and indent == 0 and self.sub_parent is None and kind != "points" and metadata and not lead_open:
-            self.field(kind, f[2], body)
+        if kind and indent == 0 and self.sub_parent is None and kind != "points" and metadata and not lead_open:
+            self.field(kind, value)
             return
-        if kind == "points" and f and not f[2].strip():
+        if kind == "points" and not value.strip():
             return
-        self.flat.append((indent, clean(f[2] if kind == "points" and f else body), body, m[2][0].isdigit()))
+        self.flat.append((indent, clean(value if kind == "points" else body), body, m[2][0].isdigit()))
 
     def paragraph(self, para: str) -> None:
         if not para or para.startswith(">") or re.fullmatch(r"[-*_=]{3,}", para):
             return
-        f = _FIELD.match(para)
-        kind = FIELD_KINDS.get(f[1].strip().lower()) if f else None
-        if f and kind and kind != "points" and self.sub_parent is None:
-            self.field(kind, f[2], para)
-        elif not (f and kind == "points" and not f[2].strip()):
+        kind, value = _field_of(para)
+        if kind and kind != "points" and self.sub_parent is None:
+            self.field(kind, value)
+        elif not (kind == "points" and not value.strip()):
             self.target.append(Point(clean(para), para))
 
-    def field(self, kind: str, value: str, raw: str) -> None:
-        self.item.fields.setdefault(kind, (value.strip(), raw))
+    def field(self, kind: str, value: str) -> None:
+        self.item.fields.setdefault(kind, value.strip())
         if kind == "rating":
             self.item.rating = stars_in(value) or self.item.rating
 
@@ -406,7 +413,7 @@ def _tree(flat: list[tuple[int, str, str, bool]]) -> list[Point]:
     return roots
 
 
-def _list_items(lines: list[_Line], text: str) -> list[Item]:
+def _list_items(lines: list[_Line]) -> list[Item]:
     """No headings: top-level list entries with a bold lead are the items."""
     out: list[Item] = []
     for n, ln in enumerate(lines):
@@ -431,11 +438,7 @@ def _list_items(lines: list[_Line], text: str) -> list[Item]:
             end=lines[end - 1].end,
             rating=stars_in(m[3]),
         )
-        tail = m[3][lead.end() :].strip(" ：:—-")
-        if tail:
-            item.points.append(Point(clean(tail), tail))
-        _fill(item, lines[n + 1 : end], text)
-        item.points = ([item.points[0]] if tail else []) + item.points[1 if tail else 0 :]
+        _fill(item, lines[n + 1 : end])
         out.append(item)
     return out
 
@@ -444,7 +447,7 @@ _LINK = re.compile(r"https?://[^\s)）>\]]+")
 _FIRST_CLAUSE = re.compile(r"^(.+?)(?:[：:，,；;。]|\s—|\shttps?://|$)")
 
 
-def _linked_entries(lines: list[_Line], text: str) -> list[Item]:
+def _linked_entries(lines: list[_Line]) -> list[Item]:
     """No headings and no bold leads: a list whose entries link to sources of their own (a
     digest of one-liners) is a list of items, each named by its first clause. An entry is one
     line of a list, so it is held like a table row (never more than a secondary anchor alone)."""
@@ -474,7 +477,7 @@ def _linked_entries(lines: list[_Line], text: str) -> list[Item]:
             end=lines[end - 1].end,
             row=True,
         )
-        _fill(item, lines[n + 1 : end], text)
+        _fill(item, lines[n + 1 : end])
         item.points = [Point(clean(body), body), *item.points]
         out.append(item)
     return out
@@ -484,7 +487,7 @@ def _whole(text: str, offset: int, title: str, lines: list[_Line]) -> Item:
     first = next((ln.text.strip() for ln in lines if ln.text.strip() and not ln.code), "")
     head = title or clean(first.lstrip("#> ").strip())
     item = Item(ref="§全文", number="", title=_title(head), heading=head, start=offset, end=len(text))
-    _fill(item, lines, text)
+    _fill(item, lines)
     return item
 
 
