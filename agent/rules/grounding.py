@@ -74,15 +74,7 @@ def _ground_claim(
     bad_ids = [a.arxiv_id for a in claim.arxiv if key_of(a.arxiv_id) not in doc_ids]
     stray = [p for p in claim.key_points if not point_facts(p) <= doc_facts]
 
-    if not claim.evidence or bad_ids or len(missing) == len(claim.evidence) or (missing and stray):
-        why = (
-            "no evidence quote"
-            if not claim.evidence
-            else f"arXiv {bad_ids[0]} is not in the document"
-            if bad_ids
-            else f"quote not in the document: {missing[0][:40]!r}"
-            + ("" if len(missing) == len(claim.evidence) else ", and a key point's figures are not either")
-        )
+    if why := _why_dropped(claim, missing, bad_ids, bool(stray)):
         return None, [Finding("grounding", claim.title, r.doc.path, "dropped", ref=ref, detail=why)]
     urls = [u for u in claim.urls if written_in(u, folded.text)]
     findings = _trimmed(claim, r.doc.path, ref, found, stray, doc_facts, [u for u in claim.urls if u not in urls])
@@ -98,6 +90,20 @@ def _ground_claim(
     trimmed = claim.model_copy(update=update)
     alignments = tuple(found[q] for q in evidence)
     return Candidate(trimmed, r.doc, ref, order, r.extraction.relevance, alignments), findings
+
+
+def _why_dropped(claim: Claim, missing: list[str], bad_ids: list[str], stray: bool) -> str:
+    """Why the whole claim goes (empty: it stays): no quote, an arXiv ID its document does not
+    write, no quote found, or a quote missing and a key point's figures not in the document."""
+    if not claim.evidence:
+        return "no evidence quote"
+    if bad_ids:
+        return f"arXiv {bad_ids[0]} is not in the document"
+    if len(missing) == len(claim.evidence):
+        return f"quote not in the document: {missing[0][:40]!r}"
+    if missing and stray:
+        return f"quote not in the document: {missing[0][:40]!r}, and a key point's figures are not either"
+    return ""
 
 
 def _trimmed(
