@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agent.core.errors import PredigestError, PromptError
+from agent.core.errors import PredigestError, PromptError, first_problem
 from agent.core.labels import ZH, Labels
 from agent.core.settings import LLMSettings, Settings, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
@@ -320,8 +320,7 @@ def add_reference(s: Settings, topics: Sequence[str], doc: str, extraction: Path
     try:
         answer = kind.model_validate_json(extraction.read_text(encoding="utf-8"), context={"topics": list(topics)})
     except (OSError, UnicodeDecodeError, ValidationError) as e:
-        first = e.errors()[0] if isinstance(e, ValidationError) else None
-        what = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(e)
+        what = first_problem(e) if isinstance(e, ValidationError) else str(e)
         raise PredigestError(
             f"{extraction} is not a {kind.__name__} ({what})", hint="see schemas/extraction.py for the fields"
         ) from e

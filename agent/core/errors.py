@@ -5,6 +5,14 @@ The CLI prints `str(error)` on one line and exits non-zero; a traceback only wit
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
+
+def first_problem(e: ValidationError) -> str:
+    """'where: what' of a validation error's first problem: the one line a user can act on."""
+    first = e.errors()[0]
+    return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+
 
 class PredigestError(Exception):
     """Root of every error a user can fix. `hint` says what to do about it."""

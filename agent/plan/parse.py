@@ -17,7 +17,7 @@ from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agent.core.errors import ParseError
+from agent.core.errors import ParseError, first_problem
 from agent.core.labels import CIRCLED, ZH, Labels
 from schemas.briefing import (
     ArxivRow,
@@ -386,9 +386,7 @@ def _checked(build: Callable[[], _M], line: _Line, block: str, path: str) -> _M:
     try:
         return build()
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise _error(f"{where}: {first['msg']}", block, line, path) from e
+        raise _error(first_problem(e), block, line, path) from e
 
 
 def _source_ref(text: str) -> SourceRef:

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agent.core.errors import PredigestError, WorkspaceError
+from agent.core.errors import PredigestError, WorkspaceError, first_problem
 from agent.core.settings import TopicSection, WorkspaceConfig
 
 CONFIG_NAME = "predigest.toml"
@@ -79,7 +79,5 @@ def load_workspace(root: Path) -> Workspace:
     try:
         config = WorkspaceConfig.model_validate(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        key = ".".join(str(p) for p in first["loc"])
-        raise WorkspaceError(f"{cfg_path}: {key}: {first['msg']}", hint="see examples/world/predigest.toml") from e
+        raise WorkspaceError(f"{cfg_path}: {first_problem(e)}", hint="see examples/world/predigest.toml") from e
     return Workspace(root=root.resolve(), config=config)

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from agent.core.errors import PredigestError
+from agent.core.errors import PredigestError, first_problem
 from agent.core.text import Alignment, facts, locate
 from agent.rules.claims import Candidate, ClaimRef, DocResult, Finding, Group
 from agent.rules.compose import Composed
@@ -142,9 +142,7 @@ def load_record(json_path: Path) -> RunRecord:
     try:
         return RunRecord.model_validate(data)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(map(str, first["loc"]))
-        msg = f"{json_path} is not a valid run record ({where}: {first['msg']})"
+        msg = f"{json_path} is not a valid run record ({first_problem(e)})"
         raise PredigestError(msg, hint="run the evening again to write a fresh record") from e
 
 
