@@ -10,6 +10,7 @@ import re
 import signal
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cached_property
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
+    from agent.core.settings import LLMSettings
     from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
     from agent.pipeline import Evening, RunReport, Settings
     from agent.plan.workspace import Workspace
@@ -340,13 +342,9 @@ def _llm_flags(given: Mapping[str, object]) -> dict[str, object]:
 
 
 RUN_EPILOG = (
-    "Several topics (--topic given several times, or --all-topics) are one run: all checked before the first"
-    " call, --max-calls and --max-cost bound them together, a briefing set per topic, and the exit status is the"
-    " worst topic's. With --extraction shared, each document is one request for all of them, its answer split by"
-    " topic.\n\nExit status: 0 done; 2 a usage or input error (nothing spent or written); 3 a partial evening"
-    " (some documents not read: the briefing lists them; not written into the workspace inbox without --allow-partial);"
-    " 4 no model answered (no key, no cassette: offline briefing, not written into the inbox unless"
-    " --backend offline); 130 interrupted."
+    "Several topics (--topic given several times, or --all-topics) are one run: --max-calls and --max-cost bound"
+    " them together, and the exit status is the worst topic's.\n\nExit status: 0 done; 2 a usage or input error;"
+    " 3 a partial evening; 4 no model answered; 130 interrupted (the README says more)."
 )
 
 
@@ -383,18 +381,11 @@ def run_cmd(
     """
     given = dict(locals())  # every option as typed; the settings model decides what each means
     topics = _topics(workspace, topic, all_topics)
-    settings = _run_settings(given, topics[0])
-    shown = {"as_json": as_json, "explain": explain, "patch": patch, "html": html}
-    if len(topics) > 1:
-        _run_topics(settings, topics, **shown)
-    else:
-        _run_one(settings, **shown)
+    _run(_run_settings(given, topics[0]), topics, as_json=as_json, explain=explain, patch=patch, html=html)
 
 
 def _run_settings(given: dict[str, Any], topic: str) -> Settings:
     """`run`'s options as settings for `topic`, over the environment and the workspace's own."""
-    import os
-
     from agent.pipeline import settings_from
 
     given = {**given, "replace_reference": given["force"]}  # --force also lets `record` replace reference cassettes
@@ -402,40 +393,36 @@ def _run_settings(given: dict[str, Any], topic: str) -> Settings:
     return settings_from({**run_flags, **_llm_flags(given), "topic": topic, "date": _date(given["date"])}, os.environ)
 
 
-def _run_one(settings: Settings, *, as_json: bool, explain: bool, patch: bool, html: bool) -> None:
-    """`run` for one topic: its progress, its run log, its report."""
+def _run(settings: Settings, topics: list[str], *, as_json: bool, explain: bool, patch: bool, html: bool) -> None:
+    """`run` for its topics (several share one progress bar over all their requests): a run log per
+    topic, the summary (or its JSON), the extra files written, and the exit status."""
     from agent.pipeline import run
-    from agent.runlog import log_quietly, logs_path, run_log
-
-    with _progress() as (on_plan, on_result):
-        on_plan, on_result = _kept_so_far(_page_checked(on_plan, html, settings.force), on_result)
-        report = run(settings, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
-    _state["written"] = report.written.out_path
-    log_quietly(run_log(report, _command()), logs_path())
-    _report_run(report, as_json=as_json, explain=explain, patch=patch, html=html)
-
-
-def _run_topics(
-    settings: Settings, topics: list[str], *, as_json: bool, explain: bool, patch: bool, html: bool
-) -> None:
-    """`run` for several topics: one progress bar over all their requests, a run log per topic."""
     from agent.runlog import log_quietly, logs_path, run_log
     from agent.topics import run_topics
 
     with _progress() as (on_plan, on_result):
-        on_plan, on_result = _kept_so_far(_pages_checked(on_plan, html, settings.force), on_result)
-        report = run_topics(settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
-    _state["written"] = ", ".join(str(r.written.out_path) for r in report.reports if r.written.out_path) or None
-    for rep in report.reports:
+        on_plan, on_result = _watched(on_plan, on_result, html=html, force=settings.force)
+        several: TopicsReport | None = None
+        if len(topics) == 1:
+            reports = [run(settings, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)]
+        else:
+            several = run_topics(settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
+            reports = several.reports
+    _state["written"] = ", ".join(str(r.written.out_path) for r in reports if r.written.out_path) or None
+    for rep in reports:
         log_quietly(run_log(rep, _command()), logs_path())
-    if as_json:
-        _print_json({"exit_code": report.exit_code, "topics": {_topic(r): _run_json(r) for r in report.reports}})
+    if as_json and several is not None:
+        _print_json({"exit_code": several.exit_code, "topics": {_topic(r): _run_json(r) for r in reports}})
+    elif as_json:
+        _print_json(_run_json(reports[0]))
+    elif several is not None:
+        _print_topics(several, explain)
     else:
-        _print_topics(report, explain)
-    for rep in report.reports:
+        _print_run(reports[0], explain)
+    for rep in reports:
         _report_extras(rep, as_json=as_json, patch=patch, html=html)
-    if report.exit_code:
-        raise typer.Exit(report.exit_code)
+    if code := (reports[0] if several is None else several).exit_code:
+        raise typer.Exit(code)
 
 
 def _topic(report: RunReport) -> str:
@@ -444,8 +431,6 @@ def _topic(report: RunReport) -> str:
 
 def _print_topics(report: TopicsReport, explain: bool) -> None:
     """A line per topic (what it wrote and held), its notes, then one line for the evening."""
-    from agent.pipeline import answered_by
-
     for rep in report.reports:
         b, w = rep.composed.briefing, rep.written
         if explain:
@@ -457,45 +442,26 @@ def _print_topics(report: TopicsReport, explain: bool) -> None:
             f" · to-verify {len(b.to_verify)} · calls {len(rep.records)} · exit {rep.exit_code}",
         )
         _print_run_notes(rep)
-    recs, llm = report.records, report.reports[0].evening.llm
-    priced = not [r for r in recs if r.source == "live"] or llm.price() is not None
-    cost = f"cost ${sum(r.cost_usd for r in recs):.4f}" if priced else f"cost unknown: no price for {llm.model}"
+    recs, first = report.records, report.reports[0].evening
     out.print(
-        f"evening {report.reports[0].evening.settings.date} · topics {len(report.reports)} · calls {len(recs)}"
-        f" · answered by {answered_by(recs, llm.model)}"
-        f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
-        f"{_cached(recs)} · {cost} · {report.seconds:.1f}s · exit {report.exit_code}",
+        f"evening {first.settings.date} · topics {len(report.reports)} · calls {len(recs)}"
+        f" · {_spent(recs, first.llm, report.seconds)} · exit {report.exit_code}",
     )
 
 
-def _cached(recs: Sequence[CallRecord]) -> str:
-    """The prompt tokens a provider's prompt cache served, when it said so for any call."""
+def _spent(recs: Sequence[CallRecord], llm: LLMSettings, seconds: float) -> str:
+    """Who answered the calls, their tokens (with those a provider's prompt cache served), cost and time."""
+    from agent.pipeline import answered_by
+
+    priced = not any(r.source == "live" for r in recs) or llm.price() is not None
+    cost = f"${sum(r.cost_usd for r in recs):.4f}" if priced else f"unknown: no price for {llm.model} in [llm.prices]"
     cached = sum(r.cached_tokens for r in recs)
-    return f" · cached {cached} in" if cached else ""
-
-
-def _pages_checked(on_plan: Callable[[EveningSet], None], html: bool, force: bool) -> Callable[[EveningSet], None]:
-    """With --html, every topic's page is checked with its briefing, before the first call."""
-    from agent.plan.outputs import check_page_free
-
-    def plan(es: EveningSet) -> None:
-        if html:
-            for ev in es.evenings:
-                check_page_free(ev.out_path.with_suffix(".html"), force=force)
-        on_plan(es)
-
-    return plan
-
-
-def _report_run(report: RunReport, *, as_json: bool, explain: bool, patch: bool, html: bool) -> None:
-    """The run's summary (or its JSON), the extra files it wrote, and its exit status."""
-    if as_json:
-        _print_json(_run_json(report))
-    else:
-        _print_run(report, explain)
-    _report_extras(report, as_json=as_json, patch=patch, html=html)
-    if report.exit_code:
-        raise typer.Exit(report.exit_code)
+    return (
+        f"answered by {answered_by(recs, llm.model)}"
+        f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
+        + (f" · cached {cached} in" if cached else "")
+        + f" · cost {cost} · {seconds:.1f}s"
+    )
 
 
 def _report_extras(report: RunReport, *, as_json: bool, patch: bool, html: bool) -> None:
@@ -510,27 +476,19 @@ def _report_extras(report: RunReport, *, as_json: bool, patch: bool, html: bool)
             _wrote(page)
 
 
-def _page_checked(on_plan: Callable[[Evening], None], html: bool, force: bool) -> Callable[[Evening], None]:
-    """With --html, the page beside the briefing is checked with it, before the first call."""
-    from agent.plan.outputs import check_page_free
-
-    def plan(ev: Evening) -> None:
-        if html:
-            check_page_free(ev.out_path.with_suffix(".html"), force=force)
-        on_plan(ev)
-
-    return plan
-
-
-def _kept_so_far(
-    on_plan: Callable[[Planned], None], on_result: Callable[[ExtractionResult], None]
+def _watched(
+    on_plan: Callable[[Planned], None], on_result: Callable[[ExtractionResult], None], *, html: bool, force: bool
 ) -> tuple[Callable[[Planned], None], Callable[[ExtractionResult], None]]:
-    """The progress callbacks, also counting what an interruption keeps (see `_interrupted_line`);
-    for one topic's evening or several topics' (both say their `llm` and their `requests`)."""
+    """The progress callbacks, also counting what an interruption keeps (see `_interrupted_line`) and,
+    with --html, checking each page with its briefing before the first call; for one topic's evening
+    or several topics' (both say their `llm` and their `requests`)."""
+    from agent.plan.outputs import check_page_free
 
     def plan(ev: Planned) -> None:
         kept = ev.llm.cache_dir is not None and ev.llm.effective_backend in ("live", "record")
         _state["run"] = {"total": len(ev.requests), "received": 0, "cached": kept, "backend": ev.llm.backend}
+        for one in getattr(ev, "evenings", [ev]) if html else []:
+            check_page_free(one.out_path.with_suffix(".html"), force=force)
         on_plan(ev)
 
     def result(r: ExtractionResult) -> None:
@@ -605,20 +563,10 @@ def _warning(line: str) -> None:
 
 
 def _print_run(report: RunReport, explain: bool) -> None:
-    from agent.pipeline import answered_by
-
-    b = report.composed.briefing
-    recs = report.records
-    by_source: dict[str, int] = {}
-    for r in recs:
-        by_source[r.source] = by_source.get(r.source, 0) + 1
-    decisions: dict[str, int] = {}
-    for f in report.findings:
-        decisions[f.decision] = decisions.get(f.decision, 0) + 1
+    b, w, recs = report.composed.briefing, report.written, report.records
     if explain:
         for f in report.findings:
             out.print(f.line())
-    w = report.written
     if w.out_path is not None:
         out.print(f"wrote {w.out_path} (+ .json, .calls.jsonl)")
     out.print(
@@ -626,20 +574,12 @@ def _print_run(report: RunReport, explain: bool) -> None:
         f" · arXiv new {len(b.summary.new_arxiv)} / continued {b.summary.continued_arxiv}"
         f" · no-increment notes {len(b.no_increment)}"
     )
-    llm = report.evening.llm
-    paid = [r for r in recs if r.source == "live"]
-    cost = (
-        f"cost unknown: no price for {llm.model} in [llm.prices]"
-        if paid and llm.price() is None
-        else f"cost ${sum(r.cost_usd for r in recs):.4f}"
-    )
+    by_source = ", ".join(f"{k} {v}" for k, v in sorted(Counter(r.source for r in recs).items()))
+    spent = _spent(recs, report.evening.llm, report.seconds)
+    out.print(f"calls {len(recs)} ({by_source}) · backend {report.backend} · {spent}")
     out.print(
-        f"calls {len(recs)} ({', '.join(f'{k} {v}' for k, v in sorted(by_source.items()))}) · backend {report.backend}"
-        f" · answered by {answered_by(recs, llm.model)}"
-        f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
-        f"{_cached(recs)} · {cost} · {report.seconds:.1f}s",
+        "rules: " + " · ".join(f"{k} {v}" for k, v in sorted(Counter(f.decision for f in report.findings).items()))
     )
-    out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())))
     _print_run_notes(report)
 
 
@@ -1044,8 +984,6 @@ def _variants(
     prompt: list[Path], backend: str, model: str | None, flags: dict[str, Any], cassettes: Path | None, stale: bool
 ) -> list[Variant]:
     """One variant per prompt given (at most two: a comparison), else one with the default prompt."""
-    import os
-
     from eval import variants
 
     prompts = [p.absolute() for p in prompt]
