@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from agent.runlog import DocAnswer
     from agent.topics import EveningSet, TopicsReport
     from eval.checks import CassetteReport, Needs
-    from eval.runner import EvalReport, Variant
+    from eval.runner import Variant
     from schemas.runlog import RunLog
 
     Planned = Evening | EveningSet  # what a run's progress sizes itself from
@@ -47,13 +47,10 @@ app = typer.Typer(
 
 
 class _LazyConsole:
-    """A rich Console made on first print: importing rich is a tenth of a command's start, and
-    `parse --json`, every `--json`, `--help` and `--version` answer without it.
-
-    Without markup or emoji codes: what the commands print is mostly the documents' own text
-    (titles, labels, paths), which must come out as written — a title holding "[/x]" stopped
-    `anchors` with a markup error, and one holding "[bold]" or ":fire:" lost those characters.
-    Our own emphasis is a `Text` style."""
+    """A rich Console made on first print, so that `--json`, `--help` and `--version` answer without
+    importing rich. Without markup or emoji codes: what the commands print is mostly the documents'
+    own text, which must come out as written ("[/x]" or ":fire:" in a title); our own emphasis is a
+    `Text` style."""
 
     def __init__(self, *, stderr: bool = False) -> None:
         self._stderr = stderr
@@ -193,6 +190,16 @@ def _topics(workspace: Path, topic: list[str] | None, all_topics: bool) -> list[
     return load_workspace(workspace).select(topic or [], all_topics=all_topics)
 
 
+def _selected(
+    workspace: Path, date: str, topic: list[str] | None, all_topics: bool, **settings: Any
+) -> tuple[Settings, list[str]]:
+    """The topics chosen, and the settings of the first: a command for several topics takes theirs from it."""
+    from agent.pipeline import Settings
+
+    topics = _topics(workspace, topic, all_topics)
+    return Settings(workspace=workspace, topic=topics[0], date=_date(date), **settings), topics
+
+
 def _per_topic(topics: list[str], as_json: bool, one: Callable[[str], object]) -> None:
     """An inspection command over its topics: each topic's listing in turn, or its JSON (keyed
     by topic when there are several)."""
@@ -313,6 +320,7 @@ AllowPartialOpt = Annotated[
 ]
 ExplainOpt = Annotated[bool, typer.Option(help="Print every candidate's fate and the rule that decided it.")]
 HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the briefing as a page (.html beside it).")]
+EvalModelOpt = Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")]
 
 
 _LLM_FLAGS = {
@@ -518,8 +526,7 @@ def _interrupted_line() -> str:
 
 
 def _bar() -> Progress:
-    """rich's default bar, with the description printed as written: it is a case's folder name,
-    and the default column reads it as markup ("[/x]" in a name stopped `eval` with a MarkupError)."""
+    """rich's default bar, with the description (a case's folder name) printed as written, not as markup."""
     from rich.progress import Progress, TextColumn
 
     description = TextColumn("{task.description}", markup=False, style="progress.description")
@@ -697,7 +704,7 @@ def prompt_show(
     doc: Annotated[str, typer.Option(help="Workspace-relative path of the document.")],
     topic: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
-    prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
+    prompt: PromptOpt = None,
     extraction: ExtractionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -707,16 +714,12 @@ def prompt_show(
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
     """
-    from agent.pipeline import Settings, requests_for
+    from agent.pipeline import requests_for
     from agent.topics import plan_topics
 
-    topics = _topics(workspace, topic, all_topics)
-    s = Settings(
-        workspace=workspace,
-        topic=topics[0],
-        date=_date(date),
-        prompt_file=prompt.absolute() if prompt else None,
-        llm={"extraction": extraction} if extraction else {},
+    llm = {"extraction": extraction} if extraction else {}
+    s, topics = _selected(
+        workspace, date, topic, all_topics, prompt_file=prompt.absolute() if prompt else None, llm=llm
     )
     es = plan_topics(s, topics, for_writing=False)  # what a run of these topics would send
     if es.shared:
@@ -771,19 +774,17 @@ def cassettes_add_reference(
     topic: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
     note: Annotated[str, typer.Option(help="Who wrote it and why, stamped on the cassette.")] = "",
-    cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
+    cassettes: CassettesOpt = None,
 ) -> None:
     """Store a hand-written expected extraction as a reference cassette for one document (with
     several topics: for the one shared request that carries them all).
 
     Example: predigest cassettes add-reference examples/world -t inference -d 2026-09-22 --doc D --extraction x.json
     """
-    from agent.pipeline import Settings
     from agent.topics import add_reference
 
-    topics = _topics(workspace, topic, all_topics)
     folder = cassettes.absolute() if cassettes else None  # as `run` does: relative to here, not the workspace
-    s = Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=folder)
+    s, topics = _selected(workspace, date, topic, all_topics, cassette_dir=folder)
     path = add_reference(s, topics, doc, extraction, note)
     out.print(f"wrote {path}")
 
@@ -794,19 +795,17 @@ def cassettes_rekey(
     date: DateOpt,
     topic: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
-    cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
+    cassettes: CassettesOpt = None,
 ) -> None:
     """Re-key reference cassettes after an intended prompt change (recorded ones must be recorded again);
     with several topics, those of the shared requests.
 
     Example: predigest cassettes rekey examples/world --topic inference --date 2026-09-22
     """
-    from agent.pipeline import Settings
     from agent.topics import rekey
 
-    topics = _topics(workspace, topic, all_topics)
-    folder = cassettes.absolute() if cassettes else None
-    paths = rekey(Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=folder), topics)
+    s, topics = _selected(workspace, date, topic, all_topics, cassette_dir=cassettes.absolute() if cassettes else None)
+    paths = rekey(s, topics)
     out.print(f"re-keyed {len(paths)} reference cassette(s)")
     for path in paths:
         out.print(f"  {path}")
@@ -819,8 +818,8 @@ def cassettes_check(
     cassettes: Annotated[
         Path | None, typer.Option(help="Check each case's cassette set under this folder instead.")
     ] = None,
-    prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
-    model: Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")] = None,
+    prompt: PromptOpt = None,
+    model: EvalModelOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List per case the requests no cassette answers, those answered only under an older prompt
@@ -876,17 +875,14 @@ def cassettes_relay(
     Example: predigest cassettes relay examples/world -t inference -d 2026-09-22 --answers saved/
     --cassettes cassettes/world-relayed --model "a capable LLM" --obtained 2026-11-30
     """
-    from agent.pipeline import Settings
     from eval.relay import relay_folder
 
-    topics = _topics(workspace, topic, all_topics)
-    settings = Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=cassettes)
+    settings, topics = _selected(workspace, date, topic, all_topics, cassette_dir=cassettes)
     when = _date(obtained).isoformat()
     paths = relay_folder(settings, answers, model=model, obtained=when, note=note, topics=topics)
     out.print(f"wrote {len(paths)} relayed cassette(s) into {cassettes}")
 
 
-# eval's options, named once (the signature stays readable and other commands can reuse them)
 CasesOpt = Annotated[Path, typer.Option(help="Folder of gold cases (<date>-<topic>/case.toml + gold.md).")]
 BaselineOpt = Annotated[Path, typer.Option(help="Committed scores to hold the run against.")]
 UpdateBaselineOpt = Annotated[
@@ -903,7 +899,6 @@ PromptsOpt = Annotated[
     list[Path] | None,
     typer.Option(help="A prompt template file (default: prompts/extract.md); twice: run both and compare."),
 ]
-EvalModelOpt = Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")]
 EvalCassettesOpt = Annotated[
     Path | None, typer.Option(help="Record / replay each case's cassette set under this folder instead.")
 ]
@@ -922,11 +917,8 @@ CompareOpt = Annotated[
 
 
 EVAL_EPILOG = (
-    "Every eval is logged (`predigest logs`). With --backend record and OPENAI_API_KEY / OPENAI_BASE_URL, the"
-    " cases are asked of a live model, as `run` would ask them; a set that holds relayed or reference answers is"
-    " never recorded over (the answers go beside it, into <set>-recorded).\n\n"
-    "Exits 1 when a score drops below the baseline, rule compliance is below 1.0, or a case fails;"
-    " 2 on a usage or input error."
+    "Every eval is logged (`predigest logs`). Exits 1 when a score drops below the baseline, rule compliance"
+    " is below 1.0, or a case fails; 2 on a usage or input error."
 )
 
 
@@ -959,45 +951,25 @@ def eval_cmd(
 
     Example: predigest eval --backend record --prompt my-extract.md && predigest eval --compare last~1 last
     """
+    from agent.plan.outputs import check_page
     from agent.runlog import logs_path
-    from eval import compare_logged
+    from eval import compare_logged, variants
 
-    _check_html(html)
+    check_page(html)  # a page that cannot be written is an error before the first case, not after every case
     if compare is not None:
         _show_comparison(compare_logged(compare[0], compare[1], logs_path()), as_json, html)
         return
+    if len(prompt or []) > 2:
+        raise PredigestError("--prompt is given more than twice", hint="compare two prompts at a time")
     flags = {"mode": mode, "cache_dir": cache_dir.absolute() if cache_dir else None, "no_cache": no_cache}
     flags |= {"concurrency": concurrency, "max_calls": max_calls, "max_cost_usd": max_cost}
-    runs = _variants(prompt or [], backend, model, flags, cassettes, allow_stale)
+    root = cassettes.absolute() if cassettes else None
+    prompts = [p.absolute() for p in prompt or []]  # one variant per prompt, else one with the default prompt
+    runs = variants(
+        prompts, backend=backend, model=model, flags=flags, env=os.environ, cassette_root=root, allow_stale=allow_stale
+    )
     options = {"only": case, "update_baseline": update_baseline, "accept_drops": accept_drops, "verbose": verbose}
     _eval_variants(runs, cases, baseline, html, as_json, logs_path(), options | {"markdown": markdown})
-
-
-def _check_html(html: Path | None) -> None:
-    """Before the first case: a page that cannot be written is an error now, not after every case."""
-    from agent.plan.outputs import check_page
-
-    check_page(html)
-
-
-def _variants(
-    prompt: list[Path], backend: str, model: str | None, flags: dict[str, Any], cassettes: Path | None, stale: bool
-) -> list[Variant]:
-    """One variant per prompt given (at most two: a comparison), else one with the default prompt."""
-    from eval import variants
-
-    prompts = [p.absolute() for p in prompt]
-    if len(prompts) > 2:
-        raise PredigestError("--prompt is given more than twice", hint="compare two prompts at a time")
-    return variants(
-        prompts,
-        backend=backend,
-        model=model,
-        flags=flags,
-        env=os.environ,
-        cassette_root=cassettes.absolute() if cassettes else None,
-        allow_stale=stale,
-    )
 
 
 def _eval_variants(
@@ -1011,7 +983,7 @@ def _eval_variants(
 ) -> None:
     """Each variant's eval, reported; two variants are compared. Exits 1 when one fails, or when
     a variant's rows could not be answered (said first, and those rows are not run)."""
-    from eval import compare_logged, overview_markdown, print_report, to_json
+    from eval import compare_logged, overview_markdown, print_report, run_eval, to_json
 
     lacking = _eval_needs(runs, cases, options["only"], (err if as_json else out).console)
     alone = len(runs) == 1  # one variant writes the page and may update the baseline; two are compared
@@ -1019,8 +991,21 @@ def _eval_variants(
     for variant, needs in zip(runs, lacking, strict=True):
         if needs is not None and len(needs.rows) == needs.of_rows:
             continue  # nothing of it can be answered: said at the top
-        skip = needs.rows if needs else ()
-        report = _eval_one(variant, cases, baseline, html if alone else None, logs, {**options, "skip": skip}, alone)
+        with _eval_progress() as (on_plan, on_result):
+            report = run_eval(
+                cases,
+                baseline,
+                only=options["only"],
+                update_baseline=options["update_baseline"] and alone,
+                html_path=html if alone else None,
+                variant=variant,
+                command=_command(),
+                logs=logs,
+                on_plan=on_plan,
+                on_result=on_result,
+                accept_drops=options["accept_drops"],
+                skip=needs.rows if needs else (),
+            )
         reports.append(report)
         if as_json and alone:
             _print_json(to_json(report))
@@ -1033,35 +1018,6 @@ def _eval_variants(
         _show_comparison(c, as_json, html)
     if not all(r.ok for r in reports) or any(lacking):
         raise typer.Exit(1)
-
-
-def _eval_one(
-    variant: Variant,
-    cases: Path,
-    baseline: Path,
-    html: Path | None,
-    logs: Path | None,
-    options: dict[str, Any],
-    alone: bool,
-) -> EvalReport:
-    """One variant's eval under a progress bar."""
-    from eval import run_eval
-
-    with _eval_progress() as (on_plan, on_result):
-        return run_eval(
-            cases,
-            baseline,
-            only=options["only"],
-            update_baseline=options["update_baseline"] and alone,
-            html_path=html,
-            variant=variant,
-            command=_command(),
-            logs=logs,
-            on_plan=on_plan,
-            on_result=on_result,
-            accept_drops=options["accept_drops"],
-            skip=options["skip"],
-        )
 
 
 def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Console) -> list[Needs | None]:
@@ -1237,10 +1193,7 @@ def _print_answer(record: RunLog, answer: DocAnswer) -> None:
                 out.print(f"    quote: {q}")
 
 
-def _print_logged(record: object) -> None:
-    from schemas.runlog import RunLog
-
-    assert isinstance(record, RunLog)
+def _print_logged(record: RunLog) -> None:
     out.print(
         f"run {record.id} · {record.kind} · {record.time} · git {record.git or '?'}"
         f" · {'ok' if record.ok else 'FAILED'}",
@@ -1248,9 +1201,7 @@ def _print_logged(record: object) -> None:
     out.print(f"command: predigest {' '.join(record.command)}")
     for e in record.evenings:
         tokens = sum(c.input_tokens + c.output_tokens for c in e.calls)
-        sources: dict[str, int] = {}
-        for c in e.calls:
-            sources[c.source] = sources.get(c.source, 0) + 1
+        sources = Counter(c.source for c in e.calls)
         stamp = " · ".join(x for x in (e.prompt or "offline", e.model, e.backend, e.cassettes) if x)
         out.print(f"{e.name} · {stamp}")
         out.print(
