@@ -64,10 +64,6 @@ class _LazyConsole:
     def print(self, *objects: object, **options: Any) -> None:
         self.console.print(*(plain(o) if isinstance(o, str) else o for o in objects), **options)
 
-    @property
-    def is_terminal(self) -> bool:
-        return self.console.is_terminal
-
 
 # what a terminal acts on rather than prints: escape sequences (CSI colours and cursor moves, OSC
 # titles and hyperlinks, the rest of ESC's two-byte forms), then any other C0 / C1 control but tab and newline
@@ -90,7 +86,6 @@ EXIT_INTERRUPTED = 130
 EXIT_BUG = 70  # EX_SOFTWARE: not the user's fault
 
 WorkspaceArg = Annotated[Path, typer.Argument(help="The workspace folder (holds predigest.toml).")]
-TopicOpt = Annotated[str, typer.Option("--topic", "-t", help="Topic name from predigest.toml.")]
 TopicsOpt = Annotated[
     list[str] | None,
     typer.Option("--topic", "-t", help="Topic name from predigest.toml; give it several times for several topics."),
@@ -323,19 +318,14 @@ HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the briefing a
 EvalModelOpt = Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")]
 
 
-_LLM_FLAGS = {
+# the run options that are settings, by their own name or renamed (--force also lets `record` replace
+# reference cassettes)
+_LLM_FLAGS = ("model", "mode", "backend", "cache_dir", "no_cache", "concurrency", "max_calls", "extraction")
+_RENAMED = {
     "prompt": "prompt_file",
-    "model": "model",
-    "mode": "mode",
-    "backend": "backend",
     "cassettes": "cassette_dir",
-    "cache_dir": "cache_dir",
-    "no_cache": "no_cache",
-    "concurrency": "concurrency",
-    "max_calls": "max_calls",
     "max_cost": "max_cost_usd",
-    "replace_reference": "replace_reference",
-    "extraction": "extraction",
+    "force": "replace_reference",
 }
 
 
@@ -343,8 +333,8 @@ def _llm_flags(given: Mapping[str, object]) -> dict[str, object]:
     """The options given, under their settings names; paths made absolute here, since they are
     relative to where the user typed them. An option left out (None, or a False switch) is not given."""
     return {
-        name: (v.absolute() if isinstance(v, Path) else v)
-        for option, name in _LLM_FLAGS.items()
+        _RENAMED.get(option, option): (v.absolute() if isinstance(v, Path) else v)
+        for option in (*_LLM_FLAGS, *_RENAMED)
         if (v := given.get(option)) is not None and v is not False
     }
 
@@ -396,7 +386,6 @@ def _run_settings(given: dict[str, Any], topic: str) -> Settings:
     """`run`'s options as settings for `topic`, over the environment and the workspace's own."""
     from agent.pipeline import settings_from
 
-    given = {**given, "replace_reference": given["force"]}  # --force also lets `record` replace reference cassettes
     run_flags = {name: given[name] for name in ("workspace", "out", "force", "allow_partial")}
     return settings_from({**run_flags, **_llm_flags(given), "topic": topic, "date": _date(given["date"])}, os.environ)
 
@@ -536,7 +525,7 @@ def _bar() -> Progress:
 @contextmanager
 def _progress() -> Iterator[tuple[Callable[[Planned], None], Callable[[ExtractionResult], None]]]:
     """A progress bar on a terminal; one line per finished document when piped (cron logs)."""
-    if err.is_terminal:
+    if err.console.is_terminal:
         with _bar() as progress:
             task = progress.add_task("extracting", total=None)
             yield (lambda ev: progress.update(task, total=len(ev.requests))), (lambda r: progress.advance(task))
@@ -722,15 +711,13 @@ def prompt_show(
         workspace, date, topic, all_topics, prompt_file=prompt.absolute() if prompt else None, llm=llm
     )
     es = plan_topics(s, topics, for_writing=False)  # what a run of these topics would send
-    if es.shared:
+    if es.shared:  # one request carries every topic
         rel = requests_for(es.evenings[0], doc)[0].doc_path
-        shared = [r for r in es.shared if r.doc_path == rel]
-        data = _prompt_of(shared, ", ".join(topics), as_json)
-        if as_json:
-            _print_json(data)
-        return
-    by_topic = {ev.settings.topic: requests_for(ev, doc) for ev in es.evenings}
-    _per_topic(topics, as_json, lambda t: _prompt_of(by_topic[t], t if len(topics) > 1 else "", as_json))
+        by_topic = {", ".join(topics): [r for r in es.shared if r.doc_path == rel]}
+    else:
+        by_topic = {ev.settings.topic: requests_for(ev, doc) for ev in es.evenings}
+    named = len(topics) > 1 or bool(es.shared)  # a header says whose request it is
+    _per_topic(list(by_topic), as_json, lambda t: _prompt_of(by_topic[t], t if named else "", as_json))
 
 
 def _prompt_of(requests: list[ExtractionRequest], topic: str, as_json: bool) -> object:
@@ -1053,7 +1040,7 @@ def _show_comparison(c: object, as_json: bool, html: Path | None) -> None:
 def _eval_progress() -> Iterator[tuple[Callable[..., None], Callable[[ExtractionResult], None]]]:
     """Per case and document: a bar per case on a terminal; piped, one line per case and per
     finished document (time, source, tokens), as `run` does."""
-    if err.is_terminal:
+    if err.console.is_terminal:
         with _bar() as progress:
             state: dict[str, object] = {}
 
@@ -1267,14 +1254,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     joining) ends it quietly; otherwise the caller's handler is put back."""
     restore = _catch_interrupts()
     try:
-        _main_body(argv)
-    finally:
-        if not _state["interrupting"]:
-            restore()
-
-
-def _main_body(argv: Sequence[str] | None) -> None:
-    try:
         _state["debug"] = False
         _state["argv"] = list(sys.argv[1:] if argv is None else argv)  # the run log keeps the command
         _setup_logging()
@@ -1303,3 +1282,6 @@ def _main_body(argv: Sequence[str] | None) -> None:
             f"error: unexpected {type(e).__name__}: {e} — run again with --debug for the traceback, and report it",
         )
         raise SystemExit(EXIT_BUG) from None
+    finally:
+        if not _state["interrupting"]:
+            restore()
