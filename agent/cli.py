@@ -24,7 +24,7 @@ from agent.core.labels import ZH
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
     from agent.core.settings import LLMSettings
     from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from agent.runlog import DocAnswer
     from agent.topics import EveningSet, TopicsReport
     from eval.checks import CassetteReport, Needs
+    from eval.compare import Comparison
     from eval.runner import Variant
     from schemas.runlog import RunLog
 
@@ -1023,15 +1024,15 @@ def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Con
     return lacking
 
 
-def _show_comparison(c: object, as_json: bool, html: Path | None) -> None:
+def _show_comparison(c: Comparison, as_json: bool, html: Path | None) -> None:
     from eval import comparison_json, print_comparison, write_comparison_html
 
     if as_json:
-        _print_json(comparison_json(c))  # type: ignore[arg-type]
+        _print_json(comparison_json(c))
     else:
-        print_comparison(c, out.console)  # type: ignore[arg-type]
+        print_comparison(c, out.console)
     if html is not None:
-        write_comparison_html(c, html)  # type: ignore[arg-type]
+        write_comparison_html(c, html)
         if not as_json:
             _wrote(html)
 
@@ -1042,14 +1043,14 @@ def _eval_progress() -> Iterator[tuple[Callable[..., None], Callable[[Extraction
     finished document (time, source, tokens), as `run` does."""
     if err.console.is_terminal:
         with _bar() as progress:
-            state: dict[str, object] = {}
+            tasks: list[TaskID] = []  # the case under way is the last
 
             def plan(case: object, ev: Evening) -> None:
-                state["task"] = progress.add_task(str(getattr(case, "name", case)), total=len(ev.requests))
+                tasks.append(progress.add_task(str(getattr(case, "name", case)), total=len(ev.requests)))
 
             def result(r: ExtractionResult) -> None:
-                if "task" in state:
-                    progress.advance(state["task"])  # type: ignore[arg-type]
+                if tasks:
+                    progress.advance(tasks[-1])
 
             yield plan, result
         return
