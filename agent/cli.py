@@ -603,9 +603,9 @@ def _print_run_notes(report: RunReport) -> None:
             f"note: {len(unplaced)} file(s) could not be placed in any evening ({first}); {see}",
         )
     for warning in report.evening.registry.warnings:
-        err.print(f"warning: {warning}")
+        _warning(warning)
     for doc, why in report.outcome.unread:
-        err.print(f"warning: not read: {doc}: {why}")
+        _warning(f"not read: {doc}: {why}")
     if report.outcome.partial:
         where = w.withheld or f"written to {w.out_path}"
         llm = report.evening.llm
@@ -773,8 +773,7 @@ def cassettes_add_reference(
 
     folder = cassettes.absolute() if cassettes else None  # as `run` does: relative to here, not the workspace
     s, topics = _selected(workspace, date, topic, all_topics, cassette_dir=folder)
-    path = add_reference(s, topics, doc, extraction, note)
-    out.print(f"wrote {path}")
+    _wrote(add_reference(s, topics, doc, extraction, note))
 
 
 @cassettes_app.command("rekey")
@@ -1209,7 +1208,7 @@ class _WarningLine(logging.Handler):
     """The library's warnings (a corrupt cache, say) as one `warning:` line on stderr."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        err.print(f"warning: {record.getMessage()}")
+        _warning(record.getMessage())
 
 
 def _setup_logging() -> None:
