@@ -10,6 +10,7 @@ import re
 import signal
 import sys
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cached_property
@@ -23,15 +24,17 @@ from agent.core.labels import ZH
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress
+    from rich.progress import Progress, TaskID
 
+    from agent.core.settings import LLMSettings
     from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
     from agent.pipeline import Evening, RunReport, Settings
     from agent.plan.workspace import Workspace
     from agent.runlog import DocAnswer
     from agent.topics import EveningSet, TopicsReport
     from eval.checks import CassetteReport, Needs
-    from eval.runner import EvalReport, Variant
+    from eval.compare import Comparison
+    from eval.runner import Variant
     from schemas.runlog import RunLog
 
     Planned = Evening | EveningSet  # what a run's progress sizes itself from
@@ -45,13 +48,10 @@ app = typer.Typer(
 
 
 class _LazyConsole:
-    """A rich Console made on first print: importing rich is a tenth of a command's start, and
-    `parse --json`, every `--json`, `--help` and `--version` answer without it.
-
-    Without markup or emoji codes: what the commands print is mostly the documents' own text
-    (titles, labels, paths), which must come out as written — a title holding "[/x]" stopped
-    `anchors` with a markup error, and one holding "[bold]" or ":fire:" lost those characters.
-    Our own emphasis is a `Text` style."""
+    """A rich Console made on first print, so that `--json`, `--help` and `--version` answer without
+    importing rich. Without markup or emoji codes: what the commands print is mostly the documents'
+    own text, which must come out as written ("[/x]" or ":fire:" in a title); our own emphasis is a
+    `Text` style."""
 
     def __init__(self, *, stderr: bool = False) -> None:
         self._stderr = stderr
@@ -64,10 +64,6 @@ class _LazyConsole:
 
     def print(self, *objects: object, **options: Any) -> None:
         self.console.print(*(plain(o) if isinstance(o, str) else o for o in objects), **options)
-
-    @property
-    def is_terminal(self) -> bool:
-        return self.console.is_terminal
 
 
 # what a terminal acts on rather than prints: escape sequences (CSI colours and cursor moves, OSC
@@ -91,7 +87,6 @@ EXIT_INTERRUPTED = 130
 EXIT_BUG = 70  # EX_SOFTWARE: not the user's fault
 
 WorkspaceArg = Annotated[Path, typer.Argument(help="The workspace folder (holds predigest.toml).")]
-TopicOpt = Annotated[str, typer.Option("--topic", "-t", help="Topic name from predigest.toml.")]
 TopicsOpt = Annotated[
     list[str] | None,
     typer.Option("--topic", "-t", help="Topic name from predigest.toml; give it several times for several topics."),
@@ -189,6 +184,16 @@ def _topics(workspace: Path, topic: list[str] | None, all_topics: bool) -> list[
     from agent.plan.workspace import load_workspace
 
     return load_workspace(workspace).select(topic or [], all_topics=all_topics)
+
+
+def _selected(
+    workspace: Path, date: str, topic: list[str] | None, all_topics: bool, **settings: Any
+) -> tuple[Settings, list[str]]:
+    """The topics chosen, and the settings of the first: a command for several topics takes theirs from it."""
+    from agent.pipeline import Settings
+
+    topics = _topics(workspace, topic, all_topics)
+    return Settings(workspace=workspace, topic=topics[0], date=_date(date), **settings), topics
 
 
 def _per_topic(topics: list[str], as_json: bool, one: Callable[[str], object]) -> None:
@@ -311,21 +316,17 @@ AllowPartialOpt = Annotated[
 ]
 ExplainOpt = Annotated[bool, typer.Option(help="Print every candidate's fate and the rule that decided it.")]
 HtmlOpt = Annotated[bool, typer.Option("--html", help="Also write the briefing as a page (.html beside it).")]
+EvalModelOpt = Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")]
 
 
-_LLM_FLAGS = {
+# the run options that are settings, by their own name or renamed (--force also lets `record` replace
+# reference cassettes)
+_LLM_FLAGS = ("model", "mode", "backend", "cache_dir", "no_cache", "concurrency", "max_calls", "extraction")
+_RENAMED = {
     "prompt": "prompt_file",
-    "model": "model",
-    "mode": "mode",
-    "backend": "backend",
     "cassettes": "cassette_dir",
-    "cache_dir": "cache_dir",
-    "no_cache": "no_cache",
-    "concurrency": "concurrency",
-    "max_calls": "max_calls",
     "max_cost": "max_cost_usd",
-    "replace_reference": "replace_reference",
-    "extraction": "extraction",
+    "force": "replace_reference",
 }
 
 
@@ -333,20 +334,16 @@ def _llm_flags(given: Mapping[str, object]) -> dict[str, object]:
     """The options given, under their settings names; paths made absolute here, since they are
     relative to where the user typed them. An option left out (None, or a False switch) is not given."""
     return {
-        name: (v.absolute() if isinstance(v, Path) else v)
-        for option, name in _LLM_FLAGS.items()
+        _RENAMED.get(option, option): (v.absolute() if isinstance(v, Path) else v)
+        for option in (*_LLM_FLAGS, *_RENAMED)
         if (v := given.get(option)) is not None and v is not False
     }
 
 
 RUN_EPILOG = (
-    "Several topics (--topic given several times, or --all-topics) are one run: all checked before the first"
-    " call, --max-calls and --max-cost bound them together, a briefing set per topic, and the exit status is the"
-    " worst topic's. With --extraction shared, each document is one request for all of them, its answer split by"
-    " topic.\n\nExit status: 0 done; 2 a usage or input error (nothing spent or written); 3 a partial evening"
-    " (some documents not read: the briefing lists them; not written into the workspace inbox without --allow-partial);"
-    " 4 no model answered (no key, no cassette: offline briefing, not written into the inbox unless"
-    " --backend offline); 130 interrupted."
+    "Several topics (--topic given several times, or --all-topics) are one run: --max-calls and --max-cost bound"
+    " them together, and the exit status is the worst topic's.\n\nExit status: 0 done; 2 a usage or input error;"
+    " 3 a partial evening; 4 no model answered; 130 interrupted (the README says more)."
 )
 
 
@@ -383,59 +380,47 @@ def run_cmd(
     """
     given = dict(locals())  # every option as typed; the settings model decides what each means
     topics = _topics(workspace, topic, all_topics)
-    settings = _run_settings(given, topics[0])
-    shown = {"as_json": as_json, "explain": explain, "patch": patch, "html": html}
-    if len(topics) > 1:
-        _run_topics(settings, topics, **shown)
-    else:
-        _run_one(settings, **shown)
+    _run(_run_settings(given, topics[0]), topics, as_json=as_json, explain=explain, patch=patch, html=html)
 
 
 def _run_settings(given: dict[str, Any], topic: str) -> Settings:
     """`run`'s options as settings for `topic`, over the environment and the workspace's own."""
-    import os
-
     from agent.pipeline import settings_from
 
-    given = {**given, "replace_reference": given["force"]}  # --force also lets `record` replace reference cassettes
     run_flags = {name: given[name] for name in ("workspace", "out", "force", "allow_partial")}
     return settings_from({**run_flags, **_llm_flags(given), "topic": topic, "date": _date(given["date"])}, os.environ)
 
 
-def _run_one(settings: Settings, *, as_json: bool, explain: bool, patch: bool, html: bool) -> None:
-    """`run` for one topic: its progress, its run log, its report."""
+def _run(settings: Settings, topics: list[str], *, as_json: bool, explain: bool, patch: bool, html: bool) -> None:
+    """`run` for its topics (several share one progress bar over all their requests): a run log per
+    topic, the summary (or its JSON), the extra files written, and the exit status."""
     from agent.pipeline import run
-    from agent.runlog import log_quietly, logs_path, run_log
-
-    with _progress() as (on_plan, on_result):
-        on_plan, on_result = _kept_so_far(_page_checked(on_plan, html, settings.force), on_result)
-        report = run(settings, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
-    _state["written"] = report.written.out_path
-    log_quietly(run_log(report, _command()), logs_path())
-    _report_run(report, as_json=as_json, explain=explain, patch=patch, html=html)
-
-
-def _run_topics(
-    settings: Settings, topics: list[str], *, as_json: bool, explain: bool, patch: bool, html: bool
-) -> None:
-    """`run` for several topics: one progress bar over all their requests, a run log per topic."""
     from agent.runlog import log_quietly, logs_path, run_log
     from agent.topics import run_topics
 
     with _progress() as (on_plan, on_result):
-        on_plan, on_result = _kept_so_far(_pages_checked(on_plan, html, settings.force), on_result)
-        report = run_topics(settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
-    _state["written"] = ", ".join(str(r.written.out_path) for r in report.reports if r.written.out_path) or None
-    for rep in report.reports:
+        on_plan, on_result = _watched(on_plan, on_result, html=html, force=settings.force)
+        several: TopicsReport | None = None
+        if len(topics) == 1:
+            reports = [run(settings, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)]
+        else:
+            several = run_topics(settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
+            reports = several.reports
+    _state["written"] = ", ".join(str(r.written.out_path) for r in reports if r.written.out_path) or None
+    for rep in reports:
         log_quietly(run_log(rep, _command()), logs_path())
-    if as_json:
-        _print_json({"exit_code": report.exit_code, "topics": {_topic(r): _run_json(r) for r in report.reports}})
+    if as_json and several is not None:
+        _print_json({"exit_code": several.exit_code, "topics": {_topic(r): _run_json(r) for r in reports}})
+    elif as_json:
+        _print_json(_run_json(reports[0]))
+    elif several is not None:
+        _print_topics(several, explain)
     else:
-        _print_topics(report, explain)
-    for rep in report.reports:
+        _print_run(reports[0], explain)
+    for rep in reports:
         _report_extras(rep, as_json=as_json, patch=patch, html=html)
-    if report.exit_code:
-        raise typer.Exit(report.exit_code)
+    if code := (reports[0] if several is None else several).exit_code:
+        raise typer.Exit(code)
 
 
 def _topic(report: RunReport) -> str:
@@ -444,8 +429,6 @@ def _topic(report: RunReport) -> str:
 
 def _print_topics(report: TopicsReport, explain: bool) -> None:
     """A line per topic (what it wrote and held), its notes, then one line for the evening."""
-    from agent.pipeline import answered_by
-
     for rep in report.reports:
         b, w = rep.composed.briefing, rep.written
         if explain:
@@ -457,45 +440,26 @@ def _print_topics(report: TopicsReport, explain: bool) -> None:
             f" · to-verify {len(b.to_verify)} · calls {len(rep.records)} · exit {rep.exit_code}",
         )
         _print_run_notes(rep)
-    recs, llm = report.records, report.reports[0].evening.llm
-    priced = not [r for r in recs if r.source == "live"] or llm.price() is not None
-    cost = f"cost ${sum(r.cost_usd for r in recs):.4f}" if priced else f"cost unknown: no price for {llm.model}"
+    recs, first = report.records, report.reports[0].evening
     out.print(
-        f"evening {report.reports[0].evening.settings.date} · topics {len(report.reports)} · calls {len(recs)}"
-        f" · answered by {answered_by(recs, llm.model)}"
-        f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
-        f"{_cached(recs)} · {cost} · {report.seconds:.1f}s · exit {report.exit_code}",
+        f"evening {first.settings.date} · topics {len(report.reports)} · calls {len(recs)}"
+        f" · {_spent(recs, first.llm, report.seconds)} · exit {report.exit_code}",
     )
 
 
-def _cached(recs: Sequence[CallRecord]) -> str:
-    """The prompt tokens a provider's prompt cache served, when it said so for any call."""
+def _spent(recs: Sequence[CallRecord], llm: LLMSettings, seconds: float) -> str:
+    """Who answered the calls, their tokens (with those a provider's prompt cache served), cost and time."""
+    from agent.pipeline import answered_by
+
+    priced = not any(r.source == "live" for r in recs) or llm.price() is not None
+    cost = f"${sum(r.cost_usd for r in recs):.4f}" if priced else f"unknown: no price for {llm.model} in [llm.prices]"
     cached = sum(r.cached_tokens for r in recs)
-    return f" · cached {cached} in" if cached else ""
-
-
-def _pages_checked(on_plan: Callable[[EveningSet], None], html: bool, force: bool) -> Callable[[EveningSet], None]:
-    """With --html, every topic's page is checked with its briefing, before the first call."""
-    from agent.plan.outputs import check_page_free
-
-    def plan(es: EveningSet) -> None:
-        if html:
-            for ev in es.evenings:
-                check_page_free(ev.out_path.with_suffix(".html"), force=force)
-        on_plan(es)
-
-    return plan
-
-
-def _report_run(report: RunReport, *, as_json: bool, explain: bool, patch: bool, html: bool) -> None:
-    """The run's summary (or its JSON), the extra files it wrote, and its exit status."""
-    if as_json:
-        _print_json(_run_json(report))
-    else:
-        _print_run(report, explain)
-    _report_extras(report, as_json=as_json, patch=patch, html=html)
-    if report.exit_code:
-        raise typer.Exit(report.exit_code)
+    return (
+        f"answered by {answered_by(recs, llm.model)}"
+        f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
+        + (f" · cached {cached} in" if cached else "")
+        + f" · cost {cost} · {seconds:.1f}s"
+    )
 
 
 def _report_extras(report: RunReport, *, as_json: bool, patch: bool, html: bool) -> None:
@@ -510,27 +474,19 @@ def _report_extras(report: RunReport, *, as_json: bool, patch: bool, html: bool)
             _wrote(page)
 
 
-def _page_checked(on_plan: Callable[[Evening], None], html: bool, force: bool) -> Callable[[Evening], None]:
-    """With --html, the page beside the briefing is checked with it, before the first call."""
-    from agent.plan.outputs import check_page_free
-
-    def plan(ev: Evening) -> None:
-        if html:
-            check_page_free(ev.out_path.with_suffix(".html"), force=force)
-        on_plan(ev)
-
-    return plan
-
-
-def _kept_so_far(
-    on_plan: Callable[[Planned], None], on_result: Callable[[ExtractionResult], None]
+def _watched(
+    on_plan: Callable[[Planned], None], on_result: Callable[[ExtractionResult], None], *, html: bool, force: bool
 ) -> tuple[Callable[[Planned], None], Callable[[ExtractionResult], None]]:
-    """The progress callbacks, also counting what an interruption keeps (see `_interrupted_line`);
-    for one topic's evening or several topics' (both say their `llm` and their `requests`)."""
+    """The progress callbacks, also counting what an interruption keeps (see `_interrupted_line`) and,
+    with --html, checking each page with its briefing before the first call; for one topic's evening
+    or several topics' (both say their `llm` and their `requests`)."""
+    from agent.plan.outputs import check_page_free
 
     def plan(ev: Planned) -> None:
         kept = ev.llm.cache_dir is not None and ev.llm.effective_backend in ("live", "record")
         _state["run"] = {"total": len(ev.requests), "received": 0, "cached": kept, "backend": ev.llm.backend}
+        for one in getattr(ev, "evenings", [ev]) if html else []:
+            check_page_free(one.out_path.with_suffix(".html"), force=force)
         on_plan(ev)
 
     def result(r: ExtractionResult) -> None:
@@ -560,8 +516,7 @@ def _interrupted_line() -> str:
 
 
 def _bar() -> Progress:
-    """rich's default bar, with the description printed as written: it is a case's folder name,
-    and the default column reads it as markup ("[/x]" in a name stopped `eval` with a MarkupError)."""
+    """rich's default bar, with the description (a case's folder name) printed as written, not as markup."""
     from rich.progress import Progress, TextColumn
 
     description = TextColumn("{task.description}", markup=False, style="progress.description")
@@ -571,7 +526,7 @@ def _bar() -> Progress:
 @contextmanager
 def _progress() -> Iterator[tuple[Callable[[Planned], None], Callable[[ExtractionResult], None]]]:
     """A progress bar on a terminal; one line per finished document when piped (cron logs)."""
-    if err.is_terminal:
+    if err.console.is_terminal:
         with _bar() as progress:
             task = progress.add_task("extracting", total=None)
             yield (lambda ev: progress.update(task, total=len(ev.requests))), (lambda r: progress.advance(task))
@@ -605,20 +560,10 @@ def _warning(line: str) -> None:
 
 
 def _print_run(report: RunReport, explain: bool) -> None:
-    from agent.pipeline import answered_by
-
-    b = report.composed.briefing
-    recs = report.records
-    by_source: dict[str, int] = {}
-    for r in recs:
-        by_source[r.source] = by_source.get(r.source, 0) + 1
-    decisions: dict[str, int] = {}
-    for f in report.findings:
-        decisions[f.decision] = decisions.get(f.decision, 0) + 1
+    b, w, recs = report.composed.briefing, report.written, report.records
     if explain:
         for f in report.findings:
             out.print(f.line())
-    w = report.written
     if w.out_path is not None:
         out.print(f"wrote {w.out_path} (+ .json, .calls.jsonl)")
     out.print(
@@ -626,20 +571,12 @@ def _print_run(report: RunReport, explain: bool) -> None:
         f" · arXiv new {len(b.summary.new_arxiv)} / continued {b.summary.continued_arxiv}"
         f" · no-increment notes {len(b.no_increment)}"
     )
-    llm = report.evening.llm
-    paid = [r for r in recs if r.source == "live"]
-    cost = (
-        f"cost unknown: no price for {llm.model} in [llm.prices]"
-        if paid and llm.price() is None
-        else f"cost ${sum(r.cost_usd for r in recs):.4f}"
-    )
+    by_source = ", ".join(f"{k} {v}" for k, v in sorted(Counter(r.source for r in recs).items()))
+    spent = _spent(recs, report.evening.llm, report.seconds)
+    out.print(f"calls {len(recs)} ({by_source}) · backend {report.backend} · {spent}")
     out.print(
-        f"calls {len(recs)} ({', '.join(f'{k} {v}' for k, v in sorted(by_source.items()))}) · backend {report.backend}"
-        f" · answered by {answered_by(recs, llm.model)}"
-        f" · tokens {sum(r.input_tokens for r in recs)} in / {sum(r.output_tokens for r in recs)} out"
-        f"{_cached(recs)} · {cost} · {report.seconds:.1f}s",
+        "rules: " + " · ".join(f"{k} {v}" for k, v in sorted(Counter(f.decision for f in report.findings).items()))
     )
-    out.print("rules: " + " · ".join(f"{k} {v}" for k, v in sorted(decisions.items())))
     _print_run_notes(report)
 
 
@@ -666,9 +603,9 @@ def _print_run_notes(report: RunReport) -> None:
             f"note: {len(unplaced)} file(s) could not be placed in any evening ({first}); {see}",
         )
     for warning in report.evening.registry.warnings:
-        err.print(f"warning: {warning}")
+        _warning(warning)
     for doc, why in report.outcome.unread:
-        err.print(f"warning: not read: {doc}: {why}")
+        _warning(f"not read: {doc}: {why}")
     if report.outcome.partial:
         where = w.withheld or f"written to {w.out_path}"
         llm = report.evening.llm
@@ -757,7 +694,7 @@ def prompt_show(
     doc: Annotated[str, typer.Option(help="Workspace-relative path of the document.")],
     topic: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
-    prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
+    prompt: PromptOpt = None,
     extraction: ExtractionOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -767,27 +704,21 @@ def prompt_show(
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
     """
-    from agent.pipeline import Settings, requests_for
+    from agent.pipeline import requests_for
     from agent.topics import plan_topics
 
-    topics = _topics(workspace, topic, all_topics)
-    s = Settings(
-        workspace=workspace,
-        topic=topics[0],
-        date=_date(date),
-        prompt_file=prompt.absolute() if prompt else None,
-        llm={"extraction": extraction} if extraction else {},
+    llm = {"extraction": extraction} if extraction else {}
+    s, topics = _selected(
+        workspace, date, topic, all_topics, prompt_file=prompt.absolute() if prompt else None, llm=llm
     )
     es = plan_topics(s, topics, for_writing=False)  # what a run of these topics would send
-    if es.shared:
+    if es.shared:  # one request carries every topic
         rel = requests_for(es.evenings[0], doc)[0].doc_path
-        shared = [r for r in es.shared if r.doc_path == rel]
-        data = _prompt_of(shared, ", ".join(topics), as_json)
-        if as_json:
-            _print_json(data)
-        return
-    by_topic = {ev.settings.topic: requests_for(ev, doc) for ev in es.evenings}
-    _per_topic(topics, as_json, lambda t: _prompt_of(by_topic[t], t if len(topics) > 1 else "", as_json))
+        by_topic = {", ".join(topics): [r for r in es.shared if r.doc_path == rel]}
+    else:
+        by_topic = {ev.settings.topic: requests_for(ev, doc) for ev in es.evenings}
+    named = len(topics) > 1 or bool(es.shared)  # a header says whose request it is
+    _per_topic(list(by_topic), as_json, lambda t: _prompt_of(by_topic[t], t if named else "", as_json))
 
 
 def _prompt_of(requests: list[ExtractionRequest], topic: str, as_json: bool) -> object:
@@ -831,21 +762,18 @@ def cassettes_add_reference(
     topic: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
     note: Annotated[str, typer.Option(help="Who wrote it and why, stamped on the cassette.")] = "",
-    cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
+    cassettes: CassettesOpt = None,
 ) -> None:
     """Store a hand-written expected extraction as a reference cassette for one document (with
     several topics: for the one shared request that carries them all).
 
     Example: predigest cassettes add-reference examples/world -t inference -d 2026-09-22 --doc D --extraction x.json
     """
-    from agent.pipeline import Settings
     from agent.topics import add_reference
 
-    topics = _topics(workspace, topic, all_topics)
     folder = cassettes.absolute() if cassettes else None  # as `run` does: relative to here, not the workspace
-    s = Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=folder)
-    path = add_reference(s, topics, doc, extraction, note)
-    out.print(f"wrote {path}")
+    s, topics = _selected(workspace, date, topic, all_topics, cassette_dir=folder)
+    _wrote(add_reference(s, topics, doc, extraction, note))
 
 
 @cassettes_app.command("rekey")
@@ -854,19 +782,17 @@ def cassettes_rekey(
     date: DateOpt,
     topic: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
-    cassettes: Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")] = None,
+    cassettes: CassettesOpt = None,
 ) -> None:
     """Re-key reference cassettes after an intended prompt change (recorded ones must be recorded again);
     with several topics, those of the shared requests.
 
     Example: predigest cassettes rekey examples/world --topic inference --date 2026-09-22
     """
-    from agent.pipeline import Settings
     from agent.topics import rekey
 
-    topics = _topics(workspace, topic, all_topics)
-    folder = cassettes.absolute() if cassettes else None
-    paths = rekey(Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=folder), topics)
+    s, topics = _selected(workspace, date, topic, all_topics, cassette_dir=cassettes.absolute() if cassettes else None)
+    paths = rekey(s, topics)
     out.print(f"re-keyed {len(paths)} reference cassette(s)")
     for path in paths:
         out.print(f"  {path}")
@@ -879,8 +805,8 @@ def cassettes_check(
     cassettes: Annotated[
         Path | None, typer.Option(help="Check each case's cassette set under this folder instead.")
     ] = None,
-    prompt: Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")] = None,
-    model: Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")] = None,
+    prompt: PromptOpt = None,
+    model: EvalModelOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """List per case the requests no cassette answers, those answered only under an older prompt
@@ -936,17 +862,14 @@ def cassettes_relay(
     Example: predigest cassettes relay examples/world -t inference -d 2026-09-22 --answers saved/
     --cassettes cassettes/world-relayed --model "a capable LLM" --obtained 2026-11-30
     """
-    from agent.pipeline import Settings
     from eval.relay import relay_folder
 
-    topics = _topics(workspace, topic, all_topics)
-    settings = Settings(workspace=workspace, topic=topics[0], date=_date(date), cassette_dir=cassettes)
+    settings, topics = _selected(workspace, date, topic, all_topics, cassette_dir=cassettes)
     when = _date(obtained).isoformat()
     paths = relay_folder(settings, answers, model=model, obtained=when, note=note, topics=topics)
     out.print(f"wrote {len(paths)} relayed cassette(s) into {cassettes}")
 
 
-# eval's options, named once (the signature stays readable and other commands can reuse them)
 CasesOpt = Annotated[Path, typer.Option(help="Folder of gold cases (<date>-<topic>/case.toml + gold.md).")]
 BaselineOpt = Annotated[Path, typer.Option(help="Committed scores to hold the run against.")]
 UpdateBaselineOpt = Annotated[
@@ -963,7 +886,6 @@ PromptsOpt = Annotated[
     list[Path] | None,
     typer.Option(help="A prompt template file (default: prompts/extract.md); twice: run both and compare."),
 ]
-EvalModelOpt = Annotated[str | None, typer.Option(help="Model for every case (over a case's own `model`).")]
 EvalCassettesOpt = Annotated[
     Path | None, typer.Option(help="Record / replay each case's cassette set under this folder instead.")
 ]
@@ -982,11 +904,8 @@ CompareOpt = Annotated[
 
 
 EVAL_EPILOG = (
-    "Every eval is logged (`predigest logs`). With --backend record and OPENAI_API_KEY / OPENAI_BASE_URL, the"
-    " cases are asked of a live model, as `run` would ask them; a set that holds relayed or reference answers is"
-    " never recorded over (the answers go beside it, into <set>-recorded).\n\n"
-    "Exits 1 when a score drops below the baseline, rule compliance is below 1.0, or a case fails;"
-    " 2 on a usage or input error."
+    "Every eval is logged (`predigest logs`). Exits 1 when a score drops below the baseline, rule compliance"
+    " is below 1.0, or a case fails; 2 on a usage or input error."
 )
 
 
@@ -1019,47 +938,25 @@ def eval_cmd(
 
     Example: predigest eval --backend record --prompt my-extract.md && predigest eval --compare last~1 last
     """
+    from agent.plan.outputs import check_page
     from agent.runlog import logs_path
-    from eval import compare_logged
+    from eval import compare_logged, variants
 
-    _check_html(html)
+    check_page(html)  # a page that cannot be written is an error before the first case, not after every case
     if compare is not None:
         _show_comparison(compare_logged(compare[0], compare[1], logs_path()), as_json, html)
         return
+    if len(prompt or []) > 2:
+        raise PredigestError("--prompt is given more than twice", hint="compare two prompts at a time")
     flags = {"mode": mode, "cache_dir": cache_dir.absolute() if cache_dir else None, "no_cache": no_cache}
     flags |= {"concurrency": concurrency, "max_calls": max_calls, "max_cost_usd": max_cost}
-    runs = _variants(prompt or [], backend, model, flags, cassettes, allow_stale)
+    root = cassettes.absolute() if cassettes else None
+    prompts = [p.absolute() for p in prompt or []]  # one variant per prompt, else one with the default prompt
+    runs = variants(
+        prompts, backend=backend, model=model, flags=flags, env=os.environ, cassette_root=root, allow_stale=allow_stale
+    )
     options = {"only": case, "update_baseline": update_baseline, "accept_drops": accept_drops, "verbose": verbose}
     _eval_variants(runs, cases, baseline, html, as_json, logs_path(), options | {"markdown": markdown})
-
-
-def _check_html(html: Path | None) -> None:
-    """Before the first case: a page that cannot be written is an error now, not after every case."""
-    from agent.plan.outputs import check_page
-
-    check_page(html)
-
-
-def _variants(
-    prompt: list[Path], backend: str, model: str | None, flags: dict[str, Any], cassettes: Path | None, stale: bool
-) -> list[Variant]:
-    """One variant per prompt given (at most two: a comparison), else one with the default prompt."""
-    import os
-
-    from eval import variants
-
-    prompts = [p.absolute() for p in prompt]
-    if len(prompts) > 2:
-        raise PredigestError("--prompt is given more than twice", hint="compare two prompts at a time")
-    return variants(
-        prompts,
-        backend=backend,
-        model=model,
-        flags=flags,
-        env=os.environ,
-        cassette_root=cassettes.absolute() if cassettes else None,
-        allow_stale=stale,
-    )
 
 
 def _eval_variants(
@@ -1073,7 +970,7 @@ def _eval_variants(
 ) -> None:
     """Each variant's eval, reported; two variants are compared. Exits 1 when one fails, or when
     a variant's rows could not be answered (said first, and those rows are not run)."""
-    from eval import compare_logged, overview_markdown, print_report, to_json
+    from eval import compare_logged, overview_markdown, print_report, run_eval, to_json
 
     lacking = _eval_needs(runs, cases, options["only"], (err if as_json else out).console)
     alone = len(runs) == 1  # one variant writes the page and may update the baseline; two are compared
@@ -1081,8 +978,21 @@ def _eval_variants(
     for variant, needs in zip(runs, lacking, strict=True):
         if needs is not None and len(needs.rows) == needs.of_rows:
             continue  # nothing of it can be answered: said at the top
-        skip = needs.rows if needs else ()
-        report = _eval_one(variant, cases, baseline, html if alone else None, logs, {**options, "skip": skip}, alone)
+        with _eval_progress() as (on_plan, on_result):
+            report = run_eval(
+                cases,
+                baseline,
+                only=options["only"],
+                update_baseline=options["update_baseline"] and alone,
+                html_path=html if alone else None,
+                variant=variant,
+                command=_command(),
+                logs=logs,
+                on_plan=on_plan,
+                on_result=on_result,
+                accept_drops=options["accept_drops"],
+                skip=needs.rows if needs else (),
+            )
         reports.append(report)
         if as_json and alone:
             _print_json(to_json(report))
@@ -1095,35 +1005,6 @@ def _eval_variants(
         _show_comparison(c, as_json, html)
     if not all(r.ok for r in reports) or any(lacking):
         raise typer.Exit(1)
-
-
-def _eval_one(
-    variant: Variant,
-    cases: Path,
-    baseline: Path,
-    html: Path | None,
-    logs: Path | None,
-    options: dict[str, Any],
-    alone: bool,
-) -> EvalReport:
-    """One variant's eval under a progress bar."""
-    from eval import run_eval
-
-    with _eval_progress() as (on_plan, on_result):
-        return run_eval(
-            cases,
-            baseline,
-            only=options["only"],
-            update_baseline=options["update_baseline"] and alone,
-            html_path=html,
-            variant=variant,
-            command=_command(),
-            logs=logs,
-            on_plan=on_plan,
-            on_result=on_result,
-            accept_drops=options["accept_drops"],
-            skip=options["skip"],
-        )
 
 
 def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Console) -> list[Needs | None]:
@@ -1142,15 +1023,15 @@ def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Con
     return lacking
 
 
-def _show_comparison(c: object, as_json: bool, html: Path | None) -> None:
+def _show_comparison(c: Comparison, as_json: bool, html: Path | None) -> None:
     from eval import comparison_json, print_comparison, write_comparison_html
 
     if as_json:
-        _print_json(comparison_json(c))  # type: ignore[arg-type]
+        _print_json(comparison_json(c))
     else:
-        print_comparison(c, out.console)  # type: ignore[arg-type]
+        print_comparison(c, out.console)
     if html is not None:
-        write_comparison_html(c, html)  # type: ignore[arg-type]
+        write_comparison_html(c, html)
         if not as_json:
             _wrote(html)
 
@@ -1159,16 +1040,16 @@ def _show_comparison(c: object, as_json: bool, html: Path | None) -> None:
 def _eval_progress() -> Iterator[tuple[Callable[..., None], Callable[[ExtractionResult], None]]]:
     """Per case and document: a bar per case on a terminal; piped, one line per case and per
     finished document (time, source, tokens), as `run` does."""
-    if err.is_terminal:
+    if err.console.is_terminal:
         with _bar() as progress:
-            state: dict[str, object] = {}
+            tasks: list[TaskID] = []  # the case under way is the last
 
             def plan(case: object, ev: Evening) -> None:
-                state["task"] = progress.add_task(str(getattr(case, "name", case)), total=len(ev.requests))
+                tasks.append(progress.add_task(str(getattr(case, "name", case)), total=len(ev.requests)))
 
             def result(r: ExtractionResult) -> None:
-                if "task" in state:
-                    progress.advance(state["task"])  # type: ignore[arg-type]
+                if tasks:
+                    progress.advance(tasks[-1])
 
             yield plan, result
         return
@@ -1299,10 +1180,7 @@ def _print_answer(record: RunLog, answer: DocAnswer) -> None:
                 out.print(f"    quote: {q}")
 
 
-def _print_logged(record: object) -> None:
-    from schemas.runlog import RunLog
-
-    assert isinstance(record, RunLog)
+def _print_logged(record: RunLog) -> None:
     out.print(
         f"run {record.id} · {record.kind} · {record.time} · git {record.git or '?'}"
         f" · {'ok' if record.ok else 'FAILED'}",
@@ -1310,9 +1188,7 @@ def _print_logged(record: object) -> None:
     out.print(f"command: predigest {' '.join(record.command)}")
     for e in record.evenings:
         tokens = sum(c.input_tokens + c.output_tokens for c in e.calls)
-        sources: dict[str, int] = {}
-        for c in e.calls:
-            sources[c.source] = sources.get(c.source, 0) + 1
+        sources = Counter(c.source for c in e.calls)
         stamp = " · ".join(x for x in (e.prompt or "offline", e.model, e.backend, e.cassettes) if x)
         out.print(f"{e.name} · {stamp}")
         out.print(
@@ -1332,7 +1208,7 @@ class _WarningLine(logging.Handler):
     """The library's warnings (a corrupt cache, say) as one `warning:` line on stderr."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        err.print(f"warning: {record.getMessage()}")
+        _warning(record.getMessage())
 
 
 def _setup_logging() -> None:
@@ -1378,14 +1254,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     joining) ends it quietly; otherwise the caller's handler is put back."""
     restore = _catch_interrupts()
     try:
-        _main_body(argv)
-    finally:
-        if not _state["interrupting"]:
-            restore()
-
-
-def _main_body(argv: Sequence[str] | None) -> None:
-    try:
         _state["debug"] = False
         _state["argv"] = list(sys.argv[1:] if argv is None else argv)  # the run log keeps the command
         _setup_logging()
@@ -1414,3 +1282,6 @@ def _main_body(argv: Sequence[str] | None) -> None:
             f"error: unexpected {type(e).__name__}: {e} — run again with --debug for the traceback, and report it",
         )
         raise SystemExit(EXIT_BUG) from None
+    finally:
+        if not _state["interrupting"]:
+            restore()
