@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from agent.topics import EveningSet, TopicsReport
     from eval.checks import CassetteReport, Needs
     from eval.compare import Comparison
-    from eval.runner import Variant
+    from eval.runner import EvalReport, Variant
     from schemas.runlog import RunLog
 
     Planned = Evening | EveningSet  # what a run's progress sizes itself from
@@ -970,7 +970,7 @@ def _eval_variants(
 ) -> None:
     """Each variant's eval, reported; two variants are compared. Exits 1 when one fails, or when
     a variant's rows could not be answered (said first, and those rows are not run)."""
-    from eval import compare_logged, overview_markdown, print_report, run_eval, to_json
+    from eval import compare_logged, run_eval
 
     lacking = _eval_needs(runs, cases, options["only"], (err if as_json else out).console)
     alone = len(runs) == 1  # one variant writes the page and may update the baseline; two are compared
@@ -994,17 +994,25 @@ def _eval_variants(
                 skip=needs.rows if needs else (),
             )
         reports.append(report)
-        if as_json and alone:
-            _print_json(to_json(report))
-        elif options["markdown"]:
-            out.print(overview_markdown(report), soft_wrap=True, end="")
-        elif not as_json:
-            print_report(report, out.console, verbose=options["verbose"])
+        _print_eval(report, as_json=as_json, alone=alone, markdown=options["markdown"], verbose=options["verbose"])
     if len(reports) == 2 and all(r.run_id for r in reports):
         c = compare_logged(reports[0].run_id, reports[1].run_id, logs)
         _show_comparison(c, as_json, html)
     if not all(r.ok for r in reports) or any(lacking):
         raise typer.Exit(1)
+
+
+def _print_eval(report: EvalReport, *, as_json: bool, alone: bool, markdown: bool, verbose: bool) -> None:
+    """One variant's report: JSON when it is the only one (two are compared as JSON instead), the
+    README's Markdown table, or the terminal report."""
+    from eval import overview_markdown, print_report, to_json
+
+    if as_json and alone:
+        _print_json(to_json(report))
+    elif markdown:
+        out.print(overview_markdown(report), soft_wrap=True, end="")
+    elif not as_json:
+        print_report(report, out.console, verbose=verbose)
 
 
 def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Console) -> list[Needs | None]:
