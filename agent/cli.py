@@ -996,8 +996,7 @@ def _eval_variants(
         reports.append(report)
         _print_eval(report, as_json=as_json, alone=alone, markdown=options["markdown"], verbose=options["verbose"])
     if len(reports) == 2 and all(r.run_id for r in reports):
-        c = compare_logged(reports[0].run_id, reports[1].run_id, logs)
-        _show_comparison(c, as_json, html)
+        _show_comparison(compare_logged(reports[0].run_id, reports[1].run_id, logs), as_json, html)
     if not all(r.ok for r in reports) or any(lacking):
         raise typer.Exit(1)
 
