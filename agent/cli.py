@@ -394,18 +394,14 @@ def _run_settings(given: dict[str, Any], topic: str) -> Settings:
 def _run(settings: Settings, topics: list[str], *, as_json: bool, explain: bool, patch: bool, html: bool) -> None:
     """`run` for its topics (several share one progress bar over all their requests): a run log per
     topic, the summary (or its JSON), the extra files written, and the exit status."""
-    from agent.pipeline import run
     from agent.runlog import log_quietly, logs_path, run_log
     from agent.topics import run_topics
 
     with _progress() as (on_plan, on_result):
         on_plan, on_result = _watched(on_plan, on_result, html=html, force=settings.force)
-        several: TopicsReport | None = None
-        if len(topics) == 1:
-            reports = [run(settings, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)]
-        else:
-            several = run_topics(settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
-            reports = several.reports
+        report = run_topics(settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
+    reports = report.reports
+    several = report if len(topics) > 1 else None  # one topic is reported as one evening
     _state["written"] = ", ".join(str(r.written.out_path) for r in reports if r.written.out_path) or None
     for rep in reports:
         log_quietly(run_log(rep, _command()), logs_path())
@@ -419,8 +415,8 @@ def _run(settings: Settings, topics: list[str], *, as_json: bool, explain: bool,
         _print_run(reports[0], explain)
     for rep in reports:
         _report_extras(rep, as_json=as_json, patch=patch, html=html)
-    if code := (reports[0] if several is None else several).exit_code:
-        raise typer.Exit(code)
+    if report.exit_code:
+        raise typer.Exit(report.exit_code)
 
 
 def _topic(report: RunReport) -> str:
