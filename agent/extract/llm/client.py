@@ -7,6 +7,7 @@ reference cassette carries exactly the request body the extractor will send.
 from __future__ import annotations
 
 import logging
+from functools import cache
 from typing import Any
 
 import httpx2
@@ -48,6 +49,21 @@ def _quiet_instructor() -> None:
         logger.addHandler(logging.NullHandler())
 
 
+@cache
+def _response_model(shared: bool = False) -> type[FileExtraction] | type[SharedExtraction]:
+    """`FileExtraction` wrapped as instructor's response schema, once per process.
+
+    Given the bare model, instructor wraps it in a new class on every call, so its schema cache
+    (keyed on the class) never hits and the JSON schema is generated again for each request:
+    most of the CPU a call costs here. Given a class that is already wrapped, it uses it as is.
+    The request body is the same either way (same name, same schema), so cassette keys hold.
+    """
+    wrapped: type[FileExtraction] | type[SharedExtraction] = instructor.openai_schema(
+        SharedExtraction if shared else FileExtraction
+    )
+    return wrapped
+
+
 def create_extraction(
     client: instructor.Instructor,
     request: ExtractionRequest,
@@ -66,7 +82,7 @@ def create_extraction(
     if request.topics:
         kwargs["context"] = {"topics": list(request.topics)}
     return client.chat.completions.create(
-        response_model=SharedExtraction if request.topics else FileExtraction,
+        response_model=_response_model(bool(request.topics)),
         max_retries=config.max_validation_retries if max_retries is None else max_retries,
         **kwargs,
     )
