@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from agent.pipeline import Settings, run
-from agent.write.living import LivingDocError, learn_style
+from agent.write.living import LivingDocError, learn_style, text_hash
 from agent.write.patch import propose
-from agent.write.patch_apply import HISTORY, text_hash
+from agent.write.patch_apply import HISTORY
 from schemas.run import FindingRecord, RunRecord
 from tests.paths import ROOT, WORLD, predigest
 

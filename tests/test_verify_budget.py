@@ -13,7 +13,8 @@ import pytest
 from agent.pipeline import Outcome, Settings, brief, extract, plan
 from agent.plan.anchors import AnchorRegistry, OpenItem
 from agent.rules.claims import DocResult
-from agent.rules.compose import Limits, compose, evenings_since
+from agent.rules.compose import Limits, compose
+from agent.rules.verify import evenings_since
 from schemas.briefing import VerifyItem
 from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction

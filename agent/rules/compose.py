@@ -11,7 +11,6 @@ from agent.plan.anchors import AnchorRegistry
 from agent.rules.chain import Limits, Scope, run_chain
 from agent.rules.claims import DocResult
 from agent.rules.layout import Composed, lay_out
-from agent.rules.verify import evenings_since
 from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
 
@@ -36,4 +35,4 @@ def compose(
     )
 
 
-__all__ = ["Composed", "Limits", "compose", "evenings_since"]
+__all__ = ["Composed", "Limits", "compose"]

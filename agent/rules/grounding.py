@@ -48,10 +48,10 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
     for r in results:
         if r.extraction is None or not r.extraction.claims:
             continue
-        known = (frozenset(facts(r.doc.text)), id_keys(r.doc.text), fold_map(r.doc.text))  # read once
+        doc_facts, doc_ids, folded = frozenset(facts(r.doc.text)), id_keys(r.doc.text), fold_map(r.doc.text)
         for claim, ref in zip(r.extraction.claims, r.claim_refs(), strict=True):
             order += 1
-            cand, f = _ground_claim(claim, r, ref, order, *known)
+            cand, f = _ground_claim(claim, r, ref, order, doc_facts=doc_facts, doc_ids=doc_ids, folded=folded)
             findings += f
             kept += [cand] if cand else []
     return kept, findings
@@ -62,6 +62,7 @@ def _ground_claim(
     r: DocResult,
     ref: ClaimRef,
     order: int,
+    *,
     doc_facts: frozenset[str],
     doc_ids: frozenset[str],
     folded: Folded,

@@ -278,7 +278,7 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
         subjects = [short_subject(label) for label in labels_by_source.get(b.path, ())]
         when = b.timestamp.date() if b.timestamp else s.date
         yesterday = when == s.date - dt.timedelta(days=1)
-        label = labels.last_night if yesterday else labels.baseline_of.format(when=f"{when:%-m-%-d}")
+        label = labels.last_night if yesterday else labels.baseline_of.format(when=f"{when.month}-{when.day}")
         held = labels.baseline_held.format(label=label, n=len(subjects), subjects=" · ".join(subjects))
         key = b.name.removesuffix(".md")
         rows.append(SourceRow(directory=b.directory, key_file=key, held=held, relevance=labels.baseline_level))
@@ -288,9 +288,9 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
     if cards:
         rows.append(_cards_row(cards, o.selection, s.topic, labels))
     for r in s.results:
-        if r.doc.kind == "queue" and r.doc.timestamp:
+        if r.doc.kind == "queue" and (t := r.doc.timestamp):
             row = _doc_row(r, o.relevance, labels)
-            rows.append(row.model_copy(update={"directory": f"{r.doc.directory} {r.doc.timestamp:%-m-%-d %H:%M}"}))
+            rows.append(row.model_copy(update={"directory": f"{r.doc.directory} {t.month}-{t.day} {t:%H:%M}"}))
     return rows
 
 
