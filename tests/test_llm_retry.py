@@ -157,3 +157,30 @@ def test_ctrl_c_stops_retries_and_new_requests_within_two_seconds(
     assert server.count == sent  # and no retry went out after the stop
     assert (stopped.value.answered, stopped.value.total, stopped.value.cached) == (0, 8, cached)
     assert ("not cached" in str(stopped.value)) is not cached
+
+
+def test_ctrl_c_counts_an_answer_that_finished_before_it_was_taken(tmp_path: Path) -> None:
+    """Ctrl-C lands while the first answer is being taken, after the second has finished (and
+    been cached) in its thread: what the interruption says was received counts both, and the
+    progress callback hears of both."""
+    from agent.extract import ExtractionResult
+    from agent.extract.llm.extractor import RunInterrupted
+
+    with FakeOpenAI(default=lambda body: Reply(body=completion(body, sample_extraction()))) as server:
+        config = make_config(tmp_path, server.base_url, concurrency=2)
+        requests = [make_request(f"inbox/jay/2026-09-22-{i:04d}-doc.md") for i in range(2)]
+        heard: list[str] = []
+
+        def on_result(result: ExtractionResult) -> None:
+            heard.append(result.request.doc_path)
+            if len(heard) == 1:
+                deadline = time.monotonic() + 10
+                while server.count < 2 and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                time.sleep(0.3)  # the second answer is through the client and validated
+                raise KeyboardInterrupt
+
+        with pytest.raises(RunInterrupted) as stopped, LLMExtractor(config) as extractor:
+            extractor.extract_all(requests, on_result)
+    assert (stopped.value.answered, stopped.value.total) == (2, 2)
+    assert sorted(heard) == sorted(r.doc_path for r in requests)

@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
@@ -84,6 +84,7 @@ class LLMExtractor:
         results: list[ExtractionResult | None] = [None] * len(requests)
         workers = max(1, min(self.config.concurrency, len(requests)))
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="predigest-llm")
+        futures: dict[Future[ExtractionResult], int] = {}
         try:
             futures = {pool.submit(self.extract_one, req): i for i, req in enumerate(requests)}
             for future in as_completed(futures):
@@ -97,6 +98,13 @@ class LLMExtractor:
             pool.shutdown(wait=False, cancel_futures=True)
             if not isinstance(exc, KeyboardInterrupt):
                 raise
+            # an answer may have finished (and been cached) before this thread took it from the
+            # queue: what the interruption says was kept counts it too
+            for future, i in futures.items():
+                if results[i] is None and future.done() and not future.cancelled():
+                    results[i] = future.result()
+                    if on_result is not None:
+                        on_result(results[i])
             with contextlib.suppress(Exception):
                 self._close_transport()  # aborts requests in flight rather than waiting out their timeout
             answered = sum(1 for r in results if r is not None and r.extraction is not None)
