@@ -238,7 +238,7 @@ def read_cassette(path: Path) -> Cassette:
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"a cassette is a JSON object, this file holds {type(data).__name__}")
-    prov = data.get("provenance", {})
+    provenance = _provenance(data.get("provenance", {}))
     body = data["request"]["body"]
     exchange = Exchange(
         key=body_key(body),
@@ -249,13 +249,36 @@ def read_cassette(path: Path) -> Cassette:
         response_body=wire_answer(data["response"]["body"]),
         usage=data.get("usage") or usage_of(data["response"]["body"]),
         latency_s=float(data.get("latency_s") or 0.0),
-        model=prov.get("model", ""),
-        date=prov.get("date", ""),
+        model=provenance.model,
+        date=provenance.date,
     )
-    given = {f.name: prov[f.name] for f in fields(Provenance) if isinstance(prov.get(f.name), str)}
-    part = prov.get("part")
-    provenance = Provenance(**{**_NO_PROVENANCE, **given, "part": part if isinstance(part, int) else None})
     return Cassette(path=path, provenance=provenance, exchange=exchange)
+
+
+def _provenance(prov: Any) -> Provenance:
+    """A cassette's provenance: a field it leaves out takes `_NO_PROVENANCE`'s value, and a field
+    of the wrong type is an error like any other malformed part of the file (`CassetteIndex.load`
+    names the file), never read as blank — a cassette that says where its answer came from must
+    say it legibly."""
+    if not isinstance(prov, dict):
+        raise ValueError(f"a cassette's provenance is a JSON object, this file's is {type(prov).__name__}")
+    for f in fields(Provenance):
+        if f.name not in prov:
+            continue
+        value = prov[f.name]
+        if f.name == "part":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"provenance field 'part' is not a part number: {_clipped(value)}")
+        elif not isinstance(value, str):
+            raise ValueError(f"provenance field {f.name!r} is not a string: {_clipped(value)}")
+    given = {f.name: prov[f.name] for f in fields(Provenance) if f.name in prov}
+    return Provenance(**{**_NO_PROVENANCE, **given})
+
+
+def _clipped(value: Any, width: int = 40) -> str:
+    """`value` as JSON on one line, cut to `width` characters."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @dataclass
