@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from tests.paths import ROOT, WORLD, predigest
 
 RELAYED = ROOT / "cassettes" / "world-relayed"
 DATE = "2026-09-22"
+Messages = list[dict[str, str]]
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +108,38 @@ def test_a_request_the_model_was_not_shown_is_refused(
     with pytest.raises(PredigestError, match=f"{doc}: the user message differs at char"):
         relay_folder(_settings(out), folder, model="m", obtained="2026-11-30")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda shown: [shown[0], {**shown[1], "content": shown[1]["content"].replace("2026-09-22", "2026-09-23")}],
+            r'the user message differs at char \d+: ".*2026-09-23.*" -> ".*2026-09-22.*" \(shown -> request\)',
+        ),
+        (
+            lambda shown: [shown[0], {"role": shown[1]["role"]}],
+            r'the user message differs at char 0: "" -> ".+" \(shown -> request\)',
+        ),
+        (lambda shown: shown[:1], r"the model was shown 1 message\(s\), the request has 2"),
+    ],
+    ids=["content", "no-content", "count"],
+)
+def test_a_request_that_departs_from_the_printout_says_which_side_is_which(
+    tmp_path: Path, committed: list[Cassette], edit: Callable[[Messages], Messages], message: str
+) -> None:
+    p = plan(_settings(tmp_path), for_writing=False)
+    request = p.requests[0]
+    (saved,) = (c for c in committed if c.provenance.document == request.doc_path)
+    shown = edit(list(request.messages))
+    with pytest.raises(PredigestError, match=f"{request.doc_path}: {message}"):
+        relay_answers(
+            p.requests,
+            [RelayedAnswer(request.doc_path, _saved_answer(saved), shown)],
+            p.llm,
+            model="m",
+            date="2026-11-30",
+        )
 
 
 @pytest.mark.parametrize(

@@ -130,6 +130,19 @@ def _reference_cassette_copy(ws: Path, tmp: Path) -> None:
     shutil.copytree(CASSETTES, tmp / "cassettes")
 
 
+def _cassette_saying(name: str, value: object) -> Setup:
+    """The reference cassettes, and one of them copied with its provenance's `name` set to `value`."""
+
+    def setup(ws: Path, tmp: Path) -> None:
+        _reference_cassette_copy(ws, tmp)
+        first = sorted((tmp / "cassettes").glob("*.json"))[0]
+        data = json.loads(first.read_text(encoding="utf-8"))
+        data["provenance"][name] = value
+        (tmp / "cassettes" / "broken.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+    return setup
+
+
 def _html(body: object) -> Reply:
     return Reply(raw=b"<html><body>502 Bad Gateway</body></html>", headers={"content-type": "text/html"})
 
@@ -382,6 +395,13 @@ ROWS = [
         args=("--cassettes", "{tmp}/cassettes"),
         exit=2,
         message="a cassette is a JSON object",
+    ),
+    Row(
+        "cassette-provenance-date-is-a-number",
+        setup=_cassette_saying("date", 20260922),
+        args=("--cassettes", "{tmp}/cassettes"),
+        exit=2,
+        message="broken.json is not readable: provenance field 'date' is not a string: 20260922",
     ),
     # --- the endpoint's odd replies say what happened, not instructor's internals -----------------------
     Row("html-reply", live=True, reply=_html, args=("--out", "-"), exit=2, message="without a completion"),

@@ -238,7 +238,7 @@ def read_cassette(path: Path) -> Cassette:
     data = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"a cassette is a JSON object, this file holds {type(data).__name__}")
-    prov = data.get("provenance", {})
+    provenance = _provenance(data.get("provenance", {}))
     body = data["request"]["body"]
     exchange = Exchange(
         key=body_key(body),
@@ -249,13 +249,36 @@ def read_cassette(path: Path) -> Cassette:
         response_body=wire_answer(data["response"]["body"]),
         usage=data.get("usage") or usage_of(data["response"]["body"]),
         latency_s=float(data.get("latency_s") or 0.0),
-        model=prov.get("model", ""),
-        date=prov.get("date", ""),
+        model=provenance.model,
+        date=provenance.date,
     )
-    given = {f.name: prov[f.name] for f in fields(Provenance) if isinstance(prov.get(f.name), str)}
-    part = prov.get("part")
-    provenance = Provenance(**{**_NO_PROVENANCE, **given, "part": part if isinstance(part, int) else None})
     return Cassette(path=path, provenance=provenance, exchange=exchange)
+
+
+def _provenance(prov: Any) -> Provenance:
+    """A cassette's provenance: a field it leaves out takes `_NO_PROVENANCE`'s value, and a field
+    of the wrong type is an error like any other malformed part of the file (`CassetteIndex.load`
+    names the file), never read as blank — a cassette that says where its answer came from must
+    say it legibly."""
+    if not isinstance(prov, dict):
+        raise ValueError(f"a cassette's provenance is a JSON object, this file's is {type(prov).__name__}")
+    for f in fields(Provenance):
+        if f.name not in prov:
+            continue
+        value = prov[f.name]
+        if f.name == "part":
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError(f"provenance field 'part' is not a part number: {_clipped(value)}")
+        elif not isinstance(value, str):
+            raise ValueError(f"provenance field {f.name!r} is not a string: {_clipped(value)}")
+    given = {f.name: prov[f.name] for f in fields(Provenance) if f.name in prov}
+    return Provenance(**{**_NO_PROVENANCE, **given})
+
+
+def _clipped(value: Any, width: int = 40) -> str:
+    """`value` as JSON on one line, cut to `width` characters."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 @dataclass
@@ -263,11 +286,14 @@ class CassetteIndex:
     """Every cassette under a directory, read once and looked up by key.
 
     Record mode adds to it as it writes, so a run that records and then replays in the same
-    process sees its own cassettes.
+    process sees its own cassettes. Extraction threads add while others look up or search for
+    the nearest cassette, and iterating a dict that another thread grows raises: every read and
+    write of `_by_key` holds `_lock`, and a search runs over a copy taken under it.
     """
 
     root: Path
-    _by_key: dict[str, Cassette] = field(default_factory=dict)  # one dict write per add: safe across threads
+    _by_key: dict[str, Cassette] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
     def load(cls, root: Path) -> CassetteIndex:
@@ -281,7 +307,7 @@ class CassetteIndex:
                         f"cassette {path} is not readable: {err}",
                         hint="fix or delete the file, then re-record it",
                     ) from err
-                known = index._by_key.get(cassette.exchange.key)
+                known = index.get(cassette.exchange.key)
                 if known is not None and known.exchange.response_body != cassette.exchange.response_body:
                     raise PredigestError(
                         f"two cassettes under {root} answer the same request differently: "
@@ -289,24 +315,27 @@ class CassetteIndex:
                         f"{path.relative_to(root)} ({cassette.provenance.kind})",
                         hint="point the cassette folder at one set (e.g. cassettes/world, not cassettes/)",
                     )
-                index._by_key[cassette.exchange.key] = cassette
+                index.add(cassette)
         return index
 
     def get(self, key: str) -> Cassette | None:
-        return self._by_key.get(key)
+        with self._lock:
+            return self._by_key.get(key)
 
     def add(self, cassette: Cassette) -> None:
-        self._by_key[cassette.exchange.key] = cassette
+        with self._lock:
+            self._by_key[cassette.exchange.key] = cassette
 
     def all(self) -> list[Cassette]:
-        return list(self._by_key.values())
+        with self._lock:
+            return list(self._by_key.values())
 
     def stale(self, doc: str, part: int) -> Cassette | None:
         """The first-turn answer for `doc` (and `part`) whatever prompt asked for it: the newest
         by date, then by file name, so the choice is the same on every machine."""
         pool = [
             c
-            for c in self._by_key.values()
+            for c in self.all()
             if c.provenance.document == doc and first_turn(c.exchange.request_body) and part_of(c) == part
         ]
         return max(pool, key=lambda c: (c.provenance.date, c.path.name), default=None)
@@ -320,10 +349,11 @@ class CassetteIndex:
             "re-record with backend 'record' (needs OPENAI_API_KEY), or, for reference "
             "cassettes, run `predigest cassettes rekey WORKSPACE -t TOPIC -d DATE` after an intended prompt change"
         )
-        if not self._by_key:
+        cassettes = self.all()
+        if not cassettes:
             return CassetteMiss(f"{head}: the directory holds no cassettes", hint=hint, doc=doc)
-        same_doc = [c for c in self._by_key.values() if doc and c.provenance.document == doc]
-        pool = same_doc or list(self._by_key.values())
+        same_doc = [c for c in cassettes if doc and c.provenance.document == doc]
+        pool = same_doc or cassettes
         differences, nearest = min(
             ((describe_differences(c.exchange.request_body, body), c) for c in pool),
             key=lambda pair: (len(pair[0]), pair[1].path.name),

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -23,6 +23,7 @@ from agent.extract import CallRecord, CallSource, ExtractionRequest, ExtractionR
 from agent.extract.llm.budget import Budget
 from agent.extract.llm.calllog import CallLog, call_scope
 from agent.extract.llm.cassettes import CassetteIndex, cached_tokens, token_counts
+from agent.extract.llm.causes import cause_chain, find_cause
 from agent.extract.llm.config import LLMConfig, require_key
 from agent.extract.llm.store import open_cache
 from schemas.extraction import FileExtraction, SharedExtraction
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
 # agent.extract.llm.client imports instructor and openai, and agent.extract.llm.transport the HTTP
 # stack: both are imported when the first request is asked, so building an extractor (and
 # importing this module) costs neither.
-
-_E = TypeVar("_E", bound=BaseException)
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -214,21 +213,6 @@ def _totals(usages: list[dict[str, Any]]) -> tuple[int, int, int]:
     return sum(c[0] for c in counts), sum(c[1] for c in counts), sum(c[2] for c in counts)
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
-    """The exception and its causes: instructor wraps openai's error, which wraps ours."""
-    seen: list[BaseException] = []
-    cur: BaseException | None = exc
-    while cur is not None and cur not in seen and len(seen) < 12:
-        seen.append(cur)
-        cur = cur.__cause__ or cur.__context__
-    return seen
-
-
-def find_cause(exc: BaseException, kind: type[_E]) -> _E | None:
-    """The first of `exc` and its causes that is a `kind`."""
-    return next((link for link in _chain(exc) if isinstance(link, kind)), None)
-
-
 def describe_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
     """One line that says what went wrong and, where we can tell, what to do about it."""
     return " ".join(_describe(exc, log, config).split())
@@ -250,7 +234,7 @@ def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
             " — raise timeout_s / max_total_s, or check the server"
         )
     if find_cause(exc, openai.APIConnectionError) is not None:
-        cause = _chain(exc)[-1]
+        cause = cause_chain(exc)[-1]
         return f"could not reach {config.base_url} {attempts}: {type(cause).__name__}: {cause}"[:400]
     return f"{type(exc).__name__}: {exc}"[:400]
 

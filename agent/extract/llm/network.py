@@ -99,9 +99,28 @@ class BoundedNetwork(httpx2.HTTPTransport):
         # not super().__init__(): it would build a pool of its own; handle_request and close use this one
         self._pool = httpcore2.ConnectionPool(
             ssl_context=httpx2.create_ssl_context(),
-            proxy=httpcore2.Proxy(proxy) if proxy else None,
+            proxy=_pool_proxy(proxy) if proxy else None,
             max_connections=100,
             max_keepalive_connections=64,  # as many as `concurrency` allows in flight
             keepalive_expiry=5.0,
             network_backend=_BoundedBackend(),
         )
+
+
+def _pool_proxy(url: str) -> httpcore2.Proxy:
+    """The pool's proxy for `url`, read as httpx2's own transport reads it. httpcore2 takes only
+    the origin from a URL, so the credentials of `http://user:pass@host:port` would never reach
+    the proxy: httpx2.Proxy takes them out of the URL (percent-decoded), and httpcore2.Proxy
+    sends them as Proxy-Authorization, on a forwarded request and on an HTTPS tunnel's CONNECT."""
+    proxy = httpx2.Proxy(url=url)
+    return httpcore2.Proxy(
+        url=httpcore2.URL(
+            scheme=proxy.url.raw_scheme,
+            host=proxy.url.raw_host,
+            port=proxy.url.port,
+            target=proxy.url.raw_path,
+        ),
+        auth=proxy.raw_auth,
+        headers=proxy.headers.raw,
+        ssl_context=proxy.ssl_context,
+    )

@@ -36,9 +36,9 @@ from agent.extract.llm.cassettes import (
     prompt_text,
     today,
 )
+from agent.extract.llm.causes import find_cause
 from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
-from agent.extract.llm.extractor import find_cause
 from agent.extract.llm.transport import RecordTransport, exchange_response
 from agent.extract.prompting import SHARED
 from schemas.extraction import FileExtraction, SharedExtraction

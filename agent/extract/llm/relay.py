@@ -153,10 +153,13 @@ def _parsed(
 
 
 def _message_difference(shown: list[dict[str, str]], sent: list[dict[str, str]]) -> str:
-    """Where the request we would send departs from what the model was shown."""
+    """Where the request we would send departs from what the model was shown, the shown text on
+    the left of the arrow and the request's on the right. A message without content (on either
+    side) reads as empty: the report names the difference rather than failing on it."""
     if [m.get("role") for m in shown] != [m.get("role") for m in sent]:
         return f"the model was shown {len(shown)} message(s), the request has {len(sent)}"
     for old, new in zip(shown, sent, strict=True):
         if old.get("content") != new.get("content"):
-            return f"the {new['role']} message differs {first_difference(old.get('content', ''), new['content'])}"
+            where = first_difference(old.get("content", ""), new.get("content", ""))
+            return f"the {new.get('role')} message differs {where} (shown -> request)"
     return "the messages differ"

@@ -10,7 +10,7 @@ import json
 import logging
 import os
 import sqlite3
-from dataclasses import asdict
+from dataclasses import fields
 from pathlib import Path
 
 import diskcache
@@ -56,8 +56,10 @@ class ResponseCache:
 
     def keep(self, key: str, exchange: Exchange) -> None:
         """Without the request body, which is what `key` hashes and most of an exchange's bytes:
-        a cassette recorded from the cache takes it from the request."""
-        text = json.dumps({**asdict(exchange), "request_body": None}, ensure_ascii=False)
+        a cassette recorded from the cache takes it from the request. The entry is built from the
+        fields as they are (`asdict` would deep-copy the body only for it to be dropped)."""
+        entry = {f.name: getattr(exchange, f.name) for f in fields(exchange)}
+        text = json.dumps({**entry, "request_body": None}, ensure_ascii=False)
         self._cache.set(_NAMESPACE + key, text)
 
     def close(self) -> None:
