@@ -18,6 +18,7 @@ from itertools import chain
 from typing import Literal
 
 from agent.core.arxiv import find_ids, id_keys
+from agent.core.dates import month_day
 from agent.core.errors import ParseError, WorkspaceError
 from agent.core.labels import ZH
 from agent.core.text import bigram_counts, least_shared, similarity
@@ -51,7 +52,7 @@ class Anchor:
     @property
     def when(self) -> str:
         """'9-21' as the briefings write it, or 'living' when undated."""
-        return f"{self.first_date.month}-{self.first_date.day}" if self.first_date else "living"
+        return month_day(self.first_date) if self.first_date else "living"
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
 
 
 def _open_items(b: Briefing, path: str) -> tuple[OpenItem, ...]:
-    return tuple(OpenItem(v, v.carried_from or f"{b.date.month}-{b.date.day}", path) for v in b.to_verify)
+    return tuple(OpenItem(v, v.carried_from or month_day(b.date), path) for v in b.to_verify)
 
 
 def _parse_briefing(doc: SourceDoc) -> Briefing:

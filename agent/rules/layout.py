@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.core.arxiv import find_ids, id_keys, key_of, validate
+from agent.core.dates import month_day
 from agent.core.labels import ZH, Labels
 from agent.core.text import similarity
 from agent.plan.anchors import AnchorRegistry, normalise_url
@@ -278,7 +279,7 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
         subjects = [short_subject(label) for label in labels_by_source.get(b.path, ())]
         when = b.timestamp.date() if b.timestamp else s.date
         yesterday = when == s.date - dt.timedelta(days=1)
-        label = labels.last_night if yesterday else labels.baseline_of.format(when=f"{when.month}-{when.day}")
+        label = labels.last_night if yesterday else labels.baseline_of.format(when=month_day(when))
         held = labels.baseline_held.format(label=label, n=len(subjects), subjects=" · ".join(subjects))
         key = b.name.removesuffix(".md")
         rows.append(SourceRow(directory=b.directory, key_file=key, held=held, relevance=labels.baseline_level))
@@ -290,7 +291,7 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
     for r in s.results:
         if r.doc.kind == "queue" and (t := r.doc.timestamp):
             row = _doc_row(r, o.relevance, labels)
-            rows.append(row.model_copy(update={"directory": f"{r.doc.directory} {t.month}-{t.day} {t:%H:%M}"}))
+            rows.append(row.model_copy(update={"directory": f"{r.doc.directory} {month_day(t)} {t:%H:%M}"}))
     return rows
 
 
