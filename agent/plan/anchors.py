@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
+from operator import itemgetter
 from typing import Literal
 
 from agent.core.arxiv import find_ids, id_keys
@@ -118,10 +119,10 @@ class AnchorRegistry:
         grams, total = bigram_counts(title)
         if not (threshold > 0 and grams):
             pool = (a for a in self.anchors if a.kind == "subject")
-            best = max(
-                ((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=lambda p: p[0]
+            score, best = max(
+                ((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=itemgetter(0)
             )
-            return best[1] if best[0] >= threshold else None
+            return best if score >= threshold else None
         postings, totals = self._subject_grams
         # a subject holding a bigram m times is posted under (bigram, 1..m): min(n, m) postings match
         shared = Counter(
@@ -129,7 +130,7 @@ class AnchorRegistry:
         )
         least = least_shared(threshold, total)  # fewer cannot reach the threshold: not scored
         scored = ((2 * shared[i] / (total + totals[i]), i) for i in sorted(i for i, m in shared.items() if m >= least))
-        score, i = max(scored, default=(0.0, -1), key=lambda p: p[0])
+        score, i = max(scored, default=(0.0, -1), key=itemgetter(0))
         return self.anchors[i] if i >= 0 and score >= threshold else None
 
     @cached_property
