@@ -344,8 +344,8 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
     """Why each source gave no (or not only) increments, and which open item it settled, since
     that item leaves 三 tonight."""
     s = o.scope
-    in_increments = {c.doc.path for g in o.selection.increments for c in g.members}
-    before, settled = _said_of(o, labels)
+    increments_of = _increment_numbers(o.selection.increments)
+    before, settled = _said_of(o, increments_of, labels)
     notes: list[NoIncrementNote] = []
     card_notes: list[str] = []
     for r in s.results:
@@ -357,7 +357,7 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
             skipped = [f"{x.subject} {x.reason}" for x in r.extraction.skipped]
             parts = [*before.get(r.doc.path, []), *skipped, *settled.get(r.doc.path, [])]
             parts = parts or [r.extraction.relevance_reason or labels.nothing_new.format(topic=s.topic)]
-        if r.doc.path in in_increments and len(parts) == 1:
+        if r.doc.path in increments_of and len(parts) == 1:
             continue  # everything it held is in the increments
         note = labels.list_sep.join(p.rstrip("。") for p in parts)
         if r.doc.kind == "paper_card":
@@ -370,14 +370,22 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
     return notes
 
 
-def _said_of(o: RuleOutcome, labels: Labels) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Document -> what 五 says of its claims (the increments they are in, those covered, those
-    secondary), and document -> the open items it settled."""
+def _increment_numbers(increments: Sequence[Group]) -> dict[str, dict[int, None]]:
+    """Document -> the numbers of the increments its claims are in, each once and in order (a
+    dict as an ordered set)."""
     numbers: dict[str, dict[int, None]] = {}
-    for i, g in enumerate(o.selection.increments, 1):
+    for i, g in enumerate(increments, 1):
         for c in g.members:
             numbers.setdefault(c.doc.path, {})[i] = None
-    before = {d: [labels.in_increments.format(numbers="+".join(map(str, ns)))] for d, ns in numbers.items()}
+    return numbers
+
+
+def _said_of(
+    o: RuleOutcome, increments_of: dict[str, dict[int, None]], labels: Labels
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Document -> what 五 says of its claims (the increments they are in, by `increments_of`, those
+    covered, those secondary), and document -> the open items it settled."""
+    before = {d: [labels.in_increments.format(numbers="+".join(map(str, ns)))] for d, ns in increments_of.items()}
     for c in o.covered:
         what = labels.named.format(name=c.claim.title, what=_covered_by(c, o.scope.topic, labels))
         before.setdefault(c.doc.path, []).append(what)
