@@ -20,7 +20,7 @@ import sqlite3
 import subprocess
 from collections.abc import Mapping, Sequence
 from contextlib import closing
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -232,9 +232,29 @@ def git_revision() -> str:
 
 
 def call_entry(r: ExtractionResult) -> CallEntry:
-    """The call as logged: its request's place, what its record says (same field names), its answer."""
-    said = {k: v for k, v in asdict(r.record).items() if k in CallEntry.model_fields}
-    return CallEntry(doc=r.request.doc_path, part=r.request.chunk, parts=r.request.chunks, answer=r.extraction, **said)
+    """The call as logged: its request's place, what its record says, its answer. The record's
+    provenance is left out: the evening's `model` (`answered_by`) says who answered."""
+    rec = r.record
+    return CallEntry(
+        doc=r.request.doc_path,
+        part=r.request.chunk,
+        parts=r.request.chunks,
+        request_hash=rec.request_hash,
+        source=rec.source,
+        model=rec.model,
+        prompt=rec.prompt,
+        attempts=rec.attempts,
+        input_tokens=rec.input_tokens,
+        output_tokens=rec.output_tokens,
+        cached_tokens=rec.cached_tokens,
+        latency_s=rec.latency_s,
+        cost_usd=rec.cost_usd,
+        cassette=rec.cassette,
+        topics=rec.topics,
+        stale=rec.stale,
+        error=rec.error,
+        answer=r.extraction,
+    )
 
 
 def evening_entry(

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from agent.core.errors import PredigestError
 from agent.core.settings import LLMSettings
@@ -413,10 +413,17 @@ Baseline = dict[str, dict[str, dict[str, object]]]  # case → metric → {"scor
 Stamps = dict[str, dict[str, str]]  # case → what it was scored with (`run_stamp`)
 
 
-def load_baseline(path: Path) -> tuple[Baseline, Stamps]:
+class Committed(NamedTuple):
+    """The baseline file as read: the scores the gate compares with, and what each case was scored with."""
+
+    scores: Baseline
+    stamps: Stamps
+
+
+def load_baseline(path: Path) -> Committed:
     """The committed scores and stamps; an absent file is an empty baseline (every score is 'new')."""
     if not path.is_file():
-        return {}, {}
+        return Committed({}, {})
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
@@ -434,7 +441,7 @@ def load_baseline(path: Path) -> tuple[Baseline, Stamps]:
             # a bare number is accepted too, for a baseline written by hand
             out[name][metric] = entry if isinstance(entry, dict) else {"score": entry}
             _check_score(out[name][metric].get("score"), f"{name} {metric}", path)
-    return out, stamps if isinstance(stamps, dict) else {}
+    return Committed(out, stamps if isinstance(stamps, dict) else {})
 
 
 def _check_score(score: object, where: str, path: Path) -> None:
@@ -450,13 +457,13 @@ def baseline_entry(s: Score) -> dict[str, object]:
     return {"score": round(s.value, DIGITS), "missed": list(s.missed), "extra": list(s.extra)}
 
 
-def write_baseline(path: Path, runs: list[CaseRun], previous: tuple[Baseline, Stamps], keep: set[str]) -> Baseline:
+def write_baseline(path: Path, runs: list[CaseRun], previous: Committed, keep: set[str]) -> Baseline:
     """Current scores of the cases that ran cleanly; the cases named in `keep` that did not run
     cleanly keep their committed entries, and every other entry is dropped (a deleted case)."""
     clean = [r for r in runs if r.card and not r.errors]
-    cases = {name: entry for name, entry in previous[0].items() if name in keep}
+    cases = {name: entry for name, entry in previous.scores.items() if name in keep}
     cases.update({r.case.name: {m: baseline_entry(s) for m, s in r.scores.items()} for r in clean})
-    stamps = {name: entry for name, entry in previous[1].items() if name in keep}
+    stamps = {name: entry for name, entry in previous.stamps.items() if name in keep}
     stamps.update({r.case.name: run_stamp(r) for r in clean})
     payload = {
         "version": BASELINE_VERSION,
@@ -619,9 +626,9 @@ def evaluate(
     rows = load_rows(cases_dir, only)
     _refuse_before_running(baseline_path, variant, update_baseline)
     committed = load_baseline(baseline_path)
-    baseline = committed[0]
+    baseline = committed.scores
     runs, notes = _run_rows(rows, variant, skip, on_plan, on_result)
-    notes += _stamp_notes(runs, committed[1]) + _beside_notes(rows, variant)
+    notes += _stamp_notes(runs, committed.stamps) + _beside_notes(rows, variant)
     if update_baseline:
         # with --case, every other committed case stays; a full run also drops deleted cases
         keep = set(baseline) if only else {r.case.name for r in runs}
@@ -651,11 +658,11 @@ def _refuse_before_running(baseline_path: Path, variant: Variant, update_baselin
 
 
 def _rewrite_baseline(
-    path: Path, runs: list[CaseRun], committed: tuple[Baseline, Stamps], keep: set[str], accept_drops: bool
+    path: Path, runs: list[CaseRun], committed: Committed, keep: set[str], accept_drops: bool
 ) -> tuple[Baseline, list[str]]:
     """The new baseline, written, and what to say about it; refused when it would lower a
     committed score unless `accept_drops`."""
-    if not accept_drops and (lower := drops(runs, committed[0])):
+    if not accept_drops and (lower := drops(runs, committed.scores)):
         raise PredigestError(
             f"--update-baseline would lower {len(lower)} committed score(s): {'; '.join(lower)}",
             hint="pass --accept-drops if the drop is intended (say why in the commit)",

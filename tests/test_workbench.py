@@ -23,6 +23,7 @@ import pytest
 
 from agent.runlog import MIGRATIONS, connect
 from eval.cases import load_cases
+from schemas.runlog import CallEntry
 from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, completion, world_answers, world_responder
 from tests.paths import ROOT, WORLD, predigest
 
@@ -195,6 +196,23 @@ def test_an_old_log_gains_the_new_tables(tmp_path: Path) -> None:
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "calls" in tables
     assert [r[0] for r in db.execute("SELECT name FROM _migrations ORDER BY name")] == ["m001_runs", "m002_calls"]
+
+
+def test_a_logged_call_carries_every_field_its_record_shares_with_the_log() -> None:
+    """call_entry names each field it copies, so a field added to both CallRecord and CallEntry must be added there."""
+    from dataclasses import fields
+
+    from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, PromptStamp
+    from agent.runlog import call_entry
+
+    shared = {f.name for f in fields(CallRecord)} & set(CallEntry.model_fields)
+    values: dict[str, Any] = {name: f"{name}-value" for name in shared if name != "source"}
+    values.update(attempts=2, input_tokens=3, output_tokens=4, cached_tokens=1, cost_usd=0.5, latency_s=0.25)
+    record = CallRecord(doc_path="inbox/x.md", chunk=1, source="cassette", **values)
+    request = ExtractionRequest("inbox/x.md", (), PromptStamp("extract", "1", "abc"), chunk=1, chunks=2)
+    entry = call_entry(ExtractionResult(request, None, record))
+    assert {name: getattr(entry, name) for name in shared} == {name: getattr(record, name) for name in shared}
+    assert (entry.doc, entry.part, entry.parts) == ("inbox/x.md", 1, 2)
 
 
 def test_record_without_a_key_is_one_line(tmp_path: Path) -> None:

@@ -148,11 +148,20 @@ def find_ids(text: str) -> list[ArxivMatch]:
     for m in _FIND_RE.finditer(folded):
         arxiv_id = normalise(m.group())
         before = folded[max(0, m.start() - _CONTEXT) : m.start()]
-        via: Via = "url" if _URL_BEFORE_RE.search(before) else "prefix" if _PREFIX_BEFORE_RE.search(before) else "bare"
+        via = _via(before)
         if via == "bare" and not _plausible_bare(arxiv_id):
             continue
         found.append(ArxivMatch(id=arxiv_id, start=m.start(), end=m.end(), via=via))
     return found
+
+
+def _via(before: str) -> Via:
+    """How the text just before an ID introduces it: an arxiv.org link, an `arXiv:` prefix, or nothing."""
+    if _URL_BEFORE_RE.search(before):
+        return "url"
+    if _PREFIX_BEFORE_RE.search(before):
+        return "prefix"
+    return "bare"
 
 
 def normalise(raw: str) -> ArxivId:
@@ -193,18 +202,27 @@ def _problem(arxiv_id: ArxivId, not_after: date | None) -> str:
         return f"{shown}: month {mm:02d} is not a month (the digits after the year, YYMM, must be 01–12)"
     if int(arxiv_id.number) == 0:
         return f"{shown}: paper number {arxiv_id.number} is never issued; numbering starts at 1"
-    year = (1900 if yy >= 91 else 2000) + yy if arxiv_id.old_style else 2000 + yy
-    if arxiv_id.old_style and not _OLD_SCHEME_START <= (year, mm) <= _OLD_SCHEME_END:
-        return (
-            f"{shown}: old-style IDs run from 1991-08 to 2007-03, and this one says "
-            f"{year}-{mm:02d}; from 2007-04 on IDs look like 0704.0001"
-        )
-    if not arxiv_id.old_style and (reason := _new_era_problem(shown, year, mm, arxiv_id.number)):
-        return reason
+    # old-style IDs began in 1991, so their 91–99 are the 1900s; every new-style ID is from 2007 on
+    year = 1900 + yy if arxiv_id.old_style and yy >= 91 else 2000 + yy
+    if arxiv_id.old_style:
+        era_problem = _old_era_problem(shown, year, mm)
+    else:
+        era_problem = _new_era_problem(shown, year, mm, arxiv_id.number)
+    if era_problem:
+        return era_problem
     if not_after is not None and (year, mm) > (not_after.year, not_after.month):
         return (
             f"{shown} is from {year}-{mm:02d}, after the briefing date {not_after.isoformat()}; "
             "a paper cannot be cited before it exists"
+        )
+    return ""
+
+
+def _old_era_problem(shown: str, year: int, mm: int) -> str:
+    if not _OLD_SCHEME_START <= (year, mm) <= _OLD_SCHEME_END:
+        return (
+            f"{shown}: old-style IDs run from 1991-08 to 2007-03, and this one says "
+            f"{year}-{mm:02d}; from 2007-04 on IDs look like 0704.0001"
         )
     return ""
 

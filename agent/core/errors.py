@@ -5,13 +5,23 @@ The CLI prints `str(error)` on one line and exits non-zero; a traceback only wit
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import ValidationError
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 
 def first_problem(e: ValidationError) -> str:
     """'where: what' of a validation error's first problem: the one line a user can act on."""
     first = e.errors()[0]
-    return f"{'.'.join(map(str, first['loc']))}: {first['msg']}"
+    return f"{where(first)}: {first['msg']}"
+
+
+def where(problem: ErrorDetails) -> str:
+    """'llm.timeout_s': the dotted place of one validation problem."""
+    return ".".join(map(str, problem["loc"]))
 
 
 class PredigestError(Exception):

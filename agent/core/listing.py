@@ -67,11 +67,17 @@ def column_widths(natural: Sequence[int], room: int | None) -> list[int]:
     column does not fit, the row is wider than `room` and the terminal wraps it."""
     if room is None or sum(natural) <= room:
         return list(natural)
+    # the largest cap that fits: narrowest first, each column that fits in an even share of the
+    # room left keeps its width; the first that does not sets the cap at that share
+    cap, spent, ordered = 0, 0, sorted(natural)
+    for i, n in enumerate(ordered):
+        share = (room - spent) // (len(ordered) - i)
+        if n > share:
+            cap = share
+            break
+        spent += n
     floors = [min(n, LEAST) for n in natural]
-    cap = max(natural)
-    while cap > 0 and sum(max(f, min(n, cap)) for n, f in zip(natural, floors, strict=True)) > room:
-        cap -= 1
-    return [max(f, min(n, cap)) for n, f in zip(natural, floors, strict=True)]  # at cap 0, the floors
+    return [max(f, min(n, cap)) for n, f in zip(natural, floors, strict=True)]  # a cap below LEAST: the floors
 
 
 def render(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], room: int | None) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agent.core.errors import PredigestError
+from agent.core.errors import PredigestError, where
 
 Mode = Literal["tools", "json_schema"]
 Backend = Literal["auto", "live", "record", "replay", "offline"]  # offline: agent.extract.offline.extractor, no model
@@ -49,7 +49,7 @@ def updated(model: _M, changes: Mapping[str, Any]) -> _M:
         return type(model).model_validate({**data, **changes})
     except ValidationError as e:
         first = e.errors()[0]
-        key = ".".join(str(p) for p in first["loc"])
+        key = where(first)  # the message also shows the value given, which first_problem leaves out
         raise PredigestError(
             f"setting {key} = {first.get('input')!r}: {first['msg']}",
             hint="fix the flag (--" + key.replace("_", "-") + "), the environment variable or [llm] in predigest.toml",

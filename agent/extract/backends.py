@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeAlias
 
-from agent.core.settings import LLMSettings
+from agent.core.settings import LLMSettings, TopicSection
 from agent.extract import CallRecord, ExtractionRequest
 from agent.extract.offline.extractor import OfflineExtractor
 from agent.plan.anchors import AnchorRegistry
-from agent.plan.workspace import TopicSection
 from schemas.documents import SourceDoc
 
 if TYPE_CHECKING:

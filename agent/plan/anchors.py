@@ -15,9 +15,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
+from operator import itemgetter
 from typing import Literal
 
 from agent.core.arxiv import find_ids, id_keys
+from agent.core.dates import month_day
 from agent.core.errors import ParseError, WorkspaceError
 from agent.core.labels import ZH
 from agent.core.text import bigram_counts, least_shared, similarity
@@ -51,7 +53,7 @@ class Anchor:
     @property
     def when(self) -> str:
         """'9-21' as the briefings write it, or 'living' when undated."""
-        return f"{self.first_date.month}-{self.first_date.day}" if self.first_date else "living"
+        return month_day(self.first_date) if self.first_date else "living"
 
 
 @dataclass(frozen=True)
@@ -117,10 +119,10 @@ class AnchorRegistry:
         grams, total = bigram_counts(title)
         if not (threshold > 0 and grams):
             pool = (a for a in self.anchors if a.kind == "subject")
-            best = max(
-                ((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=lambda p: p[0]
+            score, best = max(
+                ((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=itemgetter(0)
             )
-            return best[1] if best[0] >= threshold else None
+            return best if score >= threshold else None
         postings, totals = self._subject_grams
         # a subject holding a bigram m times is posted under (bigram, 1..m): min(n, m) postings match
         shared = Counter(
@@ -128,7 +130,7 @@ class AnchorRegistry:
         )
         least = least_shared(threshold, total)  # fewer cannot reach the threshold: not scored
         scored = ((2 * shared[i] / (total + totals[i]), i) for i in sorted(i for i, m in shared.items() if m >= least))
-        score, i = max(scored, default=(0.0, -1), key=lambda p: p[0])
+        score, i = max(scored, default=(0.0, -1), key=itemgetter(0))
         return self.anchors[i] if i >= 0 and score >= threshold else None
 
     @cached_property
@@ -207,7 +209,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
 
 
 def _open_items(b: Briefing, path: str) -> tuple[OpenItem, ...]:
-    return tuple(OpenItem(v, v.carried_from or f"{b.date.month}-{b.date.day}", path) for v in b.to_verify)
+    return tuple(OpenItem(v, v.carried_from or month_day(b.date), path) for v in b.to_verify)
 
 
 def _parse_briefing(doc: SourceDoc) -> Briefing:

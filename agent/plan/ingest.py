@@ -373,8 +373,9 @@ def _no_such_time(hhmm: str) -> str:
 
 def _card_doc(ws: Workspace, path: Path, window: Window) -> SourceDoc:
     m = _CARD.match(path.name)
-    front = "" if _date(path.parent.name) else _front_matter_date(path)
-    date = _date(path.parent.name) or _date(front)
+    folder = _date(path.parent.name)
+    front = "" if folder else _front_matter_date(path)  # read only when the folder does not date the card
+    date = folder or _date(front)
     if m and not _clock(m.group("hhmm")):
         return _unplaced(ws, path, "paper_card", "", _no_such_time(m.group("hhmm")))
     if m and front and date is None:

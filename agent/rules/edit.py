@@ -121,7 +121,7 @@ def number_conflicts(g: Group, title: str) -> list[NumberConflict]:
     """Each measure two of the group's documents give values sharing nothing, once, with every
     document that states it."""
     by_doc: dict[str, list[Measure]] = {}
-    for c in g.members:  # a document with no figure gives no side
+    for c in g.members:
         texts = [n.text for p in c.claim.key_points for n in p.walk()]
         by_doc.setdefault(c.doc.path, []).extend(m for t in texts for m in measures(t))
     out: list[NumberConflict] = []
@@ -131,6 +131,7 @@ def number_conflicts(g: Group, title: str) -> list[NumberConflict]:
         sides = [
             Figures(doc, tuple(sorted(values)))
             for doc, found in by_doc.items()
+            # a document with no figure of this measure gives no side
             if (values := {x.value for x in found if x.unit == unit and _alike(x.label, label)})
         ]
         if any(set(a.values).isdisjoint(b.values) for i, a in enumerate(sides) for b in sides[i + 1 :]):

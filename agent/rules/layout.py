@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.core.arxiv import find_ids, id_keys, key_of, validate
+from agent.core.dates import month_day
 from agent.core.labels import ZH, Labels
 from agent.core.text import similarity
 from agent.plan.anchors import AnchorRegistry, normalise_url
@@ -278,7 +279,7 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
         subjects = [short_subject(label) for label in labels_by_source.get(b.path, ())]
         when = b.timestamp.date() if b.timestamp else s.date
         yesterday = when == s.date - dt.timedelta(days=1)
-        label = labels.last_night if yesterday else labels.baseline_of.format(when=f"{when.month}-{when.day}")
+        label = labels.last_night if yesterday else labels.baseline_of.format(when=month_day(when))
         held = labels.baseline_held.format(label=label, n=len(subjects), subjects=" · ".join(subjects))
         key = b.name.removesuffix(".md")
         rows.append(SourceRow(directory=b.directory, key_file=key, held=held, relevance=labels.baseline_level))
@@ -290,7 +291,7 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
     for r in s.results:
         if r.doc.kind == "queue" and (t := r.doc.timestamp):
             row = _doc_row(r, o.relevance, labels)
-            rows.append(row.model_copy(update={"directory": f"{r.doc.directory} {t.month}-{t.day} {t:%H:%M}"}))
+            rows.append(row.model_copy(update={"directory": f"{r.doc.directory} {month_day(t)} {t:%H:%M}"}))
     return rows
 
 
@@ -343,8 +344,8 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
     """Why each source gave no (or not only) increments, and which open item it settled, since
     that item leaves 三 tonight."""
     s = o.scope
-    in_increments = {c.doc.path for g in o.selection.increments for c in g.members}
-    before, settled = _said_of(o, labels)
+    increments_of = _increment_numbers(o.selection.increments)
+    before, settled = _said_of(o, increments_of, labels)
     notes: list[NoIncrementNote] = []
     card_notes: list[str] = []
     for r in s.results:
@@ -356,7 +357,7 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
             skipped = [f"{x.subject} {x.reason}" for x in r.extraction.skipped]
             parts = [*before.get(r.doc.path, []), *skipped, *settled.get(r.doc.path, [])]
             parts = parts or [r.extraction.relevance_reason or labels.nothing_new.format(topic=s.topic)]
-        if r.doc.path in in_increments and len(parts) == 1:
+        if r.doc.path in increments_of and len(parts) == 1:
             continue  # everything it held is in the increments
         note = labels.list_sep.join(p.rstrip("。") for p in parts)
         if r.doc.kind == "paper_card":
@@ -369,14 +370,22 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
     return notes
 
 
-def _said_of(o: RuleOutcome, labels: Labels) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Document -> what 五 says of its claims (the increments they are in, those covered, those
-    secondary), and document -> the open items it settled."""
+def _increment_numbers(increments: Sequence[Group]) -> dict[str, dict[int, None]]:
+    """Document -> the numbers of the increments its claims are in, each once and in order (a
+    dict as an ordered set)."""
     numbers: dict[str, dict[int, None]] = {}
-    for i, g in enumerate(o.selection.increments, 1):
+    for i, g in enumerate(increments, 1):
         for c in g.members:
             numbers.setdefault(c.doc.path, {})[i] = None
-    before = {d: [labels.in_increments.format(numbers="+".join(map(str, ns)))] for d, ns in numbers.items()}
+    return numbers
+
+
+def _said_of(
+    o: RuleOutcome, increments_of: dict[str, dict[int, None]], labels: Labels
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Document -> what 五 says of its claims (the increments they are in, by `increments_of`, those
+    covered, those secondary), and document -> the open items it settled."""
+    before = {d: [labels.in_increments.format(numbers="+".join(map(str, ns)))] for d, ns in increments_of.items()}
     for c in o.covered:
         what = labels.named.format(name=c.claim.title, what=_covered_by(c, o.scope.topic, labels))
         before.setdefault(c.doc.path, []).append(what)

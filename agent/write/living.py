@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from agent.core.dates import month_day
 from agent.core.errors import PredigestError
 from agent.core.labels import ZH
 
@@ -215,6 +216,6 @@ def _shift_short(text: str, delta: dt.timedelta) -> str:
             d = dt.date(2000, int(m[1]), int(m[2])) + delta  # a leap year: 2-29 is a date
         except ValueError:
             return m[0]
-        return f"{d.month}-{d.day}"
+        return month_day(d)
 
     return SHORT_DATE.sub(short, text)

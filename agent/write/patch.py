@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agent.core.arxiv import find_ids, key_of
+from agent.core.dates import month_day
 from agent.core.labels import CIRCLED, ZH, ZH_LIVING
 from agent.core.text import bigram_counts, dice, facts, similarity
 from agent.rules.merge import subject_head
@@ -185,7 +186,7 @@ class _Editor:
         self.path = path
         b = record.briefing
         self.style = learn_style(self.lines, b.topic)
-        self.md = f"{b.date.month}-{b.date.day}"
+        self.md = month_day(b.date)
         self.changes: list[Change] = []
         self.findings: list[str] = []
         self.placed: dict[str, str] = {}  # arXiv key -> the § heading its line went under

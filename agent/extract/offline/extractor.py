@@ -18,11 +18,11 @@ from dataclasses import dataclass, replace
 
 from agent.core.arxiv import find_ids, key_of, validate
 from agent.core.labels import ZH_ANSWERS as SAY
+from agent.core.settings import TopicSection
 from agent.core.text import facts
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
 from agent.extract.offline.outline import Item, Outline, Point, clean, parse_outline
 from agent.plan.anchors import Anchor, AnchorRegistry
-from agent.plan.workspace import TopicSection
 from schemas.briefing import KeyPoint
 from schemas.documents import SourceDoc
 from schemas.extraction import ArxivRef, Claim, CredLevel, FileExtraction, Relevance, SkippedItem, VerifyNote
