@@ -28,10 +28,9 @@ if TYPE_CHECKING:
 
     from agent.core.settings import LLMSettings
     from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
-    from agent.pipeline import Evening, RunReport, Settings
+    from agent.pipeline import Evening, EveningSet, RunReport, Settings, TopicsReport
     from agent.plan.workspace import Workspace
     from agent.runlog import DocAnswer
-    from agent.topics import EveningSet, TopicsReport
     from eval.checks import CassetteReport, Needs
     from eval.compare import Comparison
     from eval.runner import EvalReport, Variant
@@ -394,8 +393,8 @@ def _run_settings(given: dict[str, Any], topic: str) -> Settings:
 def _run(settings: Settings, topics: list[str], *, as_json: bool, explain: bool, patch: bool, html: bool) -> None:
     """`run` for its topics (several share one progress bar over all their requests): a run log per
     topic, the summary (or its JSON), the extra files written, and the exit status."""
+    from agent.pipeline import run_topics
     from agent.runlog import log_quietly, logs_path, run_log
-    from agent.topics import run_topics
 
     with _progress() as (on_plan, on_result):
         on_plan, on_result = _watched(on_plan, on_result, html=html, force=settings.force)
@@ -700,8 +699,7 @@ def prompt_show(
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
     """
-    from agent.pipeline import requests_for
-    from agent.topics import plan_topics
+    from agent.pipeline import plan_topics, requests_for
 
     llm = {"extraction": extraction} if extraction else {}
     s, topics = _selected(
@@ -765,7 +763,7 @@ def cassettes_add_reference(
 
     Example: predigest cassettes add-reference examples/world -t inference -d 2026-09-22 --doc D --extraction x.json
     """
-    from agent.topics import add_reference
+    from agent.pipeline import add_reference
 
     folder = cassettes.absolute() if cassettes else None  # as `run` does: relative to here, not the workspace
     s, topics = _selected(workspace, date, topic, all_topics, cassette_dir=folder)
@@ -785,7 +783,7 @@ def cassettes_rekey(
 
     Example: predigest cassettes rekey examples/world --topic inference --date 2026-09-22
     """
-    from agent.topics import rekey
+    from agent.pipeline import rekey
 
     s, topics = _selected(workspace, date, topic, all_topics, cassette_dir=cassettes.absolute() if cassettes else None)
     paths = rekey(s, topics)

@@ -84,7 +84,7 @@ def topics_row(spec: dict[str, Any]) -> dict[str, Any]:
     """Every topic of the evening in one run, with `spec['extraction']` (per-topic or shared),
     live against `spec['base_url']` with no cache, in this (fresh) process."""
     from agent.core.settings import Settings
-    from agent.topics import run_topics, select_topics
+    from agent.pipeline import run_topics, select_topics
 
     workspace = Path(spec["workspace"])
     llm = {"api_key": FAKE_KEY, "base_url": spec["base_url"], "concurrency": spec["concurrency"]}

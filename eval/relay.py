@@ -19,8 +19,7 @@ from pathlib import Path
 
 from agent.core.errors import PredigestError
 from agent.extract.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
-from agent.pipeline import Settings, plan
-from agent.topics import as_shared, evening_sources, plan_topics
+from agent.pipeline import Settings, as_shared, evening_sources, plan, plan_topics
 
 
 def read_answers(folder: Path) -> list[RelayedAnswer]:

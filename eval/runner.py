@@ -24,10 +24,21 @@ from agent.core.errors import PredigestError
 from agent.core.settings import LLMSettings
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
 from agent.extract.prompting import SHARED, load_template_file
-from agent.pipeline import Evening, Outcome, Settings, answered_by, brief, extract, plan
+from agent.pipeline import (
+    Evening,
+    EveningSet,
+    Outcome,
+    Settings,
+    answered_by,
+    as_shared,
+    brief,
+    extract,
+    extract_topics,
+    plan,
+    plan_topics,
+)
 from agent.plan.parse import parse
 from agent.plan.workspace import load_workspace
-from agent.topics import EveningSet, as_shared, extract_topics, plan_topics
 from eval.cases import Case, CaseError, load_rows
 from eval.metrics import COUNTS, METRICS, RuleContext, Score, Scorecard, file_refs, score
 from eval.patch_score import patch_score

@@ -19,7 +19,7 @@ from agent.extract.chunking import estimate_tokens
 from agent.extract.llm.budget import WORST_ANSWER_TOKENS, Budget
 from agent.extract.llm.cassettes import CACHE_MIN_TOKENS, CACHE_STEP_TOKENS, cached_tokens
 from agent.extract.prompting import SHARED, response_schema
-from agent.topics import plan_topics
+from agent.pipeline import plan_topics
 from benchmarks.endpoint import simulated
 from schemas.extraction import SharedExtraction
 from tests.fake_openai import FAKE_KEY, WORLD_SETS, FakeOpenAI, SeenRequest, shared_responder, world_topic_answers
