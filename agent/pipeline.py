@@ -70,11 +70,6 @@ def settings_from(flags: Mapping[str, Any], env: Mapping[str, str]) -> Settings:
     return Settings(**{k: v for k, v in flags.items() if v is not None}, llm=llm_overrides({}, env))
 
 
-def select_topics(workspace: Path, topics: Sequence[str], *, all_topics: bool) -> list[str]:
-    """`Workspace.select` from the workspace folder."""
-    return load_workspace(workspace).select(topics, all_topics=all_topics)
-
-
 # --- 1. plan --------------------------------------------------------------------------------------
 
 

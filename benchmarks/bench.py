@@ -84,12 +84,13 @@ def topics_row(spec: dict[str, Any]) -> dict[str, Any]:
     """Every topic of the evening in one run, with `spec['extraction']` (per-topic or shared),
     live against `spec['base_url']` with no cache, in this (fresh) process."""
     from agent.core.settings import Settings
-    from agent.pipeline import run_topics, select_topics
+    from agent.pipeline import run_topics
+    from agent.plan.workspace import load_workspace
 
     workspace = Path(spec["workspace"])
     llm = {"api_key": FAKE_KEY, "base_url": spec["base_url"], "concurrency": spec["concurrency"]}
     llm |= {"backend": "live", "cache_dir": None, "extraction": spec["extraction"]}
-    topics = select_topics(workspace, [], all_topics=True)
+    topics = load_workspace(workspace).select([], all_topics=True)
     given = {"workspace": workspace, "topic": topics[0], "date": DATE, "out": Path(spec["out"]), "force": True}
     t = time.perf_counter()
     report = run_topics(Settings(**given, llm=llm), topics)
