@@ -11,6 +11,8 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
+from hypothesis import settings
+
 from agent.cli import main
 from agent.rules.claims import Candidate, ClaimRef
 from schemas.documents import SourceDoc
@@ -47,6 +49,12 @@ def predigest(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
         os.environ.clear()
         os.environ.update(saved_env)
     return subprocess.CompletedProcess(list(args), code, stdout.getvalue(), stderr.getvalue())
+
+
+def examples(full: int) -> int:
+    """The examples a costly property draws under the loaded Hypothesis profile: `full` in a thorough
+    run, the profile's share of it otherwise (tests/conftest.py)."""
+    return full * settings.default.max_examples // 100
 
 
 def candidate(claim: Claim, doc: SourceDoc, order: int, relevance: str, **kw: Any) -> Candidate:
