@@ -13,7 +13,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -1247,6 +1247,13 @@ def _catch_interrupts() -> Callable[[], None]:
     return lambda: signal.signal(signal.SIGINT, previous)
 
 
+@cache
+def _click_command() -> Callable[..., Any]:
+    """The click command Typer builds from `app`, built once per process: calling `app` builds it
+    again on every call, and the tests call `main` a few hundred times in one process."""
+    return typer.main.get_command(app)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: user-fixable errors print one line and exit 2; --debug shows the traceback.
 
@@ -1259,7 +1266,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         _state["argv"] = list(sys.argv[1:] if argv is None else argv)  # the run log keeps the command
         _setup_logging()
         # not standalone: typer.Exit comes back as a status, and errors reach the handlers below
-        code = app(args=argv, prog_name="predigest", standalone_mode=False)
+        code = _click_command()(args=argv, prog_name="predigest", standalone_mode=False)
         if code == EXIT_INTERRUPTED:  # Typer turns Ctrl-C into this status, silently
             _interrupted()
         if isinstance(code, int) and code:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.fake_openai import FakeOpenAI
 
@@ -31,6 +32,17 @@ FOREIGN = (
     "PREDIGEST_LOGS_DB",
 )
 _SESSION_HOME: dict[str, str] = {}
+
+# How many examples the properties draw, one decision per profile (HYPOTHESIS_PROFILE, or
+# pytest's --hypothesis-profile). Two properties draw a whole evening of answers or a whole briefing
+# per example, and they alone would weigh on every run of the suite at their full counts: they ask
+# for `examples(full)` (tests/paths.py), that count scaled by the profile's max_examples over
+# Hypothesis' own default of 100. "ci", the default, draws half of each, which every run can afford;
+# "thorough" draws every one, for a change to the rules or to the parser and renderer. The cheaper
+# properties name their counts outright, the same in both.
+settings.register_profile("ci", max_examples=50)
+settings.register_profile("thorough", max_examples=100)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "ci")
 
 
 def _demo_outputs() -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 import os
@@ -12,7 +11,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any
 
-import typer.main
+from hypothesis import settings
 
 from agent.cli import main
 from agent.rules.claims import Candidate, ClaimRef
@@ -23,10 +22,6 @@ ROOT = Path(__file__).resolve().parent.parent
 # The seed briefing, kept in the repo as the first gold case: no test reads outside the repo.
 SEED = ROOT / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
 WORLD = ROOT / "examples" / "world"
-
-# Typer builds the click command from the app on every call (some 20 ms); the tests call the CLI a
-# few hundred times in one process, so it is built once. Nothing a test changes goes into it.
-typer.main.get_command = functools.cache(typer.main.get_command)
 
 
 def predigest(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -54,6 +49,12 @@ def predigest(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
         os.environ.clear()
         os.environ.update(saved_env)
     return subprocess.CompletedProcess(list(args), code, stdout.getvalue(), stderr.getvalue())
+
+
+def examples(full: int) -> int:
+    """The examples a costly property draws under the loaded Hypothesis profile: `full` in a thorough
+    run, the profile's share of it otherwise (tests/conftest.py)."""
+    return full * settings.default.max_examples // 100
 
 
 def candidate(claim: Claim, doc: SourceDoc, order: int, relevance: str, **kw: Any) -> Candidate:

@@ -1,51 +1,61 @@
 """`python -m benchmarks.bench` end to end on a tiny evening: every call is answered over HTTP, the
 warm re-run sends nothing, and the summary has a figure for each target. The benchmark runs each
-row in a child process; here one row does (the three-topic test's first), and the others run their
-child's command in the test's own process, since a fresh process pays some 2 s of imports that
-measure nothing here. Nothing here judges a time: speed is the benchmark's job, on a quiet machine."""
+row in a child process; here one row does, the warm re-run, so that what it is served comes from
+the cache on disk alone and not from anything the live row left in memory. The others run in the
+test's own process: a fresh process pays for its imports, which measure nothing here. Nothing here
+judges a time: speed is the benchmark's job, on a quiet machine."""
 
 from __future__ import annotations
 
-import io
-import subprocess
-from collections.abc import Callable
-from contextlib import redirect_stdout
+import json
+import tempfile
+import time
 from typing import Any
 
 import pytest
 
 from benchmarks import bench
-from benchmarks.bench import TARGETS, measure, measure_topics
+from benchmarks.bench import TARGETS, live_row, measure, measure_topics, run_row, topics_row
+from benchmarks.endpoint import Endpoint
 from tests.paths import predigest
 
-Run = Callable[..., subprocess.CompletedProcess[str]]
+
+def _row_here(endpoint: Endpoint, spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
+    """`bench.live_row` with the row run in this process, as its child would run it (the spec passed
+    through JSON as on its command line) — but for the warm re-run (a cache and no first evening),
+    which runs in its child process as the benchmark runs every row."""
+    if spec.get("cache_dir") and not spec.get("first"):
+        return live_row(endpoint, spec, env)
+    spec = json.loads(
+        json.dumps({"base_url": endpoint.base_url, "cache_dir": None, "first": None, **spec}, default=str)
+    )
+    result = topics_row(spec) if "extraction" in spec else run_row(spec)
+    stats = endpoint.stats()
+    return {**result, "requests": stats["requests"], "max_in_flight": stats["max_in_flight"]}
 
 
-def _children(real: int) -> Run:
-    """`subprocess.run` for the benchmark: its first `real` rows run in child processes, as it runs
-    every row; the others do here what their child would (`python -m benchmarks.bench --row SPEC`,
-    or the demo's `python -c "from agent.cli import main; main()" ARGS` in the environment given).
-    Any other command (git, for the run log) runs as it would."""
-    child, rows = subprocess.run, iter(range(real))
-
-    def run(command: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
-        if command[1:3] == ["-m", "benchmarks.bench"] and next(rows, None) is None:
-            stdout = io.StringIO()
-            with redirect_stdout(stdout):
-                bench.main(command[3:])
-            return subprocess.CompletedProcess(command, 0, stdout.getvalue(), "")
-        if command[1:3] == ["-c", "from agent.cli import main; main()"]:
-            done = predigest(*command[3:], env=kwargs["env"])
-            if kwargs.get("check"):
-                done.check_returncode()
-            return done
-        return child(command, **kwargs)
-
-    return run
+def _demo_here(env: dict[str, str]) -> float:
+    """`bench.demo_seconds` in this process: the replayed demo through the CLI's entry point."""
+    args = ["run", str(bench.ROOT / "examples" / "world"), "--topic", bench.TOPIC, "--date", bench.DATE.isoformat()]
+    t = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="predigest-demo-") as out:
+        done = predigest(
+            *args, "--out", out, "--force", "--backend", "replay", "--no-cache", env=env | {"OPENAI_API_KEY": ""}
+        )
+    done.check_returncode()
+    return time.perf_counter() - t
 
 
-def test_the_benchmark_runs_every_row_and_reports_every_target(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bench.subprocess, "run", _children(real=0))
+@pytest.fixture
+def rows_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The benchmark's functions that start a child process replaced, for this test only; nothing
+    else that starts a process is touched."""
+    monkeypatch.setattr(bench, "live_row", _row_here)
+    monkeypatch.setattr(bench, "demo_seconds", _demo_here)
+
+
+@pytest.mark.usefixtures("rows_here")
+def test_the_benchmark_runs_every_row_and_reports_every_target() -> None:
     result = measure(docs=10, concurrency=2, latency_ms=20, history=3, repeat=1)
     rows = result["rows"]
     assert set(rows) == {"live", "warm", "grown"}
@@ -59,8 +69,8 @@ def test_the_benchmark_runs_every_row_and_reports_every_target(monkeypatch: pyte
     assert all(value > 0 for value in result["summary"].values())
 
 
-def test_the_three_topic_rows_compare_per_topic_and_shared_extraction(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bench.subprocess, "run", _children(real=1))
+@pytest.mark.usefixtures("rows_here")
+def test_the_three_topic_rows_compare_per_topic_and_shared_extraction() -> None:
     result = measure_topics(docs=4, concurrency=2, latency_ms=10)
     per, shared = result["rows"]["per-topic"], result["rows"]["shared"]
     assert (per["topics"], shared["topics"]) == (3, 3) and per["errors"] == shared["errors"] == 0

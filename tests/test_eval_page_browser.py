@@ -3,15 +3,14 @@ matrix first (failing row first, every cell a link to an id on the page), each r
 missed" list before its increments, no sideways scrolling at 420 px, and a first page that stays
 small (each row's briefings are on the row's own page).
 
-A 420 px viewport is an iframe of that width (headless Chromium's window is never narrower than
-500 px); the harness around it reads the framed page's DOM, every <details> opened.
+Each page is opened top-level, as a reader opens it, in a viewport 420 px wide (headless
+Chromium's window is never narrower than 500 px, so the viewport is set through DevTools), and
+read as the browser built it, every <details> opened.
 """
 
 from __future__ import annotations
 
-import html as htmlmod
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -19,60 +18,45 @@ import pytest
 from eval.metrics import METRICS
 from eval.overview import COLUMNS
 from tests.paths import predigest, some_cases
-from tests.test_page_browser import BROWSER_SERVICES, _chromium, dump_dom
+from tests.test_page_browser import BROWSER_SERVICES, _chromium, browse_pages
 
 CASE = "2026-09-22-inference"
 RELAYED = f"{CASE}@world-relayed"
 LIMIT = 400_000  # bytes: a row's own page
 ROW_LIMIT = 17_000  # bytes of the first page a row adds: today's 24 rows stay under LIMIT
 
-HARNESS = """<!doctype html><html><body style="margin:0">
-{frames}
-<script>
-function probe(f) {{
-  var d = f.contentDocument, w = f.contentWindow;
-  d.querySelectorAll("details").forEach(function (x) {{ x.open = true; }});
-  var links = Array.prototype.map.call(d.querySelectorAll("a[href^='#']"), function (a) {{
-    return {{href: a.getAttribute("href"), found: !!d.getElementById(a.getAttribute("href").slice(1))}};
-  }});
+# What a prompt engineer's reading depends on, read from the page as the browser built it, every
+# <details> opened.
+PROBE = """(function (d, w) {
+  d.querySelectorAll("details").forEach(function (x) { x.open = true; });
+  var links = Array.prototype.map.call(d.querySelectorAll("a[href^='#']"), function (a) {
+    return {href: a.getAttribute("href"), found: !!d.getElementById(a.getAttribute("href").slice(1))};
+  });
   var order = Array.prototype.map.call(d.querySelectorAll("section.case h3, section.case details > summary"),
-    function (e) {{ return e.textContent.slice(0, 20); }});
-  return {{
+    function (e) { return e.textContent.slice(0, 20); });
+  return {
     inner: w.innerWidth, scroll: d.documentElement.scrollWidth, links: links, order: order,
-    matrix: Array.prototype.map.call(d.querySelectorAll("table.matrix tbody tr"), function (tr) {{
-      return {{cls: tr.className, status: tr.cells[0].textContent,
-              href: tr.cells[1].querySelector("a").getAttribute("href"), cells: tr.querySelectorAll("td a").length}};
-    }}),
-    sections: Array.prototype.map.call(d.querySelectorAll("section.case"), function (s) {{ return s.id; }}),
+    matrix: Array.prototype.map.call(d.querySelectorAll("table.matrix tbody tr"), function (tr) {
+      return {cls: tr.className, status: tr.cells[0].textContent,
+              href: tr.cells[1].querySelector("a").getAttribute("href"), cells: tr.querySelectorAll("td a").length};
+    }),
+    sections: Array.prototype.map.call(d.querySelectorAll("section.case"), function (s) { return s.id; }),
     items: d.querySelectorAll("td.items li, li.missed-reason").length,
     items_with_id: d.querySelectorAll("td.items li[id], li.missed-reason[id]").length,
     metrics: d.querySelectorAll("table.metrics tbody tr").length,
     metrics_with_id: d.querySelectorAll("table.metrics tbody tr[id]").length
-  }};
-}}
-window.addEventListener("load", function () {{  // after every frame has loaded
-  var out = {{}};
-  document.querySelectorAll("iframe").forEach(function (f) {{ out[f.getAttribute("src")] = probe(f); }});
-  var pre = document.createElement("pre"); pre.id = "probe"; pre.textContent = JSON.stringify(out);
-  document.body.appendChild(pre);
-}});
-</script></body></html>"""
-FRAME = '<iframe src="{src}" style="width:420px;height:600px;border:0"></iframe>'
+  };
+})(document, window)"""
 
 
 CASES = (CASE, "2026-10-15-retrieval")  # a few rows, one of them failing, are enough to read the page by
 
 
 def _read(chromium: str, folder: Path, pages: list[str], tmp: Path) -> dict:
-    """Every page framed 420 px wide in one harness, one browser: what each one's probe saw."""
-    harness = folder / "harness.html"
-    frames = "\n".join(FRAME.format(src=p) for p in pages)
-    harness.write_text(HARNESS.format(frames=frames), encoding="utf-8")
-    shown, requests = dump_dom(chromium, harness, tmp / "profile", "--allow-file-access-from-files")
+    """Every page opened top-level in a viewport 420 px wide, one browser: what the probe saw in each."""
+    seen, _, requests = browse_pages(chromium, [folder / p for p in pages], tmp / "profile", PROBE, width=420)
     assert [x for x in requests if x and not BROWSER_SERVICES.match(x)] == []  # "": a connection that asked nothing
-    m = re.search(r'<pre id="probe">(.*?)</pre>', shown.stdout, re.S)
-    assert m, shown.stderr[-2000:]
-    return json.loads(htmlmod.unescape(m.group(1)))
+    return dict(zip(pages, seen, strict=True))
 
 
 @pytest.fixture(scope="module")

@@ -11,16 +11,22 @@ Without Chromium the test skips, saying so; with PREDIGEST_REQUIRE_BROWSER=1 it 
 
 from __future__ import annotations
 
+import fcntl
 import html as htmlmod
 import json
 import os
 import re
+import select
 import shutil
 import socket
 import subprocess
+import sys
+import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -195,6 +201,130 @@ def dump_dom(
             timeout=120,
         )
     return r, proxy.requests
+
+
+class _Pipe:
+    """Chromium's DevTools protocol over --remote-debugging-pipe: JSON messages, each ended by a
+    NUL byte, written to the browser's fd 3 and read from its fd 4."""
+
+    def __init__(self, to_browser: int, from_browser: int) -> None:
+        self.to_browser, self.from_browser = to_browser, from_browser
+        self.buffer = b""  # what has been read of a message not yet ended
+        self.events: list[dict[str, Any]] = []  # events read while waiting for an answer, not yet taken
+        self.next_id = 0
+
+    def _read(self, deadline: float) -> dict[str, Any]:
+        while b"\0" not in self.buffer:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([self.from_browser], [], [], wait)[0]:
+                raise TimeoutError("chromium did not answer")
+            chunk = os.read(self.from_browser, 1 << 16)
+            if not chunk:
+                raise EOFError("chromium closed its pipe")
+            self.buffer += chunk
+        message, self.buffer = self.buffer.split(b"\0", 1)
+        return json.loads(message)
+
+    def call(self, method: str, session: str | None, deadline: float, **params: Any) -> dict[str, Any]:
+        """Send one command and wait for its answer; the events that arrive meanwhile are kept."""
+        self.next_id += 1
+        sent: dict[str, Any] = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            sent["sessionId"] = session
+        data = json.dumps(sent).encode() + b"\0"
+        while data:  # a pipe may take part of a write
+            data = data[os.write(self.to_browser, data) :]
+        while True:
+            got = self._read(deadline)
+            if got.get("id") == self.next_id:
+                assert "error" not in got, (method, got["error"])
+                return got.get("result", {})
+            self.events.append(got)
+
+    def wait_for(self, method: str, session: str, deadline: float) -> None:
+        """Wait for (and take) the first event `method` of `session`."""
+        while True:
+            for i, event in enumerate(self.events):
+                if event.get("method") == method and event.get("sessionId") == session:
+                    del self.events[i]
+                    return
+            self.events.append(self._read(deadline))
+
+
+def browse_pages(
+    chromium: str, pages: list[Path], profile: Path, script: str, width: int | None = None
+) -> tuple[list[Any], str, list[str]]:
+    """Open each page top-level, one after the other in one tab of one headless Chromium behind a
+    proxy that refuses everything, as a reader opens it (no flag that widens what a file page may
+    do); once it has loaded, evaluate `script` in it (DevTools evaluation: the page's content
+    policy does not block it). With `width`, the tab's viewport is that many CSS pixels wide,
+    narrower than a headless window can be. What `script` gave for each page, Chromium's log,
+    and the requests that tried to leave."""
+    browser_reads, to_browser = os.pipe()
+    from_browser, browser_writes = os.pipe()
+    # the browser's ends moved above 4, so that placing one at 3 or 4 cannot overwrite the other
+    low = (browser_reads, browser_writes)
+    browser_reads, browser_writes = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in low)
+    for fd in low:
+        os.close(fd)
+
+    results: list[Any] = []
+    with RefusingProxy() as proxy, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
+        # a small launcher puts the browser's ends of the two pipes where --remote-debugging-pipe
+        # looks, 3 and 4, and becomes the browser (dash, Debian's sh, names no fd above 9)
+        browser = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+                "os.execv(sys.argv[3], sys.argv[3:])",
+                str(browser_reads),
+                str(browser_writes),
+                chromium,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                f"--proxy-server=http://127.0.0.1:{proxy.port}",
+                "--proxy-bypass-list=<-loopback>",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            pass_fds=(browser_reads, browser_writes),
+        )
+        os.close(browser_reads)
+        os.close(browser_writes)
+        pipe = _Pipe(to_browser, from_browser)
+        deadline = time.monotonic() + 120
+        try:
+            tab = pipe.call("Target.createTarget", None, deadline, url="about:blank")["targetId"]
+            session = pipe.call("Target.attachToTarget", None, deadline, targetId=tab, flatten=True)["sessionId"]
+            pipe.call("Page.enable", session, deadline)
+            if width:
+                pipe.call(
+                    "Emulation.setDeviceMetricsOverride", session, deadline,
+                    width=width, height=600, deviceScaleFactor=1, mobile=False,
+                )  # fmt: skip
+            for page in pages:
+                pipe.call("Page.navigate", session, deadline, url=page.as_uri())
+                pipe.wait_for("Page.loadEventFired", session, deadline)
+                done = pipe.call("Runtime.evaluate", session, deadline, expression=script, returnByValue=True)
+                assert "exceptionDetails" not in done, done["exceptionDetails"]
+                results.append(done["result"].get("value"))
+            pipe.call("Browser.close", None, deadline)
+            browser.wait(timeout=30)
+        except (OSError, EOFError) as e:
+            log.seek(0)
+            raise AssertionError(f"chromium exited {browser.poll()}: {log.read()[-3000:]}") from e
+        finally:
+            if browser.poll() is None:
+                browser.kill()
+                browser.wait()
+            os.close(to_browser)
+            os.close(from_browser)
+        log.seek(0)
+        return results, log.read(), proxy.requests
 
 
 def _browse(chromium: str, page: Path, profile: Path) -> tuple[dict, str, list[str]]:

@@ -26,7 +26,7 @@ from schemas.briefing import (
     StatusSummary,
     VerifyItem,
 )
-from tests.paths import SEED
+from tests.paths import SEED, examples
 
 SEED_TEXT = SEED.read_text(encoding="utf-8")
 
@@ -184,7 +184,7 @@ def briefings(draw: st.DrawFn) -> Briefing:
 
 
 # each example is a whole briefing: every block, each with several drawn rows
-@settings(max_examples=75, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(briefings())
 def test_generated_round_trip(b: Briefing) -> None:
     text = render(b)

@@ -580,15 +580,21 @@ def _fill(arg: str, ws: Path, tmp: Path) -> str:
     return arg.replace("{ws}", str(ws)).replace("{tmp}", str(tmp))
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> Path:
-    ws = tmp_path / "world"
+def _world_copy(folder: Path) -> Path:
+    """The demo workspace copied into `folder`, its cassettes still the repo's: what a test's run
+    writes stays in its own folder, never beside the repo's examples."""
+    ws = folder / "world"
     shutil.copytree(WORLD, ws, symlinks=True)
     toml = ws / "predigest.toml"
     toml.write_text(
         toml.read_text(encoding="utf-8").replace('"../../cassettes/world"', f'"{CASSETTES}"'), encoding="utf-8"
     )
     return ws
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Path:
+    return _world_copy(tmp_path)
 
 
 def _refuse_listing(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -693,8 +699,8 @@ def test_an_invalid_answer_is_not_cached(world: Path, tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def finished_set(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The outputs of a run of the demo evening: the set a later run must not leave half replaced."""
-    out = tmp_path_factory.mktemp("set")
-    r = predigest("run", str(WORLD), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{out}/")
+    out, ws = tmp_path_factory.mktemp("set"), _world_copy(tmp_path_factory.mktemp("set-world"))
+    r = predigest("run", str(ws), "-t", "inference", "-d", DAY, "--backend", "replay", "--out", f"{out}/")
     assert r.returncode == 0, r.stderr
     return out
 

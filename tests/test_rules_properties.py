@@ -20,7 +20,7 @@ from agent.rules.injection import suspect
 from agent.write.render import render
 from schemas.briefing import KeyPoint
 from schemas.extraction import ArxivRef, Claim, FileExtraction
-from tests.paths import WORLD
+from tests.paths import WORLD, examples
 
 DATE = dt.date(2026, 9, 22)
 WS = load_workspace(WORLD)
@@ -72,7 +72,9 @@ def answers(draw: st.DrawFn) -> list[DocResult]:
 
 
 # each example is a whole evening of drawn answers: up to four claims for each of its documents
-@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@settings(
+    max_examples=examples(60), suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None
+)
 @given(answers())
 def test_the_briefing_keeps_its_invariants(results: list[DocResult]) -> None:
     composed = compose(results, REG, BASELINES, topic="inference", date=DATE, window="w", limits=Limits())

@@ -305,30 +305,14 @@ def test_update_baseline_lists_drops_and_refuses_without_accept_drops(
     assert set(committed["stamps"]) == set(committed["cases"])
 
 
-# Each frame's DOM, read once every frame has loaded (file pages read each other's DOM only with
-# --allow-file-access-from-files).
-FRAMED = """<!doctype html><html><body>{frames}
-<script>
-window.addEventListener("load", function () {{
-  var doms = {{}};
-  document.querySelectorAll("iframe").forEach(function (f) {{
-    doms[f.getAttribute("src")] = f.contentDocument.documentElement.outerHTML;
-  }});
-  var pre = document.createElement("pre"); pre.id = "doms"; pre.textContent = JSON.stringify(doms);
-  document.body.appendChild(pre);
-}});
-</script></body></html>"""
-
-
 def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -> None:
-    """The report of the terse answers (replayed stale under the committed prompt), its pages
-    framed in one page loaded in headless Chromium through a proxy that refuses everything; each
-    frame's DOM is the one the browser built. It must hold every part the report promises, and
+    """The report of the terse answers (replayed stale under the committed prompt), each of its
+    pages opened top-level in headless Chromium through a proxy that refuses everything; each
+    page's DOM is the one the browser built. It must hold every part the report promises, and
     load nothing."""
-    import html
     import re
 
-    from tests.test_page_browser import BROWSER_SERVICES, _chromium, dump_dom
+    from tests.test_page_browser import BROWSER_SERVICES, _chromium, browse_pages
 
     chromium = _chromium()
     env, tmp = workbench["env"], workbench["tmp"]
@@ -340,18 +324,14 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -
     r = predigest("eval", "--case", CASE, "--cassettes", str(answers), "--allow-stale", "--html", str(page), env=env)
     assert page.is_file(), r.stdout + r.stderr
     rows = sorted((tmp / "report-rows").glob("*.html"))
-    # the page and each row's own page, framed in one harness: one browser, the DOM each frame built
-    framed = [page.name, *(f"report-rows/{row.name}" for row in rows)]
-    harness = tmp / "harness.html"
-    harness.write_text(FRAMED.format(frames="".join(f'<iframe src="{src}"></iframe>' for src in framed)), "utf-8")
-    done, sent = dump_dom(chromium, harness, tmp / "profile", "--allow-file-access-from-files")
+    # the page and each row's own page, each opened top-level in one browser: the DOM each one built
+    opened = [page, *rows]
+    built, log, sent = browse_pages(chromium, opened, tmp / "profile", "document.documentElement.outerHTML")
     assert [x for x in sent if x and not BROWSER_SERVICES.match(x)] == []
-    assert not [ln for ln in done.stderr.splitlines() if "CONSOLE" in ln or "Content Security Policy" in ln]
-    built = re.search(r'<pre id="doms">(.*?)</pre>', done.stdout, re.S)
-    assert built, done.stderr[-2000:]
-    doms = json.loads(html.unescape(built.group(1)))
-    assert all("</html>" in doms[src] for src in framed), done.stderr[-2000:]
-    dom, row_doms = doms[page.name], [doms[src] for src in framed[1:]]
+    assert not [ln for ln in log.splitlines() if "CONSOLE" in ln or "Content Security Policy" in ln]
+    doms = dict(zip(opened, built, strict=True))
+    assert all("</html>" in doms[p] for p in opened), log[-2000:]
+    dom, row_doms = doms[page], [doms[row] for row in rows]
     # the header of each row: prompt and model, and the stale mark; the failing rows first
     stamps = re.findall(r'<p class="stamp">asked with: (.*?)</p>', dom, re.S)
     assert len(stamps) == 4 and "extract@2#" in stamps[0] and "gpt-4o-mini" in stamps[0], stamps
