@@ -486,7 +486,7 @@ def _watched(
 
     def result(r: ExtractionResult) -> None:
         run = _state.get("run")
-        if isinstance(run, dict) and r.record.source == "live" and r.extraction is not None:
+        if isinstance(run, dict) and r.record.source == "live" and r.answered:
             run["received"] += 1
         on_result(r)
 

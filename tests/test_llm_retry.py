@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -159,27 +160,36 @@ def test_ctrl_c_stops_retries_and_new_requests_within_two_seconds(
     assert ("not cached" in str(stopped.value)) is not cached
 
 
-def test_ctrl_c_counts_an_answer_that_finished_before_it_was_taken(tmp_path: Path) -> None:
+def test_ctrl_c_counts_an_answer_that_finished_before_it_was_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Ctrl-C lands while the first answer is being taken, after the second has finished (and
     been cached) in its thread: what the interruption says was received counts both, and the
     progress callback hears of both."""
+    import concurrent.futures
+
+    import agent.extract.llm.extractor as extractor_module
     from agent.extract import ExtractionResult
     from agent.extract.llm.extractor import RunInterrupted
+
+    futures: list[concurrent.futures.Future[ExtractionResult]] = []
+
+    def noted(fs: dict[concurrent.futures.Future[ExtractionResult], int]) -> Iterator[concurrent.futures.Future]:
+        futures.extend(fs)
+        return concurrent.futures.as_completed(fs)
+
+    monkeypatch.setattr(extractor_module, "as_completed", noted)
+    heard: list[str] = []
+
+    def on_result(result: ExtractionResult) -> None:
+        heard.append(result.request.doc_path)
+        if len(heard) == 1:
+            concurrent.futures.wait(futures, timeout=30)  # the other answer is through the client, validated
+            raise KeyboardInterrupt
 
     with FakeOpenAI(default=lambda body: Reply(body=completion(body, sample_extraction()))) as server:
         config = make_config(tmp_path, server.base_url, concurrency=2)
         requests = [make_request(f"inbox/jay/2026-09-22-{i:04d}-doc.md") for i in range(2)]
-        heard: list[str] = []
-
-        def on_result(result: ExtractionResult) -> None:
-            heard.append(result.request.doc_path)
-            if len(heard) == 1:
-                deadline = time.monotonic() + 10
-                while server.count < 2 and time.monotonic() < deadline:
-                    time.sleep(0.01)
-                time.sleep(0.3)  # the second answer is through the client and validated
-                raise KeyboardInterrupt
-
         with pytest.raises(RunInterrupted) as stopped, LLMExtractor(config) as extractor:
             extractor.extract_all(requests, on_result)
     assert (stopped.value.answered, stopped.value.total) == (2, 2)

@@ -76,6 +76,11 @@ class ExtractionResult:
     record: CallRecord
     shared: SharedExtraction | None = None  # a shared request's whole answer (`extraction` is then None)
 
+    @property
+    def answered(self) -> bool:
+        """A validated answer came back: one topic's extraction, or a shared request's answer."""
+        return self.extraction is not None or self.shared is not None
+
 
 class Extractor(Protocol):
     """Answers extraction requests; failures come back as results with an error, never raise,

@@ -97,16 +97,17 @@ class LLMExtractor:
             pool.shutdown(wait=False, cancel_futures=True)
             if not isinstance(exc, KeyboardInterrupt):
                 raise
+            with contextlib.suppress(Exception):
+                self._close_transport()  # aborts requests in flight rather than waiting out their timeout
             # an answer may have finished (and been cached) before this thread took it from the
             # queue: what the interruption says was kept counts it too
             for future, i in futures.items():
-                if results[i] is None and future.done() and not future.cancelled():
+                if results[i] is None and future.done() and not future.cancelled() and future.result().answered:
                     results[i] = future.result()
                     if on_result is not None:
-                        on_result(results[i])
-            with contextlib.suppress(Exception):
-                self._close_transport()  # aborts requests in flight rather than waiting out their timeout
-            answered = sum(1 for r in results if r is not None and r.extraction is not None)
+                        with contextlib.suppress(Exception):
+                            on_result(results[i])
+            answered = sum(1 for r in results if r is not None and r.answered)
             raise RunInterrupted(answered, len(requests), cached=self._store is not None) from None
         pool.shutdown()
         return [r for r in results if r is not None]
