@@ -403,6 +403,13 @@ ROWS = [
         exit=2,
         message="broken.json is not readable: provenance field 'date' is not a string: 20260922",
     ),
+    Row(
+        "cassette-provenance-kind-unknown",
+        setup=_cassette_saying("kind", "model"),
+        args=("--cassettes", "{tmp}/cassettes"),
+        exit=2,
+        message='broken.json is not readable: provenance kind "model" is not one of recorded, relayed, reference',
+    ),
     # --- the endpoint's odd replies say what happened, not instructor's internals -----------------------
     Row("html-reply", live=True, reply=_html, args=("--out", "-"), exit=2, message="without a completion"),
     Row("empty-choices", live=True, reply=_no_choices, args=("--out", "-"), exit=2, message="without a completion"),

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from agent.core.errors import CassetteMiss, PredigestError
 from agent.core.settings import LLMSettings
@@ -259,19 +259,19 @@ def _provenance(prov: Any) -> Provenance:
     """A cassette's provenance: a field it leaves out takes `_NO_PROVENANCE`'s value, and a field
     of the wrong type is an error like any other malformed part of the file (`CassetteIndex.load`
     names the file), never read as blank — a cassette that says where its answer came from must
-    say it legibly."""
+    say it legibly, and as one of the three kinds."""
     if not isinstance(prov, dict):
         raise ValueError(f"a cassette's provenance is a JSON object, this file's is {type(prov).__name__}")
-    for f in fields(Provenance):
-        if f.name not in prov:
-            continue
-        value = prov[f.name]
-        if f.name == "part":
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+    given = {f.name: prov[f.name] for f in fields(Provenance) if f.name in prov}
+    for name, value in given.items():
+        if name == "part":
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise ValueError(f"provenance field 'part' is not a part number: {_clipped(value)}")
         elif not isinstance(value, str):
-            raise ValueError(f"provenance field {f.name!r} is not a string: {_clipped(value)}")
-    given = {f.name: prov[f.name] for f in fields(Provenance) if f.name in prov}
+            raise ValueError(f"provenance field {name!r} is not a string: {_clipped(value)}")
+    kinds = get_args(ProvenanceKind)
+    if given.get("kind", "recorded") not in kinds:
+        raise ValueError(f"provenance kind {_clipped(given['kind'])} is not one of {', '.join(kinds)}")
     return Provenance(**{**_NO_PROVENANCE, **given})
 
 
