@@ -178,6 +178,7 @@ class RecordTransport(httpx2.BaseTransport):
                 note=self._note,
                 part=log.part,
             )
+            # two threads answering one request at once both write it: the same file, each write whole
             path = write_cassette(self._index.root, exchange, provenance)
             self._index.add(Cassette(path=path, provenance=provenance, exchange=exchange))
             log.cassettes.append(path.name)
@@ -195,6 +196,8 @@ def network_transport(base_url: str) -> httpx2.BaseTransport:
     proxy = None
     if url.host not in ("127.0.0.1", "localhost", "::1") and not urllib.request.proxy_bypass(url.host):
         proxy = urllib.request.getproxies().get(url.scheme)
+    if proxy and "://" not in proxy:  # "host:port", as curl, requests and httpx read it: an http:// proxy
+        proxy = f"http://{proxy}"
     return BoundedNetwork(proxy)
 
 
