@@ -59,8 +59,6 @@ from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction, SharedExtraction, SkippedItem
 
 EXIT_PARTIAL = 3  # a briefing was made, but some of the evening's documents were not read
-
-
 EXIT_NO_MODEL = 4  # `auto` found no key and no cassette: the offline extractor answered instead of a model
 
 
@@ -261,9 +259,9 @@ def extract_topics(
         results = _answered(es.evenings[0], es.shared, extractor, on_result)
         return _checked(es, [split_shared(results, ev) for ev in es.evenings])
     # the offline extractor reads for one topic at a time, so it answers each topic's own requests
-    offline = [ev for ev in es.evenings if extractor is None and answers_offline(ev.llm, ev.requests)]
-    by_model = [ev for ev in es.evenings if all(ev is not o for o in offline)]
-    for ev in offline:  # said before the first call; a run of several topics names the topic
+    offline_evenings = [ev for ev in es.evenings if extractor is None and answers_offline(ev.llm, ev.requests)]
+    by_model = [ev for ev in es.evenings if all(ev is not o for o in offline_evenings)]
+    for ev in offline_evenings:  # said before the first call; a run of several topics names the topic
         if warn is not None and ev.llm.backend == "auto":
             warn(f"{ev.settings.topic}: {no_model_note(ev)}" if len(es.evenings) > 1 else no_model_note(ev))
     answers: dict[str, list[ExtractionResult]] = {}
@@ -271,7 +269,7 @@ def extract_topics(
         results = _answered(by_model[0], [r for ev in by_model for r in ev.requests], extractor, on_result)
         for ev in by_model:
             answers[ev.settings.topic], results = results[: len(ev.requests)], results[len(ev.requests) :]
-    for ev in offline:
+    for ev in offline_evenings:
         with _offline_extractor(ev) as own:
             answers[ev.settings.topic] = own.extract_all(ev.requests, on_result)
     return _checked(es, [answers[t] for t in es.topics])

@@ -15,6 +15,7 @@ import datetime as dt
 import random
 from pathlib import Path
 
+from agent.core.dates import month_day
 from agent.plan.parse import parse
 from agent.write.render import render
 from schemas.briefing import ArxivRow, Briefing
@@ -106,7 +107,7 @@ def report(rng: random.Random, size_bytes: int, date: dt.date = DATE) -> str:
     Most entries are about a subject of their own;
     about one in ten covers one of a few hot subjects that other reports of the evening also
     cover, so merging has work to do at the rate a real evening gives it."""
-    lines = [f"# {rng.choice(_AGENTS)} 推理工程筛选（{date.month}-{date.day}）", ""]
+    lines = [f"# {rng.choice(_AGENTS)} 推理工程筛选（{month_day(date)}）", ""]
     entry = 0
     while len("\n".join(lines).encode()) < size_bytes:
         entry += 1
@@ -182,14 +183,14 @@ def living_document(rng: random.Random, anchors: int, date: dt.date = DATE, topi
         subject = f"{rng.choice(_ENGINES)} {rng.choice(_FEATURES)} 第{i + 1}号"
         lines.append(
             f"- **{subject}**：{rng.choice(_FILLER)}，arXiv {_arxiv(rng, first)}，"
-            f"github.com/anchor-{i}/repo。（{first.month}-{first.day} {topic} e1prep）"
+            f"github.com/anchor-{i}/repo。（{month_day(first)} {topic} e1prep）"
         )
     return "\n".join(lines) + "\n"
 
 
 def baseline(template: Briefing, rng: random.Random, date: dt.date) -> str:
     """The seed's briefing re-dated to `date`, with its subjects and arXiv IDs varied, rendered."""
-    md = f"{date.month}-{date.day}"
+    md = month_day(date)
     increments = [
         inc.model_copy(
             update={

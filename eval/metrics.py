@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from agent.core.arxiv import find_ids, normalise, validate
+from agent.core.dates import month_day
 from agent.core.labels import ZH
 from agent.core.text import facts, fold, similarity
 from schemas.briefing import Briefing, Increment, VerifyItem
@@ -249,7 +250,7 @@ def continued_rows(b: Briefing) -> set[str]:
     out = set()
     for row in b.arxiv_rows:
         if (d := row.anchored_on) is not None:
-            out.add(f"{_arxiv_key(row.arxiv_id)}@{d.month}-{d.day}")
+            out.add(f"{_arxiv_key(row.arxiv_id)}@{month_day(d)}")
     return out
 
 

@@ -374,7 +374,7 @@ def _no_such_time(hhmm: str) -> str:
 def _card_doc(ws: Workspace, path: Path, window: Window) -> SourceDoc:
     m = _CARD.match(path.name)
     folder = _date(path.parent.name)
-    front = "" if folder else _front_matter_date(path)  # read only when the folder does not date the card
+    front = "" if folder else _front_matter_date(path)
     date = folder or _date(front)
     if m and not _clock(m.group("hhmm")):
         return _unplaced(ws, path, "paper_card", "", _no_such_time(m.group("hhmm")))
