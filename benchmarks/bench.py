@@ -109,28 +109,41 @@ def topics_row(spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def live_row(endpoint: Endpoint, spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    """`run_row(spec)` (or `topics_row`, for a spec with an extraction) in a child process against
-    `endpoint`, with what the endpoint saw."""
+def row(spec: dict[str, Any]) -> dict[str, Any]:
+    """One row in this process: every topic's (`topics_row`) for a spec with an extraction, else one evening."""
+    return topics_row(spec) if "extraction" in spec else run_row(spec)
+
+
+def live_row(endpoint: Endpoint, spec: dict[str, Any], env: dict[str, str], *, child: bool = True) -> dict[str, Any]:
+    """`row(spec)` against `endpoint`, in a child process (`child=False`: in this one, as the child
+    would run it), with what the endpoint saw."""
     spec = {"base_url": endpoint.base_url, "cache_dir": None, "first": None, **spec}
-    command = [sys.executable, "-m", "benchmarks.bench", "--row", json.dumps(spec, default=str)]
-    done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT, env=env)
-    if done.returncode != 0:
-        raise RuntimeError(f"load row failed ({spec['workspace']}):\n{done.stderr[-2000:]}")
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    spec = json.loads(json.dumps(spec, default=str))  # as the child reads it from its command line
+    if child:
+        command = [sys.executable, "-m", "benchmarks.bench", "--row", json.dumps(spec)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False, cwd=ROOT, env=env)
+        if done.returncode != 0:
+            raise RuntimeError(f"load row failed ({spec['workspace']}):\n{done.stderr[-2000:]}")
+        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    else:
+        result = row(spec)
     stats = endpoint.stats()
     return {**result, "requests": stats["requests"], "max_in_flight": stats["max_in_flight"]}
 
 
+def demo_args(out: str) -> list[str]:
+    """The replayed demo's command line, as a user types it after `predigest`."""
+    world = ROOT / "examples" / "world"
+    args = ["run", str(world), "--topic", TOPIC, "--date", DATE.isoformat(), "--out", out, "--force"]
+    return [*args, "--backend", "replay", "--no-cache"]
+
+
 def demo_seconds(env: dict[str, str]) -> float:
     """One replayed demo run as a user starts it: a whole process, imports included."""
-    world = ROOT / "examples" / "world"
     with tempfile.TemporaryDirectory(prefix="predigest-demo-") as out:
-        args = ["run", str(world), "--topic", TOPIC, "--date", DATE.isoformat(), "--out", out, "--force"]
-        args += ["--backend", "replay", "--no-cache"]
         t = time.perf_counter()
         entry = [sys.executable, "-c", "from agent.cli import main; main()"]
-        subprocess.run([*entry, *args], capture_output=True, check=True, env=env | {"OPENAI_API_KEY": ""})
+        subprocess.run([*entry, *demo_args(out)], capture_output=True, check=True, env=env | {"OPENAI_API_KEY": ""})
         return time.perf_counter() - t
 
 
@@ -161,13 +174,13 @@ def measure(
         base = Path(tmp)
         today, first = write_evening(base / "today", docs), write_evening(base / "first", 1, seed=1)
         grown = write_evening(base / "grown", docs, history=history, living_anchors=2000)
-        row = {"out": base / "out", "concurrency": concurrency, "workspace": today}
+        spec = {"out": base / "out", "concurrency": concurrency, "workspace": today}
         caches = [base / f"cache-{i}" for i in range(repeat)]
         with Endpoint(simulated(latency_ms / 1000), keep_bodies=False) as endpoint:
-            live = repeated(lambda i: live_row(endpoint, row | {"first": first, "cache_dir": caches[i]}, env), repeat)
-            warm = repeated(lambda i: live_row(endpoint, row | {"cache_dir": caches[-1]}, env), repeat)
+            live = repeated(lambda i: live_row(endpoint, spec | {"first": first, "cache_dir": caches[i]}, env), repeat)
+            warm = repeated(lambda i: live_row(endpoint, spec | {"cache_dir": caches[-1]}, env), repeat)
         with Endpoint(simulated(0.0), keep_bodies=False) as endpoint:
-            grew = repeated(lambda i: live_row(endpoint, row | {"workspace": grown}, env), repeat)
+            grew = repeated(lambda i: live_row(endpoint, spec | {"workspace": grown}, env), repeat)
         demo = sorted(demo_seconds(env) for _ in range(repeat))  # after the rows: a warm disk cache
     ideal = live["calls"] * latency_ms / 1000 / concurrency
     per_doc = {k: r["prompt_tokens"] / r["documents"] for k, r in (("live", live), ("grown", grew))}
@@ -193,14 +206,14 @@ def measure_topics(docs: int = 200, concurrency: int = 16, latency_ms: float = 5
         workspace = write_evening(Path(tmp) / "evening", docs, topics=3)
         rows = {}
         for extraction in ("per-topic", "shared"):
-            row = {"workspace": workspace, "out": Path(tmp) / extraction, "concurrency": concurrency}
-            row["extraction"] = extraction
+            spec = {"workspace": workspace, "out": Path(tmp) / extraction, "concurrency": concurrency}
+            spec["extraction"] = extraction
 
-            def cold(_: int, row: dict[str, Any] = row) -> dict[str, Any]:
+            def cold(_: int, spec: dict[str, Any] = spec) -> dict[str, Any]:
                 # a provider whose prompt cache is cold for every run: a repeat must not be served
                 # the prompts an earlier run sent
                 with Endpoint(simulated(latency_ms / 1000), keep_bodies=False) as endpoint:
-                    return live_row(endpoint, row, env)
+                    return live_row(endpoint, spec, env)
 
             rows[extraction] = repeated(cold, repeat)
     return {"documents": docs, "concurrency": concurrency, "latency_ms": latency_ms, "rows": rows}
@@ -247,8 +260,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--row", help=argparse.SUPPRESS)  # internal: one live row, in a child process
     args = parser.parse_args(argv)
     if args.row:
-        spec = json.loads(args.row)
-        print(json.dumps(topics_row(spec) if "extraction" in spec else run_row(spec)))
+        print(json.dumps(row(json.loads(args.row))))
         return
     if args.topics:
         topics = measure_topics(args.docs, latency_ms=args.latency_ms, repeat=args.repeat)

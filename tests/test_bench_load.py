@@ -7,7 +7,6 @@ judges a time: speed is the benchmark's job, on a quiet machine."""
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from typing import Any
@@ -15,33 +14,22 @@ from typing import Any
 import pytest
 
 from benchmarks import bench
-from benchmarks.bench import TARGETS, live_row, measure, measure_topics, run_row, topics_row
+from benchmarks.bench import TARGETS, live_row, measure, measure_topics
 from benchmarks.endpoint import Endpoint
 from tests.paths import predigest
 
 
 def _row_here(endpoint: Endpoint, spec: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    """`bench.live_row` with the row run in this process, as its child would run it (the spec passed
-    through JSON as on its command line) — but for the warm re-run (a cache and no first evening),
-    which runs in its child process as the benchmark runs every row."""
-    if spec.get("cache_dir") and not spec.get("first"):
-        return live_row(endpoint, spec, env)
-    spec = json.loads(
-        json.dumps({"base_url": endpoint.base_url, "cache_dir": None, "first": None, **spec}, default=str)
-    )
-    result = topics_row(spec) if "extraction" in spec else run_row(spec)
-    stats = endpoint.stats()
-    return {**result, "requests": stats["requests"], "max_in_flight": stats["max_in_flight"]}
+    """`bench.live_row` with the row run in this process — but for the warm re-run (a cache and no
+    first evening), which runs in its child process as the benchmark runs every row."""
+    return live_row(endpoint, spec, env, child=bool(spec.get("cache_dir") and not spec.get("first")))
 
 
 def _demo_here(env: dict[str, str]) -> float:
     """`bench.demo_seconds` in this process: the replayed demo through the CLI's entry point."""
-    args = ["run", str(bench.ROOT / "examples" / "world"), "--topic", bench.TOPIC, "--date", bench.DATE.isoformat()]
     t = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="predigest-demo-") as out:
-        done = predigest(
-            *args, "--out", out, "--force", "--backend", "replay", "--no-cache", env=env | {"OPENAI_API_KEY": ""}
-        )
+        done = predigest(*bench.demo_args(out), env=env | {"OPENAI_API_KEY": ""})
     done.check_returncode()
     return time.perf_counter() - t
 
