@@ -52,8 +52,8 @@ def predigest(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
 
 
 def examples(full: int) -> int:
-    """The examples a costly property draws under the loaded Hypothesis profile: `full` in a thorough
-    run, the profile's share of it otherwise (tests/conftest.py)."""
+    """The examples a costly property draws under the loaded Hypothesis profile: `full` under
+    Hypothesis' "default", the profile's share of it otherwise (tests/conftest.py)."""
     return full * settings.default.max_examples // 100
 
 
