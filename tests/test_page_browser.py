@@ -307,13 +307,17 @@ def browse_pages(
                     width=width, height=600, deviceScaleFactor=1, mobile=False,
                 )  # fmt: skip
             for page in pages:
-                pipe.call("Page.navigate", session, deadline, url=page.as_uri())
+                went = pipe.call("Page.navigate", session, deadline, url=page.as_uri())
+                assert not went.get("errorText"), (page, went)  # else the probe would read Chromium's error page
                 pipe.wait_for("Page.loadEventFired", session, deadline)
                 done = pipe.call("Runtime.evaluate", session, deadline, expression=script, returnByValue=True)
                 assert "exceptionDetails" not in done, done["exceptionDetails"]
                 results.append(done["result"].get("value"))
             pipe.call("Browser.close", None, deadline)
             browser.wait(timeout=30)
+        except TimeoutError as e:  # an OSError too: said first, since the browser is still running
+            log.seek(0)
+            raise AssertionError(f"chromium gave no answer within 120 s: {log.read()[-3000:]}") from e
         except (OSError, EOFError) as e:
             log.seek(0)
             raise AssertionError(f"chromium exited {browser.poll()}: {log.read()[-3000:]}") from e
