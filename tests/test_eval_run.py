@@ -6,10 +6,13 @@ import html
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import eval as eval_package
 from agent.plan.parse import parse
+from eval import run_eval
 from eval.cases import load_case
 from eval.metrics import RuleContext, score
 from eval.report import patch_line, write_html
@@ -108,8 +111,16 @@ def test_an_editors_living_document_the_patch_cannot_be_read_against_says_so(
     assert line.startswith(f"patch ({CASE}{OFFLINE_ROW}, offline extractor): not scored: ") and said in line
 
 
-def test_html_shows_output_and_gold_side_by_side(tmp_path: Path) -> None:
+def test_html_shows_output_and_gold_side_by_side(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     page = tmp_path / "eval.html"  # the demo case alone, so the page's pairs are its pairs
+    reports: list[EvalReport] = []
+
+    def kept(*args: Any, **kwargs: Any) -> EvalReport:
+        """The report the command writes its page from, kept to read the rows' briefings by."""
+        reports.append(run_eval(*args, **kwargs))
+        return reports[-1]
+
+    monkeypatch.setattr(eval_package, "run_eval", kept)
     r = predigest("eval", "--case", CASE, "--html", str(page))
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[-1] == "ok 4 rows", r.stdout  # styled, not markup
@@ -121,9 +132,11 @@ def test_html_shows_output_and_gold_side_by_side(tmp_path: Path) -> None:
     pages = [page, *sorted((tmp_path / "eval-rows").glob("*.html"))]
     assert len(pages) == 5
     text = "".join(p.read_text(encoding="utf-8") for p in pages)
+    # the rows' own titles (one per cassette set, the offline floor, the shared row), as the run found them
     case = load_case(ROOT / "eval" / "cases" / CASE)
-    # in-process: the rows' own titles (one per cassette set, then the offline floor)
-    runs = [*(run_case(row) for row in case.rows()), run_case(offline_row(case), backend="offline")]
+    (report,) = reports
+    runs = [result.run for result in report.results]
+    assert sorted(run.case.name for run in runs) == sorted([*(row.name for row in case.rows()), offline_row(case).name])
     cards = [r.card for r in runs if r.card is not None]
     assert len(cards) == len(runs) == 4
     for run in runs:
@@ -138,14 +151,15 @@ def test_html_shows_output_and_gold_side_by_side(tmp_path: Path) -> None:
 
 
 def test_a_score_below_the_baseline_fails_and_names_the_metric(tmp_path: Path) -> None:
+    small = "2026-10-15-retrieval"  # any case will do: what is asked is how a score below its bar is reported
     impossible = tmp_path / "baseline.json"
-    impossible.write_text(json.dumps({"cases": {CASE: {"increment_recall": {"score": 1.5}}}}), encoding="utf-8")
-    r = predigest("eval", "--baseline", str(impossible), "--case", CASE)
+    impossible.write_text(json.dumps({"cases": {small: {"increment_recall": {"score": 1.5}}}}), encoding="utf-8")
+    r = predigest("eval", "--baseline", str(impossible), "--case", small)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "increment_recall" in r.stdout and "below" in r.stdout and "FAILED" in r.stdout
     assert "[red]" not in r.stdout and "[/]" not in r.stdout
     assert "Traceback" not in r.stderr
-    assert json.loads(impossible.read_text(encoding="utf-8"))["cases"][CASE]["increment_recall"]["score"] == 1.5
+    assert json.loads(impossible.read_text(encoding="utf-8"))["cases"][small]["increment_recall"]["score"] == 1.5
 
 
 def test_a_missing_cassette_fails_the_case_with_the_miss(tmp_path: Path) -> None:
