@@ -17,7 +17,7 @@ from eval.cases import load_case
 from eval.metrics import RuleContext, score
 from eval.report import patch_line, write_html
 from eval.runner import OFFLINE_ROW, CaseRun, EvalReport, compare, offline_row, run_case
-from tests.paths import ROOT, WORLD, predigest, some_cases
+from tests.paths import ROOT, WORLD, predigest
 
 CASE = "2026-09-22-inference"
 GOLD = parse((ROOT / "eval" / "cases" / CASE / "gold.md").read_text(encoding="utf-8"))
@@ -194,38 +194,6 @@ def test_html_escapes_what_the_briefings_say(tmp_path: Path) -> None:
     text = "".join(p.read_text(encoding="utf-8") for p in [page, *(tmp_path / "p-rows").glob("*.html")])
     assert "<script" not in text and "<img" not in text and "<i>" not in text and "<marquee>" not in text
     assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &lt;marquee&gt;" in text  # markupsafe's escapes
-
-
-def test_the_overview_comes_first_failing_rows_first_and_the_last_line_counts_rows(tmp_path: Path) -> None:
-    """One row below its baseline: the overview lists it first and marks it, only that row is
-    printed in full, and the last line counts rows. Piped, every row of the overview is one line."""
-    cases, baseline = some_cases(tmp_path, CASE, "2026-10-15-retrieval")
-    committed = json.loads(baseline.read_text(encoding="utf-8"))
-    n = len(committed["cases"])  # one baseline entry per row
-    relayed = f"{CASE}@world-relayed"
-    committed["cases"][relayed]["increment_f1"]["score"] = 0.95
-    baseline.write_text(json.dumps(committed, ensure_ascii=False), encoding="utf-8")
-    r = predigest("eval", "--cases", str(cases), "--baseline", str(baseline))
-    assert r.returncode == 1, r.stdout + r.stderr
-    lines = r.stdout.splitlines()
-    assert lines[0] == f"{n} rows against {baseline}, failing rows first"
-    assert lines[1].split()[:3] == ["status", "case", "answers"] and "inc F1" in lines[1]
-    table = lines[3 : 3 + n]
-    assert table[0].split()[:2] == ["FAILED", CASE] and "real model (relayed)" in table[0] and "▼0.027" in table[0]
-    assert all(row.startswith("ok ") for row in table[1:]), table
-    assert lines[3 + n] == ""  # the overview ends: each row was one line
-    details = [ln for ln in lines if ln.startswith("metric ") and "baseline" in ln]
-    assert len(details) == 1 and any(ln.startswith(relayed + " · ") and ln.endswith("FAILED") for ln in lines)
-    assert lines[-1] == f"FAILED 1 of {n} rows: {relayed}"
-    # the failing row's case alone is enough for the other two forms
-    mine = sum(1 for name in committed["cases"] if name.split(" · ")[0].split("@")[0] == CASE)
-    verbose = predigest("eval", "--cases", str(cases), "--baseline", str(baseline), "--verbose", "--case", CASE)
-    assert len([ln for ln in verbose.stdout.splitlines() if ln.startswith("metric ") and "baseline" in ln]) == mine
-    md = predigest("eval", "--cases", str(cases), "--baseline", str(baseline), "--markdown", "--case", CASE)
-    assert md.returncode == 1
-    rows = [ln for ln in md.stdout.splitlines() if ln.startswith("| ")]
-    assert rows[0].startswith("| status | case | answers | increment F1 |") and len(rows) == mine + 1
-    assert rows[1].startswith(f"| FAILED | {CASE} | real model (relayed) | 0.923 ▼0.027 |")
 
 
 def test_a_shared_row_scores_its_topic_out_of_one_request_per_document_for_every_topic() -> None:
