@@ -53,7 +53,7 @@ def test_a_live_run_of_the_demo_evening_is_answered_and_grounded(tmp_path: Path,
 
 
 def test_failures_are_retried_and_the_evening_completes(tmp_path: Path) -> None:
-    requests = plan(Settings(workspace=WORLD, topic="inference", date=DATE)).requests
+    requests = plan(Settings(workspace=WORLD, topic="inference", date=DATE), for_writing=False).requests
     # one worker: the seeded failures fall on the same requests every time
     with Endpoint(simulated(error_rate=0.3, seed=3)) as endpoint:
         config = make_config(tmp_path, endpoint.base_url, backend="live", concurrency=1, max_attempts=8)
@@ -65,7 +65,7 @@ def test_failures_are_retried_and_the_evening_completes(tmp_path: Path) -> None:
 
 
 def test_requests_in_flight_reach_the_concurrency_limit(tmp_path: Path) -> None:
-    requests = plan(Settings(workspace=WORLD, topic="inference", date=DATE)).requests[:8]
+    requests = plan(Settings(workspace=WORLD, topic="inference", date=DATE), for_writing=False).requests[:8]
     with Endpoint(simulated(latency_s=0.2)) as endpoint:
         config = make_config(tmp_path, endpoint.base_url, backend="live", concurrency=4, cache_dir=None)
         with LLMExtractor(config) as extractor:
@@ -76,7 +76,7 @@ def test_requests_in_flight_reach_the_concurrency_limit(tmp_path: Path) -> None:
 
 
 def test_the_shared_prompt_prefix_is_measured(tmp_path: Path) -> None:
-    requests = plan(Settings(workspace=WORLD, topic="inference", date=DATE)).requests[:3]
+    requests = plan(Settings(workspace=WORLD, topic="inference", date=DATE), for_writing=False).requests[:3]
     with Endpoint(simulated()) as endpoint:
         config = make_config(tmp_path, endpoint.base_url, backend="live", cache_dir=None)
         with LLMExtractor(config) as extractor:

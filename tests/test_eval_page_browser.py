@@ -6,6 +6,8 @@ small (each row's briefings are on the row's own page).
 Each page is opened top-level, as a reader opens it, in a viewport 420 px wide (headless
 Chromium's window is never narrower than 500 px, so the viewport is set through DevTools), and
 read as the browser built it, every <details> opened.
+
+The same eval's terminal report is read here too, without a browser: one failing eval serves both.
 """
 
 from __future__ import annotations
@@ -60,8 +62,9 @@ def _read(chromium: str, folder: Path, pages: list[str], tmp: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """The committed suite with one row held to a score it cannot meet."""
+def failing(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The committed suite with one row held to a score it cannot meet, run once with its page
+    written: its terminal report and its page are both read here. Nothing may write to it."""
     tmp = tmp_path_factory.mktemp("evalpage")
     cases, baseline = some_cases(tmp, *CASES)
     committed = json.loads(baseline.read_text(encoding="utf-8"))
@@ -69,10 +72,18 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict:
     baseline.write_text(json.dumps(committed, ensure_ascii=False), encoding="utf-8")
     page = tmp / "eval.html"
     r = predigest("eval", "--cases", str(cases), "--baseline", str(baseline), "--html", str(page))
+    return {"tmp": tmp, "cases": cases, "baseline": baseline, "committed": committed, "page": page, "r": r}
+
+
+@pytest.fixture(scope="module")
+def pages(failing: dict) -> dict:
+    """Every page of the failing eval, as the browser built it."""
+    tmp, page, r = failing["tmp"], failing["page"], failing["r"]
     assert r.returncode == 1 and page.is_file(), r.stdout + r.stderr
     rows = sorted((tmp / "eval-rows").glob("row-*.html"))
     seen = _read(_chromium(), tmp, ["eval.html", *(f"eval-rows/{p.name}" for p in rows)], tmp)
-    return {"page": page, "rows": rows, "main": seen.pop("eval.html"), "row": seen, "n": len(committed["cases"])}
+    n = len(failing["committed"]["cases"])
+    return {"page": page, "rows": rows, "main": seen.pop("eval.html"), "row": seen, "n": n}
 
 
 def test_the_matrix_comes_first_failing_row_first_and_every_link_lands(pages: dict) -> None:
@@ -110,3 +121,31 @@ def test_the_first_page_stays_small_and_loads_nothing(pages: dict) -> None:
     for p in [page, *pages["rows"]]:
         text = p.read_text(encoding="utf-8")
         assert "<script" not in text and "default-src 'none'" in text, p.name
+
+
+def test_the_overview_comes_first_failing_rows_first_and_the_last_line_counts_rows(failing: dict) -> None:
+    """One row below its baseline: the overview lists it first and marks it, only that row is
+    printed in full, and the last line counts rows. Piped, every row of the overview is one line.
+    No browser: the terminal report of the eval the pages come from."""
+    cases, baseline, committed, r = failing["cases"], failing["baseline"], failing["committed"], failing["r"]
+    n = len(committed["cases"])  # one baseline entry per row
+    assert r.returncode == 1, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == f"{n} rows against {baseline}, failing rows first"
+    assert lines[1].split()[:3] == ["status", "case", "answers"] and "inc F1" in lines[1]
+    table = lines[3 : 3 + n]
+    assert table[0].split()[:2] == ["FAILED", CASE] and "real model (relayed)" in table[0] and "▼0.027" in table[0]
+    assert all(row.startswith("ok ") for row in table[1:]), table
+    assert lines[3 + n] == ""  # the overview ends: each row was one line
+    details = [ln for ln in lines if ln.startswith("metric ") and "baseline" in ln]
+    assert len(details) == 1 and any(ln.startswith(RELAYED + " · ") and ln.endswith("FAILED") for ln in lines)
+    assert lines[-1] == f"FAILED 1 of {n} rows: {RELAYED}"
+    # the failing row's case alone is enough for the other two forms
+    mine = sum(1 for name in committed["cases"] if name.split(" · ")[0].split("@")[0] == CASE)
+    verbose = predigest("eval", "--cases", str(cases), "--baseline", str(baseline), "--verbose", "--case", CASE)
+    assert len([ln for ln in verbose.stdout.splitlines() if ln.startswith("metric ") and "baseline" in ln]) == mine
+    md = predigest("eval", "--cases", str(cases), "--baseline", str(baseline), "--markdown", "--case", CASE)
+    assert md.returncode == 1
+    rows = [ln for ln in md.stdout.splitlines() if ln.startswith("| ")]
+    assert rows[0].startswith("| status | case | answers | increment F1 |") and len(rows) == mine + 1
+    assert rows[1].startswith(f"| FAILED | {CASE} | real model (relayed) | 0.923 ▼0.027 |")

@@ -44,7 +44,8 @@ def test_reference_cassettes_answer_every_source_and_nothing_else(name: str, bri
     case = load_case(ROOT / "eval" / "cases" / name)
     assert case.cassettes is not None
     cassettes = CassetteIndex.load(case.cassettes).all()
-    sources = {d.path for d in plan(Settings(workspace=case.workspace, topic=case.topic, date=case.date)).sources}
+    evening = plan(Settings(workspace=case.workspace, topic=case.topic, date=case.date), for_writing=False)
+    sources = {d.path for d in evening.sources}
     assert briefing not in sources  # tonight's own briefing is the gold, never an input
     assert sorted(c.provenance.document for c in cassettes) == sorted(sources)
     for c in cassettes:

@@ -45,7 +45,8 @@ def proxy() -> Iterator[tuple[str, list[tuple[str, str | None]]]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: at the default half second, every test would wait that long
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield f"127.0.0.1:{server.server_address[1]}", seen

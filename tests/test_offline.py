@@ -435,7 +435,8 @@ from pathlib import Path
 from agent.extract.offline.extractor import OfflineExtractor
 from agent.pipeline import Settings, plan
 import datetime as dt
-p = plan(Settings(workspace=Path(sys.argv[1]), topic="inference", date=dt.date(2026, 9, 22), backend="offline"))
+s = Settings(workspace=Path(sys.argv[1]), topic="inference", date=dt.date(2026, 9, 22), backend="offline")
+p = plan(s, for_writing=False)
 ex = OfflineExtractor({d.path: d for d in p.docs if d.read}, p.registry, "inference", p.ws.topic("inference"))
 print(json.dumps([r.extraction.model_dump(mode="json") for r in ex.extract_all(p.requests) if r.extraction]))
 """

@@ -235,19 +235,32 @@ def test_a_loopback_answer_reaches_the_row_through_the_settings_path(tmp_path: P
     _ = completion  # the responder builds completions with it
 
 
-def test_stale_answers_replay_under_the_new_prompt_and_say_so(workbench: dict[str, Any]) -> None:
+@pytest.fixture(scope="module")
+def stale(workbench: dict[str, Any]) -> dict[str, Any]:
+    """The terse recordings replayed under the committed prompt with --allow-stale: its JSON, its
+    page, and the log's account of it, read as soon as it is logged. The terse prompt has no
+    shared form: the shared row replays the committed shared answers, copied in beside them."""
+    env, tmp = workbench["env"], workbench["tmp"]
+    answers = tmp / "stale-cassettes"
+    shutil.copytree(tmp / "cassettes", answers)
+    shutil.copytree(ROOT / "cassettes" / "world-shared", answers / "world-shared")
+    page = tmp / "report.html"
+    args = ("eval", "--case", CASE, "--cassettes", str(answers), "--allow-stale", "--json", "--html", str(page))
+    r = predigest(*args, env=env)
+    return {"r": r, "page": page, "rows": tmp / "report-rows", "shown": predigest("logs", "show", "last", env=env)}
+
+
+def test_stale_answers_replay_under_the_new_prompt_and_say_so(workbench: dict[str, Any], stale: dict[str, Any]) -> None:
     """The terse recordings, replayed under the committed prompt: a miss without --allow-stale;
     with it, the answers a model gave to the older prompt, and every report says whose they were."""
     env, recorded = workbench["env"], str(workbench["tmp"] / "cassettes")
     strict = predigest("eval", "--case", CASE, "--cassettes", recorded, env=env)
     assert strict.returncode == 1 and "no cassette for" in strict.stdout + strict.stderr
-    stale = predigest("eval", "--case", CASE, "--cassettes", recorded, "--allow-stale", "--json", env=env)
-    data = json.loads(stale.stdout)
+    data = json.loads(stale["r"].stdout)
     row = next(c for c in data["cases"] if c["case"] == CASE)
     assert row["stamp"].endswith("stale (extract-terse@1)"), row["stamp"]
     assert row["errors"] == [] and row["metrics"]["increment_recall"]["score"] == pytest.approx(0.5)
-    shown = predigest("logs", "show", "last", env=env).stdout
-    assert "stale answers of extract-terse@1#" in shown
+    assert "stale answers of extract-terse@1#" in stale["shown"].stdout
 
 
 def test_cassettes_check_lists_stale_missing_and_unused(workbench: dict[str, Any], tmp_path: Path) -> None:
@@ -305,7 +318,7 @@ def test_update_baseline_lists_drops_and_refuses_without_accept_drops(
     assert set(committed["stamps"]) == set(committed["cases"])
 
 
-def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -> None:
+def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any], stale: dict[str, Any]) -> None:
     """The report of the terse answers (replayed stale under the committed prompt), each of its
     pages opened top-level in headless Chromium through a proxy that refuses everything; each
     page's DOM is the one the browser built. It must hold every part the report promises, and
@@ -315,15 +328,9 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -
     from tests.test_page_browser import BROWSER_SERVICES, _chromium, browse_pages
 
     chromium = _chromium()
-    env, tmp = workbench["env"], workbench["tmp"]
-    page = tmp / "report.html"
-    answers = tmp / "browser-cassettes"
-    shutil.copytree(tmp / "cassettes", answers)
-    # the terse prompt has no shared form: the shared row replays the committed shared answers
-    shutil.copytree(ROOT / "cassettes" / "world-shared", answers / "world-shared")
-    r = predigest("eval", "--case", CASE, "--cassettes", str(answers), "--allow-stale", "--html", str(page), env=env)
+    tmp, page, r = workbench["tmp"], stale["page"], stale["r"]
     assert page.is_file(), r.stdout + r.stderr
-    rows = sorted((tmp / "report-rows").glob("*.html"))
+    rows = sorted(stale["rows"].glob("*.html"))
     # the page and each row's own page, each opened top-level in one browser: the DOM each one built
     opened = [page, *rows]
     built, log, sent = browse_pages(chromium, opened, tmp / "profile", "document.documentElement.outerHTML")
@@ -339,7 +346,7 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any]) -
     assert "world-relayed · stale (extract-terse@1)" in stamps[1] and stamps[2].startswith("offline"), stamps
     assert "world-shared" in stamps[3]
     # each missed gold increment with the stage that lost it, on the first page and on the row's
-    for text in (dom, row_doms[rows.index(tmp / "report-rows" / "row-2026-09-22-inference.html")]):
+    for text in (dom, row_doms[rows.index(stale["rows"] / "row-2026-09-22-inference.html")]):
         reasons = re.findall(
             r'<li class="missed-reason" id="[^"]+"><b>(.*?)</b> <span class="tag stage">(.*?)</span>', text
         )
