@@ -40,7 +40,8 @@ def render(b: Briefing, labels: Labels = ZH) -> str:
     out.append(L.no_increment)
     if b.no_increment_intro:
         out.append(_one(b.no_increment_intro))
-    out += [f"- {_one(n.source)}：{_one(n.note)}" for n in b.no_increment]
+    # a source said without a note stays one ("- inbox/x.md"), not one with an empty note ("- inbox/x.md：")
+    out += [f"- {_one(n.source)}：{_one(n.note)}" if n.note else f"- {_one(n.source)}" for n in b.no_increment]
     out.append(L.priorities)
     out += _table(list(L.priority_cols), [[p.level, p.content, p.action] for p in b.priorities])
     if b.footer:
