@@ -155,7 +155,7 @@ def _blocks(gold: Briefing | None, output: Briefing | None) -> list[dict[str, ob
         return [f"{a.arxiv_id} · {a.title} · {a.relation}" for a in b.arxiv_rows]
 
     def five(b: Briefing) -> list[str]:
-        return [f"{n.source}：{n.note}" for n in b.no_increment]
+        return [f"{n.source}：{n.note}" if n.note else n.source for n in b.no_increment]
 
     return [
         {"id": key, "label": label, "output": fn(output), "gold": fn(gold)}

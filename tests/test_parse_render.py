@@ -86,6 +86,21 @@ def test_seed_round_trip(seed: Briefing) -> None:
     assert render(parse(once)) == once
 
 
+
+@pytest.mark.parametrize(
+    ("source", "line"),
+    [
+        ("inbox/jay/x.md", "- inbox/jay/x.md"),  # no note: no empty one after it
+        ("inbox/a: b.md", "- inbox/a: b.md："),  # a separator the parser would split at keeps the colon
+    ],
+    ids=["bare", "separator-in-source"],
+)
+def test_a_five_source_without_a_note_reads_back_as_written(seed: Briefing, source: str, line: str) -> None:
+    b = seed.model_copy(update={"no_increment": [NoIncrementNote(source=source, note="")]})
+    once = render(b)
+    assert line in once.splitlines()
+    assert parse(once).no_increment == b.no_increment and render(parse(once)) == once
+
 # --- generated briefings -----------------------------------------------------------------------
 
 _WORD = st.text(alphabet="推理缓存调度框架增量基线abcdefgXYZ0123456789.-_/", min_size=1, max_size=12)

@@ -40,13 +40,20 @@ def render(b: Briefing, labels: Labels = ZH) -> str:
     out.append(L.no_increment)
     if b.no_increment_intro:
         out.append(_one(b.no_increment_intro))
-    # a source said without a note stays one ("- inbox/x.md"), not one with an empty note ("- inbox/x.md：")
-    out += [f"- {_one(n.source)}：{_one(n.note)}" if n.note else f"- {_one(n.source)}" for n in b.no_increment]
+    out += [_no_increment_line(_one(n.source), _one(n.note)) for n in b.no_increment]
     out.append(L.priorities)
     out += _table(list(L.priority_cols), [[p.level, p.content, p.action] for p in b.priorities])
     if b.footer:
         out.append(b.footer.strip())
     return "\n".join(out) + "\n"
+
+
+def _no_increment_line(source: str, note: str) -> str:
+    """A source said without a note stays one ("- inbox/x.md"), not one with an empty note
+    ("- inbox/x.md："), unless the source holds a separator the parser would split it at."""
+    if note or "：" in source or ": " in source:
+        return f"- {source}：{note}"
+    return f"- {source}"
 
 
 def _summary(b: Briefing, L: Labels) -> list[str]:
