@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,12 +162,23 @@ def test_ctrl_c_stops_retries_and_new_requests_within_two_seconds(
     assert ("not cached" in str(stopped.value)) is not cached
 
 
+# (the second request's reply, whether the callback fails on the second result, answers counted, callback heard)
+LATE = [
+    ("answered", "200", False, 2, 2),
+    ("failing-callback", "200", True, 2, 2),  # the count holds though the progress bar fails on it
+    ("refused", "400", False, 1, 1),  # a request that failed is not an answer received
+]
+
+
+@pytest.mark.parametrize(
+    ("reply", "callback_fails", "answered", "heard"), [r[1:] for r in LATE], ids=[r[0] for r in LATE]
+)
 def test_ctrl_c_counts_an_answer_that_finished_before_it_was_taken(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reply: str, callback_fails: bool, answered: int, heard: int
 ) -> None:
-    """Ctrl-C lands while the first answer is being taken, after the second has finished (and
-    been cached) in its thread: what the interruption says was received counts both, and the
-    progress callback hears of both."""
+    """Ctrl-C lands while the first answer is being taken, after the second request has finished
+    in its thread: what the interruption says was received counts the second if it is an answer
+    (cached by then), and the progress callback hears of it."""
     import concurrent.futures
 
     import agent.extract.llm.extractor as extractor_module
@@ -174,23 +187,50 @@ def test_ctrl_c_counts_an_answer_that_finished_before_it_was_taken(
 
     futures: list[concurrent.futures.Future[ExtractionResult]] = []
 
-    def noted(fs: dict[concurrent.futures.Future[ExtractionResult], int]) -> Iterator[concurrent.futures.Future]:
+    def noted(
+        fs: dict[concurrent.futures.Future[ExtractionResult], int],
+    ) -> Iterator[concurrent.futures.Future[ExtractionResult]]:
         futures.extend(fs)
         return concurrent.futures.as_completed(fs)
 
     monkeypatch.setattr(extractor_module, "as_completed", noted)
-    heard: list[str] = []
+    got: list[str] = []
 
     def on_result(result: ExtractionResult) -> None:
-        heard.append(result.request.doc_path)
-        if len(heard) == 1:
-            concurrent.futures.wait(futures, timeout=30)  # the other answer is through the client, validated
+        got.append(result.request.doc_path)
+        if len(got) == 1:
+            concurrent.futures.wait(futures, timeout=30)  # the other request is through the client, validated
             raise KeyboardInterrupt
+        if callback_fails:
+            raise RuntimeError("the progress bar broke")
 
-    with FakeOpenAI(default=lambda body: Reply(body=completion(body, sample_extraction()))) as server:
+    first = "inbox/jay/2026-09-22-0000-doc.md"
+
+    def respond(body: Any) -> Reply:
+        if first in json.dumps(body):
+            return Reply(body=completion(body, sample_extraction()))
+        late = 0.3  # the first request's result is the one taken first
+        if reply == "400":
+            error = {"error": {"message": "bad request", "type": "invalid_request_error"}}
+            return Reply(status=400, body=error, delay_s=late)
+        return Reply(body=completion(body, sample_extraction()), delay_s=late)
+
+    with FakeOpenAI(default=respond) as server:
         config = make_config(tmp_path, server.base_url, concurrency=2)
-        requests = [make_request(f"inbox/jay/2026-09-22-{i:04d}-doc.md") for i in range(2)]
+        requests = [make_request(first), make_request("inbox/jay/2026-09-22-0001-doc.md")]
         with pytest.raises(RunInterrupted) as stopped, LLMExtractor(config) as extractor:
             extractor.extract_all(requests, on_result)
-    assert (stopped.value.answered, stopped.value.total) == (2, 2)
-    assert sorted(heard) == sorted(r.doc_path for r in requests)
+    assert (stopped.value.answered, stopped.value.total) == (answered, 2)
+    assert len(got) == heard
+
+
+def test_a_shared_answer_is_an_answer() -> None:
+    """What an interruption counts as received: one topic's extraction or a shared request's answer."""
+    from agent.extract import CallRecord, ExtractionResult
+    from schemas.extraction import SharedExtraction
+
+    record = CallRecord("inbox/x.md", 0, "live", "m")
+    request = make_request("inbox/x.md")
+    shared = SharedExtraction.model_construct(topics=[])
+    assert ExtractionResult(request, None, record, shared=shared).answered
+    assert not ExtractionResult(request, None, record).answered
