@@ -115,8 +115,8 @@ def row(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def live_row(endpoint: Endpoint, spec: dict[str, Any], env: dict[str, str], *, child: bool = True) -> dict[str, Any]:
-    """`row(spec)` against `endpoint`, in a child process (`child=False`: in this one, as the child
-    would run it), with what the endpoint saw."""
+    """`row(spec)` against `endpoint`, in a child process under `env` (`child=False`: in this one,
+    under this process's environment, the spec read as the child reads it), with what the endpoint saw."""
     spec = {"base_url": endpoint.base_url, "cache_dir": None, "first": None, **spec}
     spec = json.loads(json.dumps(spec, default=str))  # as the child reads it from its command line
     if child:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,9 +63,10 @@ def _read(chromium: str, folder: Path, pages: list[str], tmp: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
-def failing(tmp_path_factory: pytest.TempPathFactory) -> dict:
+def failing(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The committed suite with one row held to a score it cannot meet, run once with its page
-    written: its terminal report and its page are both read here. Nothing may write to it."""
+    written: its terminal report and its page are both read here. No test may change the eval's
+    inputs there."""
     tmp = tmp_path_factory.mktemp("evalpage")
     cases, baseline = some_cases(tmp, *CASES)
     committed = json.loads(baseline.read_text(encoding="utf-8"))
@@ -76,7 +78,7 @@ def failing(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 @pytest.fixture(scope="module")
-def pages(failing: dict) -> dict:
+def pages(failing: dict[str, Any]) -> dict[str, Any]:
     """Every page of the failing eval, as the browser built it."""
     tmp, page, r = failing["tmp"], failing["page"], failing["r"]
     assert r.returncode == 1 and page.is_file(), r.stdout + r.stderr

@@ -239,6 +239,23 @@ def test_two_sets_answering_one_request_differently_are_refused() -> None:
 
 
 @pytest.mark.parametrize(
+    ("given", "part"), [({"part": None}, None), ({}, None), ({"part": 2}, 2)], ids=["null", "absent", "2"]
+)
+def test_a_cassette_that_does_not_say_its_part_is_read_as_not_saying(
+    tmp_path: Path, given: dict[str, object], part: int | None
+) -> None:
+    """`part` written as null, as an older writer may, reads as left out; a number reads as it is."""
+    from agent.extract.llm.cassettes import read_cassette
+    from tests.paths import ROOT
+
+    data = json.loads(next((ROOT / "cassettes" / "world").glob("*.json")).read_text(encoding="utf-8"))
+    data["provenance"] = {k: v for k, v in data["provenance"].items() if k != "part"} | given
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    assert read_cassette(path).provenance.part == part
+
+
+@pytest.mark.parametrize(
     ("a", "b", "shared"),
     [
         ("", "", 0),

@@ -45,7 +45,7 @@ def proxy() -> Iterator[tuple[str, list[tuple[str, str | None]]]]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    # shutdown() waits for the loop's next poll: at the default half second, every test would wait that long
+    # shutdown() waits for the loop's next poll: a short poll, so that no test waits on it
     thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:

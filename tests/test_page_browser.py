@@ -178,6 +178,9 @@ window.addEventListener("load", function () {{
 </body></html>"""
 
 
+BROWSER_DEADLINE_S = 120  # what one headless Chromium may take for its pages, on a machine under load
+
+
 def dump_dom(
     chromium: str, page: Path, profile: Path, *flags: str
 ) -> tuple[subprocess.CompletedProcess[str], list[str]]:
@@ -198,7 +201,7 @@ def dump_dom(
             ],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=BROWSER_DEADLINE_S,
         )
     return r, proxy.requests
 
@@ -296,7 +299,7 @@ def browse_pages(
         os.close(browser_reads)
         os.close(browser_writes)
         pipe = _Pipe(to_browser, from_browser)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + BROWSER_DEADLINE_S
         try:
             tab = pipe.call("Target.createTarget", None, deadline, url="about:blank")["targetId"]
             session = pipe.call("Target.attachToTarget", None, deadline, targetId=tab, flatten=True)["sessionId"]
@@ -317,7 +320,7 @@ def browse_pages(
             browser.wait(timeout=30)
         except TimeoutError as e:  # an OSError too: said first, since the browser is still running
             log.seek(0)
-            raise AssertionError(f"chromium gave no answer within 120 s: {log.read()[-3000:]}") from e
+            raise AssertionError(f"chromium gave no answer within {BROWSER_DEADLINE_S} s: {log.read()[-3000:]}") from e
         except (OSError, EOFError) as e:
             log.seek(0)
             raise AssertionError(f"chromium exited {browser.poll()}: {log.read()[-3000:]}") from e

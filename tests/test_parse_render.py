@@ -86,7 +86,6 @@ def test_seed_round_trip(seed: Briefing) -> None:
     assert render(parse(once)) == once
 
 
-
 @pytest.mark.parametrize(
     ("source", "line"),
     [
@@ -100,6 +99,7 @@ def test_a_five_source_without_a_note_reads_back_as_written(seed: Briefing, sour
     once = render(b)
     assert line in once.splitlines()
     assert parse(once).no_increment == b.no_increment and render(parse(once)) == once
+
 
 # --- generated briefings -----------------------------------------------------------------------
 

@@ -270,7 +270,7 @@ def _provenance(prov: Any) -> Provenance:
         elif not isinstance(value, str):
             raise ValueError(f"provenance field {name!r} is not a string: {_clipped(value)}")
     kinds = get_args(ProvenanceKind)
-    if given.get("kind", "recorded") not in kinds:
+    if {**_NO_PROVENANCE, **given}["kind"] not in kinds:
         raise ValueError(f"provenance kind {_clipped(given['kind'])} is not one of {', '.join(kinds)}")
     return Provenance(**{**_NO_PROVENANCE, **given})
 
