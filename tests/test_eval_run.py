@@ -139,6 +139,10 @@ def test_html_shows_output_and_gold_side_by_side(tmp_path: Path, monkeypatch: py
     assert sorted(run.case.name for run in runs) == sorted([*(row.name for row in case.rows()), offline_row(case).name])
     cards = [r.card for r in runs if r.card is not None]
     assert len(cards) == len(runs) == 4
+    # each row asked as it says: the offline floor by the offline extractor, and only it
+    answers = {run.case.name: run.answers for run in runs}
+    assert answers[offline_row(case).name] == "offline extractor", answers
+    assert sum(a == "offline extractor" for a in answers.values()) == 1, answers
     for run in runs:
         assert run.output is not None and run.gold is not None
         for inc in [*run.gold.increments, *run.output.increments]:
