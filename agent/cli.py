@@ -340,9 +340,13 @@ def _llm_flags(given: Mapping[str, object]) -> dict[str, object]:
 
 
 RUN_EPILOG = (
-    "Several topics (--topic given several times, or --all-topics) are one run: --max-calls and --max-cost bound"
-    " them together, and the exit status is the worst topic's.\n\nExit status: 0 done; 2 a usage or input error;"
-    " 3 a partial evening; 4 no model answered; 130 interrupted (the README says more)."
+    "Several topics (--topic given several times, or --all-topics) are one run: all checked before the first"
+    " call, --max-calls and --max-cost bound them together, a briefing set per topic, and the exit status is the"
+    " worst topic's. With --extraction shared, each document is one request for all of them, its answer split by"
+    " topic.\n\nExit status: 0 done; 2 a usage or input error (nothing spent or written); 3 a partial evening"
+    " (some documents not read: the briefing lists them; not written into the workspace inbox without --allow-partial);"
+    " 4 no model answered (no key, no cassette: offline briefing, not written into the inbox unless"
+    " --backend offline); 130 interrupted."
 )
 
 
@@ -898,8 +902,11 @@ CompareOpt = Annotated[
 
 
 EVAL_EPILOG = (
-    "Every eval is logged (`predigest logs`). Exits 1 when a score drops below the baseline, rule compliance"
-    " is below 1.0, or a case fails; 2 on a usage or input error."
+    "Every eval is logged (`predigest logs`). With --backend record and OPENAI_API_KEY / OPENAI_BASE_URL, the"
+    " cases are asked of a live model, as `run` would ask them; a set that holds relayed or reference answers is"
+    " never recorded over (the answers go beside it, into <set>-recorded).\n\n"
+    "Exits 1 when a score drops below the baseline, rule compliance is below 1.0, or a case fails;"
+    " 2 on a usage or input error."
 )
 
 
