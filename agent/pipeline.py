@@ -32,7 +32,7 @@ from agent.core.errors import LLMError, PredigestError, PromptError, WorkspaceEr
 from agent.core.labels import ZH, Labels
 from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
-from agent.extract.backends import EveningExtractor, answers_offline, make_extractor, offline, used_backend
+from agent.extract.backends import answers_offline, model_extractor, offline, offline_extractor, used_backend
 from agent.extract.chunking import merge_chunks
 from agent.extract.prompting import (
     SHARED,
@@ -256,39 +256,38 @@ def extract_topics(
     (`--backend offline`, or `auto` with nothing else) gets its own, since it reads for a topic.
     With shared requests, their answers are split by topic (`split_shared`)."""
     if es.shared and (extractor is not None or not answers_offline(es.llm, es.shared)):
-        results = _answered(es.evenings[0], es.shared, extractor, on_result)
+        results = _answered(es.llm, es.shared, extractor, on_result)
         return _checked(es, [split_shared(results, ev) for ev in es.evenings])
     # the offline extractor reads for one topic at a time, so it answers each topic's own requests
-    offline_evenings = [ev for ev in es.evenings if extractor is None and answers_offline(ev.llm, ev.requests)]
-    by_model = [ev for ev in es.evenings if all(ev is not o for o in offline_evenings)]
+    offline_evenings: list[Evening] = []
+    by_model: list[Evening] = []
+    for ev in es.evenings:
+        (offline_evenings if extractor is None and answers_offline(ev.llm, ev.requests) else by_model).append(ev)
     for ev in offline_evenings:  # said before the first call; a run of several topics names the topic
         if warn is not None and ev.llm.backend == "auto":
             warn(f"{ev.settings.topic}: {no_model_note(ev)}" if len(es.evenings) > 1 else no_model_note(ev))
     answers: dict[str, list[ExtractionResult]] = {}
     if by_model:
-        results = _answered(by_model[0], [r for ev in by_model for r in ev.requests], extractor, on_result)
+        results = _answered(by_model[0].llm, [r for ev in by_model for r in ev.requests], extractor, on_result)
         for ev in by_model:
             answers[ev.settings.topic], results = results[: len(ev.requests)], results[len(ev.requests) :]
     for ev in offline_evenings:
-        with _offline_extractor(ev) as own:
-            answers[ev.settings.topic] = own.extract_all(ev.requests, on_result)
+        topic = ev.settings.topic
+        with offline_extractor(ev.docs, ev.registry, topic, ev.ws.topic(topic)) as own:
+            answers[topic] = own.extract_all(ev.requests, on_result)
     return _checked(es, [answers[t] for t in es.topics])
 
 
-def _offline_extractor(ev: Evening) -> EveningExtractor:
-    return make_extractor(ev.llm, ev.requests, ev.docs, ev.registry, ev.settings.topic, ev.ws.topic(ev.settings.topic))
-
-
 def _answered(
-    first: Evening,
+    llm: LLMSettings,
     requests: Sequence[ExtractionRequest],
     extractor: Extractor | None,
     on_result: Callable[[ExtractionResult], None] | None,
 ) -> list[ExtractionResult]:
-    """`requests` answered by `extractor`, or by one extractor made for them all."""
+    """`requests` answered by `extractor`, or by one model extractor made for them all."""
     if extractor is not None:
         return extractor.extract_all(requests, on_result)
-    with make_extractor(first.llm, requests, first.docs, first.registry, first.settings.topic, None) as own:
+    with model_extractor(llm) as own:
         return own.extract_all(requests, on_result)
 
 

@@ -2,13 +2,14 @@
 
 `auto` means live with a key; without one, the cassettes if they answer any of the evening's
 requests; otherwise the offline extractor, and the run says so once, plainly, in its summary
-and in the briefing's footer. One function the pipeline calls, so the choice lives in one place.
+and in the briefing's footer. `answers_offline` decides, once per evening; the pipeline then makes
+the extractor it chose.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 from agent.core.settings import LLMSettings, TopicSection
 from agent.extract import CallRecord, ExtractionRequest
@@ -19,25 +20,20 @@ from schemas.documents import SourceDoc
 if TYPE_CHECKING:
     from agent.extract.llm import LLMExtractor
 
-# agent.extract.llm's extractor is imported only when a model answers (openai + instructor take a second)
-EveningExtractor: TypeAlias = "LLMExtractor | OfflineExtractor"
 
-
-def make_extractor(
-    llm: LLMSettings,
-    requests: Sequence[ExtractionRequest],
-    docs: Sequence[SourceDoc],
-    registry: AnchorRegistry,
-    topic: str,
-    section: TopicSection | None,
-) -> EveningExtractor:
-    """The extractor for one evening, decided per evening (a workspace may have cassettes for
-    some evenings and not others)."""
+def model_extractor(llm: LLMSettings) -> LLMExtractor:
+    """A model's extractor (live, recorded or replayed): agent.extract.llm, heavy to import (openai,
+    instructor), is imported only here, when a model answers."""
     from agent.extract.llm import LLMExtractor
 
-    if answers_offline(llm, requests):
-        return OfflineExtractor({d.path: d for d in docs if d.read}, registry, topic, section)
     return LLMExtractor(llm)
+
+
+def offline_extractor(
+    docs: Sequence[SourceDoc], registry: AnchorRegistry, topic: str, section: TopicSection | None
+) -> OfflineExtractor:
+    """The offline reader of one topic's evening: it reads the documents the evening reads."""
+    return OfflineExtractor({d.path: d for d in docs if d.read}, registry, topic, section)
 
 
 def answers_offline(llm: LLMSettings, requests: Sequence[ExtractionRequest]) -> bool:
