@@ -498,6 +498,13 @@ def _verify_head(m: re.Match[str], L: Labels) -> dict[str, str | int]:
 # --- 五、六 ------------------------------------------------------------------------------------
 
 
+def split_note(body: str) -> tuple[str, str, str]:
+    """A 五 line's (source, separator, note): split at the first "：", else at the first ": "; no
+    separator, a source without a note."""
+    src, sep, note = body.partition("：")
+    return (src, sep, note) if sep else body.partition(": ")
+
+
 def _no_increment(lines: list[_Line]) -> tuple[str, list[NoIncrementNote]]:
     intro: list[str] = []
     notes: list[NoIncrementNote] = []
@@ -505,9 +512,7 @@ def _no_increment(lines: list[_Line]) -> tuple[str, list[NoIncrementNote]]:
         t = ln.text
         if re.match(r"^[-*•]\s+", t):
             body = _strip_bullet(t)
-            src, sep, note = body.partition("：")
-            if not sep:
-                src, sep, note = body.partition(": ")
+            src, sep, note = split_note(body)
             notes.append(
                 NoIncrementNote(source=src.strip(), note=note.strip()) if sep else NoIncrementNote(source=body, note="")
             )

@@ -7,6 +7,7 @@ circled digits) is fixed here and read back by `agent.plan.parse`.
 from __future__ import annotations
 
 from agent.core.labels import ZH, Labels
+from agent.plan.parse import split_note
 from schemas.briefing import Briefing, Increment, KeyPoint
 
 INDENT = "  "
@@ -50,8 +51,8 @@ def render(b: Briefing, labels: Labels = ZH) -> str:
 
 def _no_increment_line(source: str, note: str) -> str:
     """A source said without a note stays one ("- inbox/x.md"), not one with an empty note
-    ("- inbox/x.md："), unless the source holds a separator the parser would split it at."""
-    if note or "：" in source or ": " in source:
+    ("- inbox/x.md："), unless the reader of 五 would split the bare source at a separator."""
+    if note or split_note(source)[1]:
         return f"- {source}：{note}"
     return f"- {source}"
 
