@@ -232,7 +232,7 @@ def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[P
 def _folded(g: Group, unit: Point, detail: str, into: ClaimRef | None = None) -> Finding:
     """The finding of a point folded (into the point `into` that states it, if one does)."""
     target = str(into) if into else ""
-    return Finding("merge", unit.point.text[:40], _doc_of(g, unit.ref), "point folded", detail, unit.ref, target)
+    return Finding("merge", unit.point.text[:40], unit.ref.doc, "point folded", detail, unit.ref, target)
 
 
 def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[Point], list[Finding]]:
@@ -400,10 +400,6 @@ def _said_by(
 def _grams(p: KeyPoint) -> set[str]:
     text = re.sub(r"\s+", "", fold(" ".join(x.text for x in p.walk()))).rstrip("。.")
     return {text[i : i + 2] for i in range(len(text) - 1)} or ({text} if text else set())
-
-
-def _doc_of(g: Group, ref: ClaimRef) -> str:
-    return next((c.doc.path for c in g.members if c.ref == ref), ref.doc)
 
 
 def _title(g: Group, conflicts: Sequence[NumberConflict]) -> str:

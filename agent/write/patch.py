@@ -23,7 +23,8 @@ from typing import Literal
 from agent.core.arxiv import find_ids, key_of
 from agent.core.dates import month_day
 from agent.core.labels import CIRCLED, ZH, ZH_LIVING
-from agent.core.text import bigram_counts, dice, facts, similarity
+from agent.core.text import bigram_counts, dice, similarity
+from agent.rules.grounding import point_facts
 from agent.rules.merge import subject_head
 from agent.write.living import (
     BULLET,
@@ -134,7 +135,7 @@ def _point_text(p: KeyPoint) -> str:
 def key_facts(points: list[KeyPoint], wanted: set[str] | None = None) -> str:
     """What the increment says, point by point; for a supplement (`wanted`: the facts it adds to
     its anchor) only the points stating one of those, or all when none does."""
-    keep = [p for p in points if not wanted or set().union(*(facts(q.text) for q in p.walk())) & wanted]
+    keep = [p for p in points if not wanted or point_facts(p) & wanted]
     return "；".join(_point_text(p) for p in keep or points)
 
 
