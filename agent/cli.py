@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from eval.runner import EvalReport, Variant
     from schemas.runlog import RunLog
 
-    Planned = Evening | EveningSet  # what a run's progress sizes itself from
 
 app = typer.Typer(
     add_completion=False,
@@ -474,19 +473,18 @@ def _report_extras(report: RunReport, *, as_json: bool, patch: bool, html: bool)
 
 
 def _watched(
-    on_plan: Callable[[Planned], None], on_result: Callable[[ExtractionResult], None], *, html: bool, force: bool
-) -> tuple[Callable[[Planned], None], Callable[[ExtractionResult], None]]:
+    on_plan: Callable[[EveningSet], None], on_result: Callable[[ExtractionResult], None], *, html: bool, force: bool
+) -> tuple[Callable[[EveningSet], None], Callable[[ExtractionResult], None]]:
     """The progress callbacks, also counting what an interruption keeps (see `_interrupted_line`) and,
-    with --html, checking each page with its briefing before the first call; for one topic's evening
-    or several topics' (both say their `llm` and their `requests`)."""
+    with --html, checking each topic's page with its briefing before the first call."""
     from agent.plan.outputs import check_page_free
 
-    def plan(ev: Planned) -> None:
-        kept = ev.llm.cache_dir is not None and ev.llm.effective_backend in ("live", "record")
-        _state["run"] = {"total": len(ev.requests), "received": 0, "cached": kept, "backend": ev.llm.backend}
-        for one in getattr(ev, "evenings", [ev]) if html else []:
-            check_page_free(one.out_path.with_suffix(".html"), force=force)
-        on_plan(ev)
+    def plan(es: EveningSet) -> None:
+        kept = es.llm.cache_dir is not None and es.llm.effective_backend in ("live", "record")
+        _state["run"] = {"total": len(es.requests), "received": 0, "cached": kept, "backend": es.llm.backend}
+        for ev in es.evenings if html else []:
+            check_page_free(ev.out_path.with_suffix(".html"), force=force)
+        on_plan(es)
 
     def result(r: ExtractionResult) -> None:
         run = _state.get("run")
@@ -523,7 +521,7 @@ def _bar() -> Progress:
 
 
 @contextmanager
-def _progress() -> Iterator[tuple[Callable[[Planned], None], Callable[[ExtractionResult], None]]]:
+def _progress() -> Iterator[tuple[Callable[[EveningSet], None], Callable[[ExtractionResult], None]]]:
     """A progress bar on a terminal; one line per finished document when piped (cron logs)."""
     if err.console.is_terminal:
         with _bar() as progress:

@@ -89,6 +89,11 @@ class Evening:
     def sources(self) -> list[SourceDoc]:
         return sources(self.docs)
 
+    @property
+    def into_inbox(self) -> bool:
+        """Whether the briefing goes into the workspace's inbox, where tomorrow's run reads it."""
+        return self.out_path.parent.resolve().is_relative_to(self.ws.inbox().resolve())
+
 
 @dataclass(frozen=True)
 class EveningSet:
@@ -562,10 +567,9 @@ def withheld(outcome: Outcome, *, allow_partial: bool) -> str:
     so a run of several topics lists in 一 only the briefings it really writes."""
     ev = outcome.evening
     folder = ev.out_path.parent
-    into_inbox = folder.resolve().is_relative_to(ev.ws.inbox().resolve())
-    if outcome.partial and not allow_partial and into_inbox:
+    if outcome.partial and not allow_partial and ev.into_inbox:
         return f"partial briefing not written into {folder}"
-    if into_inbox and fell_back(ev.llm, outcome.records):
+    if ev.into_inbox and fell_back(ev.llm, outcome.records):
         return f"offline briefing not written into {folder}"
     return ""
 
@@ -649,14 +653,11 @@ def run(
     on_plan: Callable[[Evening], None] | None = None,
     *,
     patch: bool = False,
-    warn: Callable[[str], None] | None = None,
 ) -> RunReport:
-    """One evening for one topic: `run_topics` for one. Writes nothing until the
-    briefing is complete. `on_plan` sees the evening before the first call, so a progress bar
-    can size itself; `warn` hears, before the first call too, that no model will answer when
-    `auto` found none."""
+    """One evening for one topic: `run_topics` for one. Writes nothing until the briefing is
+    complete. `on_plan` sees the evening before the first call, so a progress bar can size itself."""
     seen = None if on_plan is None else (lambda es: on_plan(es.evenings[0]))
-    return run_topics(s, [s.topic], extractor, on_result, seen, patch=patch, warn=warn).reports[0]
+    return run_topics(s, [s.topic], extractor, on_result, seen, patch=patch).reports[0]
 
 
 def run_topics(
@@ -686,8 +687,7 @@ def run_topics(
 
 def no_model_note(ev: Evening) -> str:
     """What a run under `auto` says first when neither a key nor a cassette answers the evening."""
-    into = ev.out_path.parent.resolve().is_relative_to(ev.ws.inbox().resolve())
-    where = f"not written into {ev.out_path.parent}" if into else f"written to {ev.out_path}, exit status 4"
+    where = f"not written into {ev.out_path.parent}" if ev.into_inbox else f"written to {ev.out_path}, exit status 4"
     return (
         f"no model will answer: no OPENAI_API_KEY and no cassette in {ev.llm.cassette_dir} answers this evening; "
         f"the offline extractor reads the documents' structure instead, and its briefing is {where} "
