@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         write_reference_cassette,
     )
 
-# Imported on first use: openai and instructor take over a second to import, and settings,
+# Imported on first use: openai and instructor are heavy to import, and settings,
 # `prompt show` or `--help` need neither.
 _LAZY = {
     "LLMExtractor": "agent.extract.llm.extractor",

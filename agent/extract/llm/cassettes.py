@@ -151,7 +151,7 @@ class Provenance:
     part: int | None = None  # 0-based part of a split document; None when the cassette does not say (see part_of)
 
 
-# what a cassette that does not say (an older one) is taken to hold
+# what a cassette that leaves a provenance field out is taken to hold
 _NO_PROVENANCE: dict[str, Any] = {f.name: "" for f in fields(Provenance)} | {"kind": "recorded", "part": None}
 
 
@@ -395,7 +395,7 @@ def first_turn(body: Any) -> bool:
 
 def part_of(c: Cassette) -> int:
     """The 0-based part a cassette answers: from its provenance, else from 'part N of M' in the
-    document message of older cassettes, else 0 (a whole document)."""
+    document message of a cassette whose provenance has no part, else 0 (a whole document)."""
     if c.provenance.part is not None:
         return c.provenance.part
     body = c.exchange.request_body
