@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -46,10 +46,11 @@ from agent.plan.anchors import AnchorRegistry, build_registry
 from agent.plan.ingest import UNLISTABLE, UNREADABLE, Window, evening_window, scan, sources, unreadable
 from agent.plan.outputs import check_out, check_writable, out_path_for, real_path, write_set
 from agent.plan.workspace import Workspace, load_workspace
+from agent.rules.chain import Limits, RuleOutcome, Scope, run_chain
 from agent.rules.claims import DocResult, Finding, with_refs
-from agent.rules.compose import Composed, Limits, compose
 from agent.rules.grounding import bound_claims
 from agent.rules.injection import screen
+from agent.rules.layout import Composed, lay_out
 from agent.rules.merge import short_subject
 from agent.write.patch_apply import patch_lines, proposed_diff
 from agent.write.render import render
@@ -383,9 +384,28 @@ def brief(ev: Evening, results: Sequence[ExtractionResult], *, siblings: Sequenc
     """Rules and layout over the evening's answers. Pure: the same inputs give the same briefing.
     `siblings`: the other topics' briefings the same run writes, listed in 一 as adjacent rows
     (never extracted: they are outputs of this run, not inputs)."""
+    return _laid_out(ev, results, _decided(ev, results), siblings)
+
+
+class _Decided(NamedTuple):
+    """What the rules decided about one evening, before it is laid out."""
+
+    outcome: RuleOutcome
+    before_rules: list[Finding]  # claims bounded and answers screened before the chain
+    unread: list[tuple[str, str]]
+
+
+def _decided(ev: Evening, results: Sequence[ExtractionResult]) -> _Decided:
     doc_results, unread, bounded = _doc_results(ev, results)
     doc_results, screened = screen(doc_results)
-    before_rules = [*bounded, *screened]
+    s = ev.settings
+    baselines = [d for d in ev.docs if d.kind == "baseline" and d.read]
+    limits = Limits(**ev.ws.config.limits.model_dump())
+    scope = Scope(doc_results, ev.registry, baselines, s.topic, s.date, str(ev.window), limits)
+    return _Decided(run_chain(scope), [*bounded, *screened], unread)
+
+
+def _laid_out(ev: Evening, results: Sequence[ExtractionResult], d: _Decided, siblings: Sequence[SourceRow]) -> Outcome:
     records = [r.record for r in results]
     s = ev.settings
     footer = (ZH.footer_offline if offline(records) else ZH.footer).format(
@@ -396,38 +416,30 @@ def brief(ev: Evening, results: Sequence[ExtractionResult], *, siblings: Sequenc
         sources=len(ev.sources),
         calls=len(records),
     )
-    baselines = [d for d in ev.docs if d.kind == "baseline" and d.read]
-    composed = compose(
-        doc_results,
-        ev.registry,
-        baselines,
-        topic=s.topic,
-        date=s.date,
-        window=str(ev.window),
-        limits=Limits(**ev.ws.config.limits.model_dump()),
-        footer=footer,
-        siblings=siblings,
-    )
-    if before_rules:
-        composed = replace(composed, findings=[*before_rules, *composed.findings])
-    if unread:
-        composed = _mark_partial(composed, len(unread))
-    return Outcome(ev, composed, render(composed.briefing), records, unread, doc_results, tuple(results))
+    composed = lay_out(d.outcome, footer, ZH, siblings)
+    if d.before_rules:
+        composed = replace(composed, findings=[*d.before_rules, *composed.findings])
+    if d.unread:
+        composed = _mark_partial(composed, len(d.unread))
+    doc_results = list(d.outcome.scope.results)
+    return Outcome(ev, composed, render(composed.briefing), records, d.unread, doc_results, tuple(results))
 
 
 def brief_topics(
     es: EveningSet, answers: Sequence[Sequence[ExtractionResult]], *, allow_partial: bool
 ) -> list[Outcome]:
     """Each topic's briefing, its 一 listing the others this run writes (a withheld one is not
-    listed: it will not exist). Briefed twice: the rows need the others' briefings, and the
-    rows are all that the second pass changes."""
-    first = [brief(ev, got) for ev, got in zip(es.evenings, answers, strict=True)]
+    listed: it will not exist). Each topic is decided once and laid out twice: the rows need the
+    others' briefings, and no rule reads them."""
+    topics = list(zip(es.evenings, answers, strict=True))
+    decided = [_decided(ev, got) for ev, got in topics]
+    first = [_laid_out(ev, got, d, ()) for (ev, got), d in zip(topics, decided, strict=True)]
     if len(first) == 1:  # no other topic to list
         return first
     kept = [o for o in first if not withheld(o, allow_partial=allow_partial)]
     return [
-        brief(ev, got, siblings=[sibling_row(o, ev) for o in kept if o.evening is not ev])
-        for ev, got in zip(es.evenings, answers, strict=True)
+        _laid_out(ev, got, d, [sibling_row(o, ev) for o in kept if o.evening is not ev])
+        for (ev, got), d in zip(topics, decided, strict=True)
     ]
 
 

@@ -20,7 +20,6 @@ from agent.rules.merge import merge
 from agent.rules.priority import Levels, prioritise
 from agent.rules.select import reconcile_sections, relevance, select
 from agent.rules.verify import Doubt, Stopped, to_verify
-from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
 
 
@@ -45,8 +44,6 @@ class Scope:
     date: dt.date
     window: str
     limits: Limits
-    # the other topics' briefings written by the same run: 一 lists them as adjacent; no rule reads them
-    siblings: tuple[SourceRow, ...] = ()
 
     @property
     def sources(self) -> list[DocResult]:

@@ -30,9 +30,8 @@ def compose(
 ) -> Composed:
     """The seven blocks of one evening, and a finding for every decision. `siblings`: rows of 一
     for the other topics' briefings of the same run."""
-    return lay_out(
-        run_chain(Scope(results, registry, baselines, topic, date, window, limits, tuple(siblings))), footer, labels
-    )
+    decided = run_chain(Scope(results, registry, baselines, topic, date, window, limits))
+    return lay_out(decided, footer, labels, siblings)
 
 
 __all__ = ["Composed", "Limits", "compose"]

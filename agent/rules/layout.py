@@ -51,8 +51,9 @@ class Composed:
     secondary_rows: tuple[int, ...] = ()  # the row of 六 of each secondary anchor, for the trace
 
 
-def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Composed:
-    """The seven blocks of one evening, in the seed's order."""
+def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH, siblings: Sequence[SourceRow] = ()) -> Composed:
+    """The seven blocks of one evening, in the seed's order. `siblings`: rows of 一 for the other
+    topics' briefings the same run writes (listed as adjacent; no rule reads them)."""
     s = o.scope
     verify = [verify_item(d, i, labels) for i, d in enumerate(o.to_verify, 1)]
     conflict_items = tuple((d.note, i) for i, d in enumerate(o.to_verify, 1) if isinstance(d.note, NumberConflict))
@@ -77,7 +78,7 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH) -> Composed:
             new_arxiv=new_keys,
             continued_arxiv=str(sum(1 for r in rows if r.anchored_on is not None)),
         ),
-        sources=_source_rows(o, labels),
+        sources=_source_rows(o, labels, siblings),
         increments=increments,
         to_verify=verify,
         arxiv_rows=rows,
@@ -266,7 +267,7 @@ def _arxiv_rows(
 # --- 一 -----------------------------------------------------------------------------------------------
 
 
-def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
+def _source_rows(o: RuleOutcome, labels: Labels, siblings: Sequence[SourceRow]) -> list[SourceRow]:
     """Grouped as the seed groups them: tonight's reports, the baselines (newest first), the
     adjacent briefings, one row for the paper cards, one for the queue."""
     s = o.scope
@@ -284,7 +285,7 @@ def _source_rows(o: RuleOutcome, labels: Labels) -> list[SourceRow]:
         key = b.name.removesuffix(".md")
         rows.append(SourceRow(directory=b.directory, key_file=key, held=held, relevance=labels.baseline_level))
     rows += [_doc_row(r, o.relevance, labels) for r in s.results if r.doc.kind == "adjacent"]
-    rows += s.siblings
+    rows += siblings
     cards = [r for r in s.results if r.doc.kind == "paper_card"]
     if cards:
         rows.append(_cards_row(cards, o.selection, s.topic, labels))
