@@ -709,8 +709,7 @@ def prompt_show(
     )
     es = plan_topics(s, topics, for_writing=False)  # what a run of these topics would send
     if es.shared:  # one request carries every topic
-        rel = requests_for(es.evenings[0], doc)[0].doc_path
-        by_topic = {", ".join(topics): [r for r in es.shared if r.doc_path == rel]}
+        by_topic = {", ".join(topics): requests_for(es, doc)}
     else:
         by_topic = {ev.settings.topic: requests_for(ev, doc) for ev in es.evenings}
     named = len(topics) > 1 or bool(es.shared)  # a header says whose request it is

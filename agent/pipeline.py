@@ -217,15 +217,26 @@ def _rewritten(doc: SourceDoc) -> SourceDoc:
     return doc.model_copy(update={"read": False, "in_window": False, "reason": why})
 
 
-def requests_for(ev: Evening, doc: str) -> list[ExtractionRequest]:
-    """The request(s) one document of the evening sends (several when it is split). A path may
-    be given relative to the workspace or starting with the workspace folder itself."""
-    rel = workspace_relative(ev.ws, doc)
-    reqs = [r for r in ev.requests if r.doc_path == rel]
+def requests_for(where: Evening | EveningSet, doc: str) -> list[ExtractionRequest]:
+    """The request(s) one document sends (several when it is split): of one topic's evening, or of
+    a run of several (its shared requests, or each topic's own). A path may be given relative to
+    the workspace or starting with the workspace folder itself."""
+    evenings = where.evenings if isinstance(where, EveningSet) else (where,)
+    rel = workspace_relative(evenings[0].ws, doc)
+    reqs = [r for r in where.requests if r.doc_path == rel]
     if not reqs:
-        known = ", ".join(d.path for d in ev.sources)
-        raise PredigestError(f"{doc} is not a source of the evening {ev.window.date}", hint=f"pick one of: {known}")
+        known = ", ".join(d.path for d in evening_sources(evenings))
+        raise PredigestError(
+            f"{doc} is not a source of the evening {evenings[0].window.date}", hint=f"pick one of: {known}"
+        )
     return reqs
+
+
+def answer_plan(s: Settings, topics: Sequence[str]) -> EveningSet:
+    """The evening as answers to it are stored (reference, relayed): one topic's own requests, or
+    for several topics the shared requests that carry them all (one answer file is one request,
+    whatever `[llm] extraction` says). Inspection only: no output is checked."""
+    return plan_topics(as_shared(s) if len(topics) > 1 else s, topics, for_writing=False)
 
 
 def workspace_relative(ws: Workspace, doc: str) -> str:
@@ -716,12 +727,8 @@ def add_reference(s: Settings, topics: Sequence[str], doc: str, extraction: Path
     answer file is one request, whatever `[llm] extraction` says). Its usage is estimated, and says as
     cached the prefix a provider would serve after the evening's first request."""
     shared = len(topics) > 1
-    es = plan_topics(as_shared(s) if shared else s, topics, for_writing=False)
-    rel = workspace_relative(es.evenings[0].ws, doc)
-    reqs = [r for r in es.requests if r.doc_path == rel]
-    if not reqs:
-        known = ", ".join(d.path for d in evening_sources(es.evenings))
-        raise PredigestError(f"{doc} is not a source of the evening {s.date}", hint=f"pick one of: {known}")
+    es = answer_plan(s, topics)
+    reqs = requests_for(es, doc)
     if len(reqs) != 1:
         raise PredigestError(f"{doc} is split into {len(reqs)} parts", hint="reference cassettes take whole documents")
     kind = SharedExtraction if shared else FileExtraction
@@ -741,7 +748,7 @@ def add_reference(s: Settings, topics: Sequence[str], doc: str, extraction: Path
 def rekey(s: Settings, topics: Sequence[str]) -> list[Path]:
     """Re-key the reference cassettes of an evening after an intended prompt or schema change: one
     topic's, or with several topics those of the shared requests that carry them all."""
-    es = plan_topics(as_shared(s) if len(topics) > 1 else s, topics, for_writing=False)
+    es = answer_plan(s, topics)
     from agent.extract.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
 
     return rekey_reference_cassettes(es.llm.cassette_dir, {r.doc_path: r for r in es.requests}, es.llm)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from agent.core.errors import PredigestError
 from agent.extract.llm.relay import RelayedAnswer, read_printed_prompt, relay_answers
-from agent.pipeline import Settings, as_shared, evening_sources, plan, plan_topics
+from agent.pipeline import Settings, answer_plan, evening_sources
 
 
 def read_answers(folder: Path) -> list[RelayedAnswer]:
@@ -43,12 +43,8 @@ def relay_folder(
 ) -> list[Path]:
     """Write the relayed cassettes of one evening into `s.cassette_dir` (or the workspace's): of
     `s.topic`'s requests, or with several `topics` of the shared requests that carry them all."""
-    if len(topics) > 1:
-        es = plan_topics(as_shared(s), topics, for_writing=False)
-        requests, llm, sources = list(es.shared), es.llm, evening_sources(es.evenings)
-    else:
-        p = plan(s, for_writing=False)
-        requests, llm, sources = p.requests, p.llm, p.sources
+    es = answer_plan(s, list(topics) if len(topics) > 1 else [s.topic])
+    requests, llm, sources = es.requests, es.llm, evening_sources(es.evenings)
     answers = read_answers(folder)
     answered = {a.doc_path for a in answers}
     missing = [d.path for d in sources if d.path not in answered]
