@@ -5,19 +5,19 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from schemas.briefing import Strict
 
 DocKind = Literal["report", "baseline", "adjacent", "paper_card", "queue", "living"]
 
 
-class SourceDoc(BaseModel):
+class SourceDoc(Strict):
     """A file of the workspace, placed in time and classified.
 
     `in_window` and `reason` travel together so that `predigest inbox` can say why a file was
     left out, not only that it was.
     """
-
-    model_config = ConfigDict(extra="forbid")
 
     path: str = Field(description="Workspace-relative POSIX path, e.g. 'inbox/jay/2026-09-22-x.md'.")
     kind: DocKind
