@@ -46,9 +46,12 @@ class Composed:
     briefing: Briefing
     findings: list[Finding]
     outcome: RuleOutcome
-    # (disagreement, number of the 三 item that states it), for the page to mark the figures
-    conflict_items: tuple[tuple[NumberConflict, int], ...] = ()
-    secondary_rows: tuple[int, ...] = ()  # the row of 六 of each secondary anchor, for the trace
+    secondary_rows: tuple[int, ...]  # the row of 六 of each secondary anchor, for the trace
+
+    @property
+    def conflict_items(self) -> tuple[tuple[NumberConflict, int], ...]:
+        """(disagreement, number of the 三 item that states it), for the page to mark the figures."""
+        return _conflict_items(self.outcome)
 
 
 def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH, siblings: Sequence[SourceRow] = ()) -> Composed:
@@ -56,9 +59,8 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH, siblings: Seq
     topics' briefings the same run writes (listed as adjacent; no rule reads them)."""
     s = o.scope
     verify = [verify_item(d, i, labels) for i, d in enumerate(o.to_verify, 1)]
-    conflict_items = tuple((d.note, i) for i, d in enumerate(o.to_verify, 1) if isinstance(d.note, NumberConflict))
     priorities, secondary_rows = _priorities(o, labels)
-    item_of = {id(c): n for c, n in conflict_items}
+    item_of = {id(c): n for c, n in _conflict_items(o)}
     increments = [_increment(i, g, s.topic, labels, item_of) for i, g in enumerate(o.selection.increments, 1)]
     rows, new_keys = _arxiv_rows(o.selection, s.registry, s.results, labels)
     lim, n = s.limits, len(increments)
@@ -87,7 +89,11 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH, siblings: Seq
         priorities=priorities,
         footer=footer,
     )
-    return Composed(mark_invalid_ids(briefing, s.date, labels), o.findings, o, conflict_items, secondary_rows)
+    return Composed(mark_invalid_ids(briefing, s.date, labels), o.findings, o, secondary_rows)
+
+
+def _conflict_items(o: RuleOutcome) -> tuple[tuple[NumberConflict, int], ...]:
+    return tuple((d.note, i) for i, d in enumerate(o.to_verify, 1) if isinstance(d.note, NumberConflict))
 
 
 # --- 二 -----------------------------------------------------------------------------------------------
