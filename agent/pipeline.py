@@ -205,7 +205,7 @@ def shared_set(evenings: Sequence[Evening], s: Settings) -> EveningSet:
 def _check_distinct(outs: dict[str, Path]) -> None:
     seen: dict[Path, str] = {}
     for topic, path in outs.items():
-        if (first := seen.setdefault(path.resolve(), topic)) != topic:
+        if (first := seen.setdefault(real_path(path), topic)) != topic:
             raise PredigestError(
                 f"topics {first} and {topic} would both be written to {path}",
                 hint="pass --out a folder (each topic's briefing gets its own name there)",
