@@ -403,18 +403,17 @@ def _run(settings: Settings, topics: list[str], *, as_json: bool, explain: bool,
         on_plan, on_result = _watched(on_plan, on_result, html=html, force=settings.force)
         report = run_topics(settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
     reports = report.reports
-    several = report if len(topics) > 1 else None  # one topic is reported as one evening
+    one = len(topics) == 1  # one topic is reported as one evening
     _state["written"] = ", ".join(str(r.written.out_path) for r in reports if r.written.out_path) or None
     for rep in reports:
         log_quietly(run_log(rep, _command()), logs_path())
-    if as_json and several is not None:
-        _print_json({"exit_code": several.exit_code, "topics": {_topic(r): _run_json(r) for r in reports}})
-    elif as_json:
-        _print_json(_run_json(reports[0]))
-    elif several is not None:
-        _print_topics(several, explain)
-    else:
+    if as_json:
+        topics_json = {"exit_code": report.exit_code, "topics": {_topic(r): _run_json(r) for r in reports}}
+        _print_json(_run_json(reports[0]) if one else topics_json)
+    elif one:
         _print_run(reports[0], explain)
+    else:
+        _print_topics(report, explain)
     for rep in reports:
         _report_extras(rep, as_json=as_json, patch=patch, html=html)
     if report.exit_code:
