@@ -58,6 +58,7 @@ from agent.write.trace import run_record
 from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction, SharedExtraction, SkippedItem
+from schemas.run import RunRecord
 
 EXIT_PARTIAL = 3  # a briefing was made, but some of the evening's documents were not read
 EXIT_NO_MODEL = 4  # `auto` found no key and no cassette: the offline extractor answered instead of a model
@@ -374,8 +375,11 @@ class Outcome:
         return self.composed.findings
 
     def payload(self) -> str:
-        """The run record (schemas/run.py) as indented JSON: what `predigest view` rebuilds the
-        page from."""
+        """The run record as indented JSON: what `predigest view` rebuilds the page from."""
+        return self.record().model_dump_json(indent=2)
+
+    def record(self) -> RunRecord:
+        """The run record (schemas/run.py): the briefing, every decision, and the patch it proposes."""
         ev = self.evening
         record = run_record(
             self.composed,
@@ -387,8 +391,7 @@ class Outcome:
             workspace=str(ev.ws.root),
         )
         done = {"answered_by": answered_by(self.records, ev.llm.model), "patch": patch_lines(record, ev.docs)}
-        record = record.model_copy(update=done)
-        return record.model_dump_json(indent=2)
+        return record.model_copy(update=done)
 
 
 def brief(ev: Evening, results: Sequence[ExtractionResult], *, siblings: Sequence[SourceRow] = ()) -> Outcome:
@@ -576,11 +579,12 @@ def write(outcome: Outcome, *, force: bool, allow_partial: bool = False, patch: 
     if why := withheld(outcome, allow_partial=allow_partial):
         return Written(None, None, None, withheld=why)
     json_path, calls_path = out.with_suffix(".json"), out.with_suffix(".calls.jsonl")
-    payload = outcome.payload() + "\n"
+    record = outcome.record()
+    payload = record.model_dump_json(indent=2) + "\n"
     calls = "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in outcome.records)
     files = {out: outcome.markdown, json_path: payload, calls_path: calls}
     if patch and not outcome.partial:
-        files[out.with_suffix(".patch")] = proposed_diff(payload, ev.ws.root)
+        files[out.with_suffix(".patch")] = proposed_diff(record, ev.ws.root)
     write_set(files, force=force, guarded=out)
     return Written(out, json_path, calls_path)
 

@@ -43,7 +43,6 @@ from eval.cases import Case, CaseError, load_rows
 from eval.metrics import COUNTS, METRICS, RuleContext, Score, Scorecard, file_refs, score
 from eval.patch_score import patch_score
 from schemas.briefing import Briefing
-from schemas.run import RunRecord
 
 DIGITS = 6  # scores are stored and compared at this precision
 EPSILON = 1e-6  # scores are exact fractions; this only absorbs float rounding
@@ -384,7 +383,7 @@ def _patch(case: Case, report: Outcome) -> dict[str, Any]:
     """The row's E2 patch against the editor's (not a metric: it is reported, never gated); a
     living document or gold the patch cannot be read against is said in the score, not raised."""
     try:
-        return patch_score(case.folder, RunRecord.model_validate_json(report.payload()))
+        return patch_score(case.folder, report.record())
     except PredigestError as e:
         return {"error": str(e)}
 

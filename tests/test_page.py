@@ -182,7 +182,7 @@ def test_the_e2_patch_is_shown_as_a_diff_whose_added_lines_link_to_their_increme
     assert block is not None and '<a href="#patch">' in html
     # the diff `predigest patch` prints (its file headers aside), against the living document the run read
     assert [p.text for p in rec.patch] == proposed_diff(
-        page.with_suffix(".json").read_text("utf-8"), WORLD
+        RunRecord.model_validate_json(page.with_suffix(".json").read_text("utf-8")), WORLD
     ).splitlines()[2:]
     added = re.findall(r'<span class="d-add">(.*?)</span>', block[1], re.S)
     assert len(added) == sum(p.text.startswith("+") for p in rec.patch) > 0

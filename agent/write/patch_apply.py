@@ -137,11 +137,10 @@ def patch_lines(record: RunRecord, docs: Sequence[SourceDoc]) -> list[PatchLine]
         return []
 
 
-def proposed_diff(payload: str, root: Path) -> str:
+def proposed_diff(record: RunRecord, root: Path) -> str:
     """The diff `run --patch` writes beside the briefing: its record against the living document
     it was made from. Empty when there is nothing to change or the document has no sections
     (`predigest patch` then says why)."""
-    record = RunRecord.model_validate_json(payload)
     if record.living is None:
         return ""
     try:
