@@ -23,6 +23,7 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -48,7 +49,7 @@ from agent.plan.outputs import check_out, check_writable, out_path_for, real_pat
 from agent.plan.workspace import Workspace, load_workspace
 from agent.rules.chain import Limits, RuleOutcome, Scope, run_chain
 from agent.rules.claims import DocResult, Finding, with_refs
-from agent.rules.grounding import bound_claims
+from agent.rules.grounding import DocText, bound_claims, read_doc
 from agent.rules.injection import screen
 from agent.rules.layout import Composed, lay_out
 from agent.rules.merge import short_subject
@@ -398,7 +399,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult], *, siblings: Sequenc
     """Rules and layout over the evening's answers. Pure: the same inputs give the same briefing.
     `siblings`: the other topics' briefings the same run writes, listed in 一 as adjacent rows
     (never extracted: they are outputs of this run, not inputs)."""
-    return _laid_out(ev, results, _decided(ev, results), siblings)
+    return _laid_out(ev, results, _decided(ev, results, read_doc), siblings)
 
 
 class _Decided(NamedTuple):
@@ -409,13 +410,13 @@ class _Decided(NamedTuple):
     unread: list[tuple[str, str]]
 
 
-def _decided(ev: Evening, results: Sequence[ExtractionResult]) -> _Decided:
+def _decided(ev: Evening, results: Sequence[ExtractionResult], read: Callable[[str], DocText]) -> _Decided:
     doc_results, unread, bounded = _doc_results(ev, results)
     doc_results, screened = screen(doc_results)
     s = ev.settings
     baselines = [d for d in ev.docs if d.kind == "baseline" and d.read]
     limits = Limits(**ev.ws.config.limits.model_dump())
-    scope = Scope(doc_results, ev.registry, baselines, s.topic, s.date, str(ev.window), limits)
+    scope = Scope(doc_results, ev.registry, baselines, s.topic, s.date, str(ev.window), limits, read)
     return _Decided(run_chain(scope), [*bounded, *screened], unread)
 
 
@@ -444,9 +445,11 @@ def brief_topics(
 ) -> list[Outcome]:
     """Each topic's briefing, its 一 listing the others this run writes (a withheld one is not
     listed: it will not exist). Each topic is decided once and laid out twice: the rows need the
-    others' briefings, and no rule reads them."""
+    others' briefings, and no rule reads them. A document several topics read is read for
+    grounding once."""
     topics = list(zip(es.evenings, answers, strict=True))
-    decided = [_decided(ev, got) for ev, got in topics]
+    read = cache(read_doc)
+    decided = [_decided(ev, got, read) for ev, got in topics]
     first = [_laid_out(ev, got, d, ()) for (ev, got), d in zip(topics, decided, strict=True)]
     if len(first) == 1:  # no other topic to list
         return first

@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
+import agent.pipeline as pipeline
 from agent.core.labels import ZH
+from agent.core.settings import Settings
 from tests.fake_openai import FAKE_KEY, FakeOpenAI, world_answers, world_responder
 from tests.paths import ROOT, WORLD, predigest
 
@@ -164,3 +167,23 @@ def test_the_inspection_commands_take_the_same_selection(command: list[str]) -> 
     assert two.returncode == 0, two.stderr
     heads = [ln.removeprefix("# topic ").split(" ", 1)[0] for ln in two.stdout.splitlines()]
     assert [h for h in heads if h in TOPICS][:1] == ["risk"] and "inference" in heads, "per topic, as given"
+
+
+def test_a_document_every_topic_reads_is_read_for_grounding_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its facts, arXiv keys and folded text are a function of its text: one run of three topics
+    computes them once per document, not once per topic."""
+    read = Counter[str]()
+
+    def counted(text: str) -> object:
+        read[text] += 1
+        return real(text)
+
+    real = pipeline.read_doc
+    monkeypatch.setattr(pipeline, "read_doc", counted)
+    s = Settings(workspace=WORLD, topic=TOPICS[0], date=DAY, out=tmp_path, llm={"backend": "offline"})
+    report = pipeline.run_topics(s, list(TOPICS))
+    grounded = {d.text for rep in report.reports for d in rep.evening.sources if d.kind != "adjacent"}
+    assert len(report.reports) == 3 and len(grounded) > 1
+    assert set(read) <= grounded and set(read.values()) == {1}

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent.plan.anchors import AnchorRegistry
 from agent.rules.claims import Candidate, DocResult, Finding, Group, Selection
 from agent.rules.dedupe import Resolved, dedupe, resolve
 from agent.rules.edit import NumberConflict, edit
-from agent.rules.grounding import check_arxiv, ground
+from agent.rules.grounding import DocText, check_arxiv, ground, read_doc
 from agent.rules.merge import merge
 from agent.rules.priority import Levels, prioritise
 from agent.rules.select import reconcile_sections, relevance, select
@@ -44,6 +44,7 @@ class Scope:
     date: dt.date
     window: str
     limits: Limits
+    read: Callable[[str], DocText] = read_doc  # a document's text as grounding reads it
 
     @property
     def sources(self) -> list[DocResult]:
@@ -75,7 +76,7 @@ class RuleOutcome:
 def run_chain(scope: Scope) -> RuleOutcome:
     """Every rule in order; each decision on the way is a finding."""
     findings = _unread(scope.results)
-    cands, f = ground(scope.sources)
+    cands, f = ground(scope.sources, scope.read)
     findings += f
     rel, f = _relevance(scope.results, cands, scope.limits.min_stars)
     findings += f

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import NamedTuple
 
 from agent.core.arxiv import find_ids, id_keys, key_of, validate
 from agent.core.text import Alignment, Folded, facts, fold, fold_map, locate
@@ -36,7 +37,23 @@ def bound_claims(parts: Sequence[FileExtraction], doc: SourceDoc) -> tuple[list[
     return cut, [Finding("grounding", doc.name, doc.path, "dropped", why)]
 
 
-def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]]:
+class DocText(NamedTuple):
+    """What a document's claims are grounded against: the facts, arXiv keys and folded text it writes."""
+
+    facts: frozenset[str]
+    ids: frozenset[str]
+    folded: Folded
+
+
+def read_doc(text: str) -> DocText:
+    """A document's `DocText`: a pure function of its text, so a run of several topics reading one
+    document may compute it once (see `agent.pipeline.brief_topics`)."""
+    return DocText(frozenset(facts(text)), id_keys(text), fold_map(text))
+
+
+def ground(
+    results: Sequence[DocResult], read: Callable[[str], DocText] = read_doc
+) -> tuple[list[Candidate], list[Finding]]:
     """Keep a claim only if its evidence (a quote elided in the middle counts when its parts occur
     in order, close together) and every arXiv ID it cites are in its document. A quote not found
     is dropped alone if the other quotes ground the claim and every figure of its key points is in
@@ -48,7 +65,7 @@ def ground(results: Sequence[DocResult]) -> tuple[list[Candidate], list[Finding]
     for r in results:
         if r.extraction is None or not r.extraction.claims:
             continue
-        doc_facts, doc_ids, folded = frozenset(facts(r.doc.text)), id_keys(r.doc.text), fold_map(r.doc.text)
+        doc_facts, doc_ids, folded = read(r.doc.text)
         for claim, ref in zip(r.extraction.claims, r.claim_refs(), strict=True):
             order += 1
             cand, f = _ground_claim(claim, r, ref, order, doc_facts=doc_facts, doc_ids=doc_ids, folded=folded)
