@@ -352,6 +352,24 @@ ROWS = [
         max_requests=0,
     ),
     Row(
+        "out-through-a-symlink-loop",
+        setup=lambda ws, tmp: (tmp / "loop").symlink_to("loop"),
+        args=("--out", "{tmp}/loop/"),
+        live=True,
+        exit=2,
+        message="a symbolic link on its way loops",
+        max_requests=0,
+    ),
+    Row(
+        "out-is-a-symlink-to-itself",
+        setup=lambda ws, tmp: (tmp / "self.md").symlink_to("self.md"),
+        args=("--out", "{tmp}/self.md", "--force"),
+        live=True,
+        exit=2,
+        message="a symbolic link on its way loops",
+        max_requests=0,
+    ),
+    Row(
         "out-exists-and-is-not-a-briefing",
         setup=lambda ws, tmp: (tmp / "notes.md").write_text("# my notes\n"),
         args=("--out", "{tmp}/notes.md", "--force"),
@@ -568,6 +586,13 @@ ROWS = [
     Row("eval-baseline-missing", command=("eval", "--baseline", "{tmp}/nope.json"), exit=2, message="does not exist"),
     Row("eval-html-in-proc", command=("eval", "--html", "/proc/x/eval.html"), exit=2, message="cannot write into"),
     Row("eval-html-is-a-folder", command=("eval", "--html", "{tmp}"), exit=2, message="is a folder"),
+    Row(
+        "eval-html-through-a-symlink-loop",
+        setup=lambda ws, tmp: (tmp / "loop").symlink_to("loop"),
+        command=("eval", "--html", "{tmp}/loop/eval.html"),
+        exit=2,
+        message="a symbolic link on its way loops",
+    ),
     *[
         Row(
             f"eval-baseline-score-{name}",

@@ -9,6 +9,7 @@ card, a baseline, the living document) is refused whatever `--force` says.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -36,6 +37,7 @@ def check_out(out: Path, ws: Workspace, docs: Sequence[SourceDoc], own: Path, *,
     kind, or an existing briefing without --force; and a folder that cannot be written. Every
     Markdown file of the workspace is some evening's input, except tonight's own briefing `own`;
     what a run wrote beside a briefing (its record, its calls) is an output, replaced with it."""
+    _reachable(out, hint="pick another --out")
     targets = [out.with_suffix(".json"), out.with_suffix(".calls.jsonl"), out]
     inputs = {real_path(ws.root / d.path) for d in docs if not is_run_output(d.name)} - {real_path(own)}
     for t in targets:
@@ -61,6 +63,7 @@ def check_writable(folder: Path, *, hint: str) -> None:
     """Refuse, before anything is spent, a folder no file can be created in (or the nearest one
     above it that exists, where the missing ones will be made). Tried with a temporary file:
     `os.access` says yes to root on /proc and on a read-only mount."""
+    _reachable(folder, hint=hint)
     near = _nearest_existing(folder)
     why = "not a folder"
     if near.is_dir():
@@ -90,6 +93,16 @@ def check_page(path: Path | None) -> None:
     if path.is_dir():
         raise PredigestError(f"--html {path} is a folder", hint="pass a file name, e.g. --html eval.html")
     check_writable(path.absolute().parent, hint="pass --html a path you can write")
+
+
+def _reachable(path: Path, *, hint: str) -> None:
+    """Refuse a path that leads nowhere (a symbolic link on its way loops): nothing could be
+    written there, and the run would find out only after its calls."""
+    try:
+        path.resolve()
+    except (OSError, RuntimeError) as e:  # a loop is a RuntimeError before Python 3.13, an OSError after
+        why = e.strerror if isinstance(e, OSError) and e.errno != errno.ELOOP else "a symbolic link on its way loops"
+        raise PredigestError(f"cannot write to {path}: {why}", hint=hint) from e
 
 
 def real_path(path: Path) -> Path:
