@@ -65,9 +65,9 @@ def test_always_500_gives_an_error_result_after_max_attempts(tmp_path: Path) -> 
 
 
 def test_slow_reply_is_retried_then_fails(tmp_path: Path) -> None:
-    slow = Reply(body=completion({"tools": None}, sample_extraction()), delay_s=0.6)
+    slow = Reply(body=completion({"tools": None}, sample_extraction()), delay_s=1.0)
     with FakeOpenAI(default=lambda body: slow) as server:
-        result = _one(make_config(tmp_path, server.base_url, timeout_s=0.2, max_attempts=2))
+        result = _one(make_config(tmp_path, server.base_url, timeout_s=0.4, max_attempts=2))
         assert server.count == 2
     assert result.extraction is None
     assert result.record.attempts == 2
@@ -75,8 +75,8 @@ def test_slow_reply_is_retried_then_fails(tmp_path: Path) -> None:
 
 
 def test_slow_reply_then_fast_one_succeeds(server: FakeOpenAI, tmp_path: Path) -> None:
-    server.push(Reply(status=200, body={"never": "read"}, delay_s=0.6))
-    result = _one(make_config(tmp_path, server.base_url, timeout_s=0.2))
+    server.push(Reply(status=200, body={"never": "read"}, delay_s=1.0))
+    result = _one(make_config(tmp_path, server.base_url, timeout_s=0.4))
     assert result.extraction is not None and result.record.attempts == 2
 
 
