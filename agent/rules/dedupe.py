@@ -59,6 +59,7 @@ def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate]
     covered: list[Candidate] = []
     findings: list[Finding] = []
     releases = anchored_releases(reg)
+    known: dict[Anchor, frozenset[str]] = {}  # each matched anchor's facts, for all the claims about it
     for c in cands:
         anchor = match_anchor(c, reg, releases)
         if anchor is None:
@@ -67,7 +68,9 @@ def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate]
                 findings.append(Finding("dedupe", c.claim.title, c.doc.path, "new", why, ref=c.ref))
             kept.append(replace(c, relation="new"))
             continue
-        new = tuple(sorted(claim_facts(c.claim) - facts(anchor.text)))
+        if anchor not in known:
+            known[anchor] = frozenset(facts(anchor.text))
+        new = tuple(sorted(claim_facts(c.claim) - known[anchor]))
         where = f"{anchor.label[:30]} ({anchor.when}, {anchor.source})"
         if c.claim.relation == "covered" or not new:
             judged = c.claim.relation == "covered"
