@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.core.arxiv import find_ids
+from agent.core.dates import named_day, read_day, read_month_day
 from agent.core.errors import ParseError
-from agent.plan.parse import nearest_day, parse
+from agent.plan.parse import parse
 from agent.write.render import render
 from schemas.briefing import (
     ArxivRow,
@@ -329,7 +330,45 @@ def test_the_seed_says_which_rows_continue_and_which_increments_supplement(seed:
         (dt.date(2024, 3, 1), (2, 29), dt.date(2024, 2, 29)),
         (dt.date(2026, 3, 1), (2, 29), None),  # no Feb 29 in 2025, 2026 or 2027
         (dt.date(2026, 9, 22), (13, 1), None),
+        (dt.date(2026, 12, 31), (1, 1), dt.date(2027, 1, 1)),  # written the evening after, across the year end
+        (dt.date(2026, 9, 22), (3, 15), dt.date(2026, 3, 15)),  # half a year back is still this year's
+        (dt.date(2026, 9, 22), (10, 23), dt.date(2026, 10, 23)),  # the last day of the lead
+        (dt.date(2026, 9, 22), (10, 24), dt.date(2025, 10, 24)),  # past the lead: last year's
+        (dt.date(2028, 2, 20), (2, 29), dt.date(2028, 2, 29)),
+        (dt.date(2028, 3, 1), (2, 29), dt.date(2028, 2, 29)),
+        (dt.date(2027, 3, 1), (2, 29), None),  # 2028's is past the lead
     ],
 )
-def test_nearest_day(ref: dt.date, month_day: tuple[int, int], expected: dt.date | None) -> None:
-    assert nearest_day(ref, *month_day) == expected
+def test_named_day(ref: dt.date, month_day: tuple[int, int], expected: dt.date | None) -> None:
+    assert named_day(ref, *month_day) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("9-22", (9, 22)),
+        (" 9-22 ", (9, 22)),
+        ("09-02", (9, 2)),
+        ("13-1", (13, 1)),  # read, not checked: named_day finds no such day
+        ("9-22锚定", None),
+        ("2026-9-22", None),
+        ("9/22", None),
+        ("", None),
+    ],
+)
+def test_read_month_day(text: str, expected: tuple[int, int] | None) -> None:
+    assert read_month_day(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "ref", "expected"),
+    [
+        ("12-30", dt.date(2027, 1, 2), dt.date(2026, 12, 30)),
+        ("1-2", dt.date(2026, 12, 30), dt.date(2027, 1, 2)),
+        ("2-29", dt.date(2026, 3, 1), None),
+        ("13-1", dt.date(2026, 9, 22), None),
+        ("x", dt.date(2026, 9, 22), None),
+    ],
+)
+def test_read_day(text: str, ref: dt.date, expected: dt.date | None) -> None:
+    assert read_day(text, ref) == expected

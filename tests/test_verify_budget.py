@@ -73,7 +73,15 @@ def _open(origin: str) -> OpenItem:
 
 @pytest.mark.parametrize(
     ("origin", "carry_evenings", "carried"),
-    [("9-21", 3, True), ("9-19", 3, True), ("9-18", 3, False), ("9-18", 4, True), ("9-21", 1, True)],
+    [
+        ("9-21", 3, True),
+        ("9-19", 3, True),
+        ("9-18", 3, False),
+        ("9-18", 4, True),
+        ("9-21", 1, True),
+        ("9-25", 3, True),  # an origin after tonight has not aged
+        ("9-25", 0, True),
+    ],
 )
 def test_carried_items_age_out_with_a_note_in_five(origin: str, carry_evenings: int, carried: bool) -> None:
     reg = AnchorRegistry(topic="inference", date=DATE, anchors=(), open_items=(_open(origin),), sections=())
@@ -106,7 +114,23 @@ def test_a_budget_of_zero_keeps_nothing_and_says_why() -> None:
 
 @pytest.mark.parametrize(
     ("origin", "date", "n"),
-    [("9-21", DATE, 1), ("9-22", DATE, 0), ("12-30", dt.date(2027, 1, 2), 3), ("x", DATE, None), ("2-30", DATE, None)],
+    [
+        ("9-21", DATE, 1),
+        ("9-22", DATE, 0),
+        ("12-30", dt.date(2027, 1, 2), 3),
+        ("x", DATE, None),
+        ("2-30", DATE, None),
+        (" 9-21 ", DATE, 1),
+        ("9-21锚定", DATE, None),
+        ("", DATE, None),
+        ("12-31", dt.date(2027, 1, 1), 1),  # across the year end
+        ("2-29", dt.date(2028, 3, 1), 1),
+        ("2-29", dt.date(2026, 3, 1), None),  # no Feb 29 within a year of it
+        ("9-25", DATE, 0),  # raised after tonight (a re-run of an earlier evening): not old, not negative
+        ("1-1", dt.date(2026, 12, 31), 0),  # the same across the year end, not 364 evenings
+        ("3-15", DATE, 191),
+        ("10-24", DATE, 333),  # past the lead: last year's
+    ],
 )
 def test_evenings_since(origin: str, date: dt.date, n: int | None) -> None:
     assert evenings_since(origin, date) == n

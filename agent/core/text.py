@@ -79,6 +79,18 @@ class Folded:
     def starts(self) -> tuple[int, ...]:
         return self._spans[0]
 
+    @cached_property
+    def spaceless(self) -> tuple[str, tuple[int, ...]]:
+        """`text` without spaces, and for each of its characters the index in `text`: built once
+        for all the quotes `locate` looks for in one document."""
+        keep = [i for i, c in enumerate(self.text) if c != " "]
+        return "".join(self.text[i] for i in keep), tuple(keep)
+
+    @cached_property
+    def bigrams(self) -> dict[str, list[int]]:
+        """Where each character bigram of `text` starts, for `_fuzzy`'s votes: built once per document."""
+        return _bigram_index(self.text)
+
     @property
     def ends(self) -> tuple[int, ...]:
         return self._spans[1]
@@ -223,13 +235,21 @@ def _best_substring(quote: str, window: str) -> tuple[float, int, int]:
     return best
 
 
-def _fuzzy(quote: str, folded: str) -> tuple[float, int, int]:
-    """Best near-verbatim occurrence of `quote` in `folded`: (ratio, start, end). Rare character
-    bigrams vote for where the quote would start; only the few best-voted windows are compared
-    character by character, so the cost stays near-linear in the document."""
+def _bigram_index(folded: str) -> dict[str, list[int]]:
+    """Where each character bigram of `folded` starts."""
     index: dict[str, list[int]] = {}
     for i in range(len(folded) - 1):
         index.setdefault(folded[i : i + 2], []).append(i)
+    return index
+
+
+def _fuzzy(quote: str, folded: str, index: dict[str, list[int]] | None = None) -> tuple[float, int, int]:
+    """Best near-verbatim occurrence of `quote` in `folded`: (ratio, start, end). Rare character
+    bigrams vote for where the quote would start; only the few best-voted windows are compared
+    character by character, so the cost stays near-linear in the document. `index` is
+    `_bigram_index(folded)`, when the caller has it."""
+    if index is None:
+        index = _bigram_index(folded)
     m = len(quote)
     grams = [(q, index.get(quote[q : q + 2], [])) for q in range(m - 1)]
     grams = [(q, positions) for q, positions in grams if positions]
@@ -273,7 +293,7 @@ def locate(
     k = doc.text.find(q)
     if k >= 0:
         return Alignment("folded", doc.starts[k], doc.ends[k + len(q) - 1], 1.0)
-    bare, where = _spaceless(doc.text)
+    bare, where = doc.spaceless
     qs = q.replace(" ", "")
     k = bare.find(qs) if qs else -1
     if k >= 0:  # "vLLM FP8" quoted as "vLLMFP8": spacing is a matter of taste, in English too
@@ -282,7 +302,7 @@ def locate(
         return _elided(quote, doc, threshold, min_fuzzy_len)
     if len(q) < min_fuzzy_len:
         return Alignment("none", -1, -1, 0.0)
-    score, start, end = _fuzzy(q, doc.text)
+    score, start, end = _fuzzy(q, doc.text, doc.bigrams)
     if start >= 0 and score >= threshold:
         return Alignment("fuzzy", doc.starts[start], doc.ends[end - 1], score)
     return Alignment("none", -1, -1, score)
@@ -293,12 +313,6 @@ ELIDED_PART = 4  # folded characters a part needs to say where it is; shorter pa
 ELIDED_GAP = 240  # folded characters allowed between two parts: "close together", one passage
 
 
-def _spaceless(folded: str) -> tuple[str, tuple[int, ...]]:
-    """`folded` without spaces, and for each of its characters the index in `folded`."""
-    keep = [i for i, c in enumerate(folded) if c != " "]
-    return "".join(folded[i] for i in keep), tuple(keep)
-
-
 def _elided(quote: str, doc: Folded, threshold: float, min_fuzzy_len: int) -> Alignment:
     """A quote cut in the middle ("A……B"): every part must occur, in order, each within
     `ELIDED_GAP` of the one before. A part is found folded (spaces ignored), or approximately
@@ -307,7 +321,7 @@ def _elided(quote: str, doc: Folded, threshold: float, min_fuzzy_len: int) -> Al
     parts = [p for p in (fold(x).replace(" ", "") for x in _ELISION.split(quote)) if p]
     if len(parts) < 2 or any(len(p) < ELIDED_PART for p in parts):
         return Alignment("none", -1, -1, 0.0)
-    bare, where = _spaceless(doc.text)
+    bare, where = doc.spaceless
     k = bare.find(parts[0])
     for _ in range(20):
         if k < 0:

@@ -19,17 +19,17 @@ from operator import itemgetter
 from typing import Literal
 
 from agent.core.arxiv import find_ids, id_keys
-from agent.core.dates import month_day
+from agent.core.dates import MONTH_DAY, month_day, read_day
 from agent.core.errors import ParseError, WorkspaceError
 from agent.core.labels import ZH
 from agent.core.text import bigram_counts, least_shared, similarity
-from agent.plan.parse import nearest_day, parse
+from agent.plan.parse import parse
 from schemas.briefing import Briefing, VerifyItem
 from schemas.documents import SourceDoc
 
 AnchorKind = Literal["arxiv", "subject", "url"]
-_LIVING_DATE = re.compile(r"[（(]\s*(\d{1,2})-(\d{1,2})\b[^）)]*[）)]")
-_CELL_DATE = re.compile(r"\|\s*(\d{1,2})-(\d{1,2})\s*(?=\|)")  # a table cell that is only 'M-D'
+_LIVING_DATE = re.compile(rf"[（(]\s*({MONTH_DAY})\b[^）)]*[）)]")
+_CELL_DATE = re.compile(rf"\|\s*({MONTH_DAY})\s*(?=\|)")  # a table cell that is only 'M-D'
 _URL = re.compile(
     r"(?:https?://)?(?:www\.)?((?:github\.com|arxiv\.org|huggingface\.co|[a-z0-9-]+\.(?:ai|io|dev|com|org))/[^\s）)|，,；;]+)"
 )
@@ -276,7 +276,7 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
         if not t or t.startswith("#"):
             continue
         m = _LIVING_DATE.search(t) or (_CELL_DATE.search(t) if t.startswith("|") else None)
-        first = (nearest_day(date, int(m.group(1)), int(m.group(2))) or date) if m else None
+        first = (read_day(m.group(1), date) or date) if m else None
         if first is not None and first >= date:
             # written by tonight's E2 update or a later one: not known before this evening, and a
             # re-run of an earlier evening must not find its own increments already anchored

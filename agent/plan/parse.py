@@ -17,6 +17,7 @@ from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from agent.core.dates import MONTH_DAY, read_day
 from agent.core.errors import ParseError, first_problem
 from agent.core.labels import CIRCLED, ZH, Labels
 from schemas.briefing import (
@@ -258,22 +259,9 @@ def _arxiv_row(cells: list[str], date: dt.date, L: Labels) -> ArxivRow:
     """A row of 四: ID, title, credibility, relation; a continued one ('9-21锚定') gets the day
     it was first anchored."""
     i, t, c, r = _pad(cells, 4)
-    m = re.search(rf"(\d{{1,2}})-(\d{{1,2}})\s*{re.escape(L.anchored_suffix)}", r)
-    anchored = nearest_day(date, int(m[1]), int(m[2])) if m else None
+    m = re.search(rf"({MONTH_DAY})\s*{re.escape(L.anchored_suffix)}", r)
+    anchored = read_day(m[1], date) if m else None
     return ArxivRow(arxiv_id=i, title=t, credibility=c, relation=r, anchored_on=anchored)
-
-
-def nearest_day(ref: dt.date, month: int, day: int) -> dt.date | None:
-    """'9-18' read on the evening `ref`: the nearest such day, so '12-30' read on 1-2 is last
-    year's, and '9-21' read on 9-20 (a living document written after that evening) is tomorrow.
-    None when no year has that day."""
-    days: list[dt.date] = []
-    for year in (ref.year - 1, ref.year, ref.year + 1):
-        try:
-            days.append(dt.date(year, month, day))
-        except ValueError:
-            continue
-    return min(days, key=lambda d: abs(d - ref)) if days else None
 
 
 _PAREN_TAIL = re.compile(r"([^（(]+?)\s*[（(](.*)[）)]")

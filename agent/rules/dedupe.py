@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agent.core.arxiv import find_ids
-from agent.core.text import facts, locate, similarity
+from agent.core.text import facts, fold_map, locate, similarity
 from agent.plan.anchors import Anchor, AnchorRegistry, bare_name
 from agent.rules.claims import Candidate, DocResult, Finding
 from agent.rules.grounding import claim_facts
@@ -59,6 +59,7 @@ def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate]
     covered: list[Candidate] = []
     findings: list[Finding] = []
     releases = anchored_releases(reg)
+    known: dict[Anchor, frozenset[str]] = {}  # each matched anchor's facts, for all the claims about it
     for c in cands:
         anchor = match_anchor(c, reg, releases)
         if anchor is None:
@@ -67,7 +68,9 @@ def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate]
                 findings.append(Finding("dedupe", c.claim.title, c.doc.path, "new", why, ref=c.ref))
             kept.append(replace(c, relation="new"))
             continue
-        new = tuple(sorted(claim_facts(c.claim) - facts(anchor.text)))
+        if anchor not in known:
+            known[anchor] = frozenset(facts(anchor.text))
+        new = tuple(sorted(claim_facts(c.claim) - known[anchor]))
         where = f"{anchor.label[:30]} ({anchor.when}, {anchor.source})"
         if c.claim.relation == "covered" or not new:
             judged = c.claim.relation == "covered"
@@ -94,14 +97,15 @@ def resolve(results: Sequence[DocResult], reg: AnchorRegistry) -> tuple[list[Res
     done: list[Resolved] = []
     findings: list[Finding] = []
     for r in results:
-        if r.extraction is None or r.doc.kind == "adjacent":
+        if r.extraction is None or r.doc.kind == "adjacent" or not r.extraction.resolved:
             continue
+        folded = fold_map(r.doc.text)  # once for all the quotes of the document
         for res in r.extraction.resolved:
             named = bare_name(res.item)
             item = max(reg.open_items, key=lambda o: similarity(named, bare_name(o.item.title)), default=None)
             if item is None or similarity(named, bare_name(item.item.title)) < 0.6:
                 findings.append(Finding("resolve", res.item, r.doc.path, "ignored", "not an open to-verify item"))
-            elif locate(res.evidence, r.doc.text).kind == "none":
+            elif locate(res.evidence, r.doc.text, folded=folded).kind == "none":
                 why = f"quote not in the document: {res.evidence[:40]!r}"
                 findings.append(Finding("resolve", item.item.title, r.doc.path, "not resolved", why))
             elif all(d.title != item.item.title for d in done):

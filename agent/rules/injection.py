@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from agent.core.labels import ZH
-from agent.core.text import locate
+from agent.core.text import Folded, fold_map, locate
 from agent.rules.claims import DocResult, Finding
 from schemas.extraction import SkippedItem
 
@@ -59,12 +59,13 @@ def screen(results: Sequence[DocResult]) -> tuple[list[DocResult], list[Finding]
     findings: list[Finding] = []
     for r in results:
         ex = r.extraction
-        if ex is None:
+        if ex is None or not ex.claims:
             out.append(r)
             continue
         kept, refs, flagged = [], [], []
+        folded = fold_map(r.doc.text)  # once for every quote of every claim of the document
         for claim, ref in zip(ex.claims, r.claim_refs(), strict=True):
-            hit = _hit(claim.evidence, r.doc.text)
+            hit = _hit(claim.evidence, r.doc.text, folded)
             if hit is None:
                 kept.append(claim)
                 refs.append(ref)
@@ -80,9 +81,10 @@ def screen(results: Sequence[DocResult]) -> tuple[list[DocResult], list[Finding]
     return out, findings
 
 
-def _hit(evidence: Sequence[str], text: str) -> tuple[str, str] | None:
+def _hit(evidence: Sequence[str], text: str, folded: Folded) -> tuple[str, str] | None:
+    """The ordering words and their passage beside the first quote that has one; `folded` is `fold_map(text)`."""
     for quote in evidence:
-        a = locate(quote, text)
+        a = locate(quote, text, folded=folded)
         if a.kind == "none":
             continue
         for passage in surroundings(text, a.start, a.end):

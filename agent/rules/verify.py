@@ -13,11 +13,11 @@ riskier questions — and 五 says which.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from agent.core.dates import read_day
 from agent.core.text import similarity
 from agent.plan.anchors import AnchorRegistry
 from agent.rules.claims import Candidate, Finding, Selection
@@ -109,23 +109,19 @@ def to_verify(
 
 
 def evenings_since(origin: str, date: dt.date) -> int | None:
-    """Evenings from 'M-D' (the briefing that first raised an item) to `date`; None if unreadable."""
-    m = re.fullmatch(r"\s*(\d{1,2})-(\d{1,2})\s*", origin)
-    if not m:
-        return None
-    try:
-        first = dt.date(date.year, int(m[1]), int(m[2]))
-    except ValueError:
-        return None
-    if first > date:  # raised in December, read in January
-        first = first.replace(year=date.year - 1)
-    return (date - first).days
+    """Evenings from 'M-D' (the briefing that first raised an item) to `date`, the day read as
+    `read_day` reads every briefing date; None if unreadable. An origin after `date` — an earlier
+    evening re-run against a briefing written since — counts 0: the item is no older than tonight's."""
+    first = read_day(origin, date)
+    return None if first is None else max(0, (date - first).days)
 
 
 def _carried(
     registry: AnchorRegistry, resolved: set[str], date: dt.date, carry_evenings: int
 ) -> tuple[list[Doubt], list[Stopped], list[Finding]]:
-    """The last briefing's open items tonight did not settle: carried on, or stopped when too old."""
+    """The last briefing's open items tonight did not settle: carried on, or stopped when older
+    than `carry_evenings`. One whose origin is unreadable, or after tonight (`evenings_since`
+    counts it 0), is carried: nothing says it has aged."""
     carried: list[Doubt] = []
     stopped: list[Stopped] = []
     findings: list[Finding] = []

@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from agent.core.errors import PredigestError, first_problem
-from agent.core.text import Alignment, facts, locate
+from agent.core.text import Alignment, Folded, facts, fold_map, locate
 from agent.rules.claims import Candidate, ClaimRef, DocResult, Finding, Group
 from agent.rules.compose import Composed
 from agent.rules.edit import NumberConflict
@@ -87,6 +87,14 @@ class _Spans:
     texts: dict[str, str]
     items: list[Span] = field(default_factory=list)
     _seen: dict[tuple[str, str, int, int], str] = field(default_factory=dict)
+    _folds: dict[str, Folded] = field(default_factory=dict)
+
+    def folded(self, doc: str) -> Folded:
+        """`fold_map` of a document's text, folded when first asked for: once for all the quotes
+        looked for in it, however many of its claims were removed."""
+        if doc not in self._folds:
+            self._folds[doc] = fold_map(self.texts.get(doc, ""))
+        return self._folds[doc]
 
     def aligned(self, doc: str, quote: str, a: Alignment) -> str:
         """A quote where grounding found it."""
@@ -380,7 +388,7 @@ def _removed_spans(claims: dict[str, DocResult], ref: ClaimRef | None, spans: _S
     if claim is None:  # screened out before the rules: the page has no claim to show it with
         return []
     text = spans.texts.get(ref.doc, "")
-    return [spans.aligned(ref.doc, q, locate(q, text)) for q in claim.evidence]
+    return [spans.aligned(ref.doc, q, locate(q, text, folded=spans.folded(ref.doc))) for q in claim.evidence]
 
 
 # --- trees ------------------------------------------------------------------------------------------
