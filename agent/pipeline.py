@@ -399,7 +399,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult], *, siblings: Sequenc
     """Rules and layout over the evening's answers. Pure: the same inputs give the same briefing.
     `siblings`: the other topics' briefings the same run writes, listed in 一 as adjacent rows
     (never extracted: they are outputs of this run, not inputs)."""
-    return _laid_out(ev, results, _decided(ev, results, read_doc), siblings)
+    return _laid_out(ev, results, _decided(ev, results, cache(read_doc)), siblings)
 
 
 class _Decided(NamedTuple):
@@ -411,8 +411,10 @@ class _Decided(NamedTuple):
 
 
 def _decided(ev: Evening, results: Sequence[ExtractionResult], read: Callable[[str], DocText]) -> _Decided:
+    """The rules over one topic's answers. `read` reads a document for screening, grounding and
+    settled items alike: one run's `cache(read_doc)`, so each document is read once per run."""
     doc_results, unread, bounded = _doc_results(ev, results)
-    doc_results, screened = screen(doc_results)
+    doc_results, screened = screen(doc_results, read)
     s = ev.settings
     baselines = [d for d in ev.docs if d.kind == "baseline" and d.read]
     limits = Limits(**ev.ws.config.limits.model_dump())
@@ -445,8 +447,7 @@ def brief_topics(
 ) -> list[Outcome]:
     """Each topic's briefing, its 一 listing the others this run writes (a withheld one is not
     listed: it will not exist). Each topic is decided once and laid out twice: the rows need the
-    others' briefings, and no rule reads them. A document several topics read is read for
-    grounding once."""
+    others' briefings, and no rule reads them. A document several topics read is read once."""
     topics = list(zip(es.evenings, answers, strict=True))
     read = cache(read_doc)
     decided = [_decided(ev, got, read) for ev, got in topics]

@@ -169,11 +169,12 @@ def test_the_inspection_commands_take_the_same_selection(command: list[str]) -> 
     assert [h for h in heads if h in TOPICS][:1] == ["risk"] and "inference" in heads, "per topic, as given"
 
 
-def test_a_document_every_topic_reads_is_read_for_grounding_once(
+def test_a_document_every_topic_reads_is_read_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its facts, arXiv keys and folded text are a function of its text: one run of three topics
-    computes them once per document, not once per topic."""
+    computes them once per document (screening, grounding and settled items share them), not once
+    per topic or per rule."""
     read = Counter[str]()
 
     def counted(text: str) -> object:
@@ -184,6 +185,6 @@ def test_a_document_every_topic_reads_is_read_for_grounding_once(
     monkeypatch.setattr(pipeline, "read_doc", counted)
     s = Settings(workspace=WORLD, topic=TOPICS[0], date=DAY, out=tmp_path, llm={"backend": "offline"})
     report = pipeline.run_topics(s, list(TOPICS))
-    grounded = {d.text for rep in report.reports for d in rep.evening.sources if d.kind != "adjacent"}
-    assert len(report.reports) == 3 and len(grounded) > 1
-    assert set(read) <= grounded and set(read.values()) == {1}
+    sources = {d.text for rep in report.reports for d in rep.evening.sources}
+    assert len(report.reports) == 3 and len(read) > 1
+    assert set(read) <= sources and set(read.values()) == {1}

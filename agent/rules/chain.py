@@ -44,7 +44,7 @@ class Scope:
     date: dt.date
     window: str
     limits: Limits
-    read: Callable[[str], DocText] = read_doc  # a document's text as grounding reads it
+    read: Callable[[str], DocText] = read_doc  # a document's text as the rules read it
 
     @property
     def sources(self) -> list[DocResult]:
@@ -95,7 +95,7 @@ def run_chain(scope: Scope) -> RuleOutcome:
         groups, min_stars=lim.min_stars, secondary_min_stars=lim.secondary_min_stars, max_increments=lim.max_increments
     )
     findings += sel.findings
-    resolved, f = resolve(scope.sources, scope.registry)
+    resolved, f = resolve(scope.sources, scope.registry, scope.read)
     findings += f
     levels, f = prioritise(sel, resolved)
     findings += f

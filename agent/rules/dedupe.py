@@ -7,14 +7,14 @@ measured on the facts, not asked of the model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from agent.core.arxiv import find_ids
-from agent.core.text import facts, fold_map, locate, similarity
+from agent.core.text import facts, locate, similarity
 from agent.plan.anchors import Anchor, AnchorRegistry, bare_name
 from agent.rules.claims import Candidate, DocResult, Finding
-from agent.rules.grounding import claim_facts
+from agent.rules.grounding import DocText, claim_facts, read_doc
 from agent.rules.merge import release_of, same_release, title_release
 from schemas.documents import SourceDoc
 
@@ -92,14 +92,17 @@ class Resolved:
     origin: str  # 'M-D' of the briefing that first raised it
 
 
-def resolve(results: Sequence[DocResult], reg: AnchorRegistry) -> tuple[list[Resolved], list[Finding]]:
-    """The open items a document settles, quoting (as grounded evidence) the sentence that does."""
+def resolve(
+    results: Sequence[DocResult], reg: AnchorRegistry, read: Callable[[str], DocText] = read_doc
+) -> tuple[list[Resolved], list[Finding]]:
+    """The open items a document settles, quoting (as grounded evidence) the sentence that does.
+    `read` is how the run reads a document, as grounding does."""
     done: list[Resolved] = []
     findings: list[Finding] = []
     for r in results:
         if r.extraction is None or r.doc.kind == "adjacent" or not r.extraction.resolved:
             continue
-        folded = fold_map(r.doc.text)  # once for all the quotes of the document
+        folded = read(r.doc.text).folded
         for res in r.extraction.resolved:
             named = bare_name(res.item)
             item = max(reg.open_items, key=lambda o: similarity(named, bare_name(o.item.title)), default=None)

@@ -9,12 +9,13 @@ addresses the model or the reader is dropped, and the document's 五 note names 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from agent.core.labels import ZH
-from agent.core.text import Folded, fold_map, locate
+from agent.core.text import Folded, locate
 from agent.rules.claims import DocResult, Finding
+from agent.rules.grounding import DocText, read_doc
 from schemas.extraction import SkippedItem
 
 _ORDERS = re.compile(
@@ -53,8 +54,11 @@ def suspect(passage: str) -> str | None:
     return m.group(0) if m else None
 
 
-def screen(results: Sequence[DocResult]) -> tuple[list[DocResult], list[Finding]]:
-    """Drop every claim with a quote in or beside an ordering passage; say so in findings and in 五."""
+def screen(
+    results: Sequence[DocResult], read: Callable[[str], DocText] = read_doc
+) -> tuple[list[DocResult], list[Finding]]:
+    """Drop every claim with a quote in or beside an ordering passage; say so in findings and in 五.
+    `read` is how the run reads a document (grounding reads it the same way after)."""
     out: list[DocResult] = []
     findings: list[Finding] = []
     for r in results:
@@ -63,7 +67,7 @@ def screen(results: Sequence[DocResult]) -> tuple[list[DocResult], list[Finding]
             out.append(r)
             continue
         kept, refs, flagged = [], [], []
-        folded = fold_map(r.doc.text)  # once for every quote of every claim of the document
+        folded = read(r.doc.text).folded
         for claim, ref in zip(ex.claims, r.claim_refs(), strict=True):
             hit = _hit(claim.evidence, r.doc.text, folded)
             if hit is None:
