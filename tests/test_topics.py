@@ -169,9 +169,7 @@ def test_the_inspection_commands_take_the_same_selection(command: list[str]) -> 
     assert [h for h in heads if h in TOPICS][:1] == ["risk"] and "inference" in heads, "per topic, as given"
 
 
-def test_a_document_every_topic_reads_is_read_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_document_every_topic_reads_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Its facts, arXiv keys and folded text are a function of its text: one run of three topics
     computes them once per document (screening, grounding and settled items share them), not once
     per topic or per rule."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -18,10 +18,11 @@ from typing import Literal
 from pydantic import ValidationError
 
 from agent.core.errors import PredigestError, first_problem
-from agent.core.text import Alignment, Folded, facts, fold_map, locate
+from agent.core.text import Alignment, Folded, facts, locate
 from agent.rules.claims import Candidate, ClaimRef, DocResult, Finding, Group
 from agent.rules.compose import Composed
 from agent.rules.edit import NumberConflict
+from agent.rules.grounding import DocText
 from agent.rules.verify import Doubt
 from agent.write.living import text_hash
 from schemas.briefing import Increment, KeyPoint, SourceRow
@@ -85,16 +86,13 @@ class _Spans:
     """Every span of the record, each (document, place) once."""
 
     texts: dict[str, str]
+    read: Callable[[str], DocText]  # how the run's rules read a document (`Scope.read`)
     items: list[Span] = field(default_factory=list)
     _seen: dict[tuple[str, str, int, int], str] = field(default_factory=dict)
-    _folds: dict[str, Folded] = field(default_factory=dict)
 
     def folded(self, doc: str) -> Folded:
-        """`fold_map` of a document's text, folded when first asked for: once for all the quotes
-        looked for in it, however many of its claims were removed."""
-        if doc not in self._folds:
-            self._folds[doc] = fold_map(self.texts.get(doc, ""))
-        return self._folds[doc]
+        """A document's folded text, as the rules folded it."""
+        return self.read(self.texts.get(doc, "")).folded
 
     def aligned(self, doc: str, quote: str, a: Alignment) -> str:
         """A quote where grounding found it."""
@@ -167,7 +165,7 @@ def run_record(
     """The run's JSON: the briefing, the findings, and the trace from each line to its sources."""
     b = composed.briefing
     texts = {d.path: d.text for d in docs if d.read and d.text}
-    spans = _Spans(texts)
+    spans = _Spans(texts, composed.outcome.scope.read)
     findings = [finding_record(f) for f in composed.findings]
     incs, verify = _increments(composed, spans)
     sources = _source_links(b.sources, docs)
