@@ -1,7 +1,7 @@
 """The living document is today's: on an earlier evening, what it says it learned that evening or
-later is not yet known. Found re-running 2026-09-21 on the demo world, whose living document
-already holds that evening's increments (colibri, EPD, EOS Tokens…): without this, a re-run finds
-its own increments "already covered"."""
+later is not yet known. A re-run of 2026-09-21 on the demo world reads a living document that
+already holds that evening's increments (colibri, EPD, EOS Tokens…): they must not read as
+"already covered"."""
 
 from __future__ import annotations
 
@@ -64,9 +64,25 @@ def test_undated_living_entries_stay_anchors() -> None:
         pytest.param(
             "- **Albireo**：x。（9-18 inference e1prep）", dt.date(2026, 9, 22), dt.date(2026, 9, 18), id="same-year"
         ),
+        pytest.param(
+            "- **Albireo**：x。（3-15 inference e1prep）",
+            dt.date(2026, 9, 22),
+            dt.date(2026, 3, 15),
+            id="half-a-year-back",
+        ),
+        pytest.param(
+            "- **Albireo**：x。（10-24 inference e1prep）",
+            dt.date(2026, 9, 22),
+            dt.date(2025, 10, 24),
+            id="past-the-lead",
+        ),
+        pytest.param("- **Albireo**：x。（13-1 inference e1prep）", dt.date(2026, 9, 22), None, id="no-such-day"),
     ],
 )
-def test_a_short_date_is_the_nearest_such_day(line: str, date: dt.date, first: dt.date) -> None:
+def test_a_short_date_is_the_latest_such_day_up_to_a_month_ahead(
+    line: str, date: dt.date, first: dt.date | None
+) -> None:
+    """A line dated with no day of the calendar ('13-1') is undated: it stays an anchor."""
     living = SourceDoc(path="living/x.md", kind="living", agent="", in_window=True, read=True, text=line)
     anchor = build_registry([living], "inference", date).subject("Albireo")
     assert anchor is not None and anchor.first_date == first

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.core.arxiv import find_ids
-from agent.core.dates import named_day, read_day, read_month_day
+from agent.core.dates import read_day
 from agent.core.errors import ParseError
 from agent.plan.parse import parse
 from agent.write.render import render
@@ -298,6 +298,7 @@ def test_a_mangled_briefing_parses_or_says_where_it_stopped(text: str) -> None:
         ("9-21锚定", dt.date(2026, 9, 21)),
         ("9-20锚定；续立确认", dt.date(2026, 9, 20)),
         ("9-2 锚定", dt.date(2026, 9, 2)),
+        ("3-15锚定", dt.date(2026, 3, 15)),  # half a year back: this March, not next
         ("本次新增锚点 → §1.3 KV Cache", None),
         ("2-30锚定", None),  # no such day in any year
     ],
@@ -321,53 +322,28 @@ def test_the_seed_says_which_rows_continue_and_which_increments_supplement(seed:
 
 
 @pytest.mark.parametrize(
-    ("ref", "month_day", "expected"),
-    [
-        (dt.date(2026, 9, 22), (9, 18), dt.date(2026, 9, 18)),
-        (dt.date(2027, 1, 2), (12, 30), dt.date(2026, 12, 30)),  # read just after new year: last year's
-        (dt.date(2026, 9, 20), (9, 21), dt.date(2026, 9, 21)),  # a living document written after that evening
-        (dt.date(2026, 12, 30), (1, 2), dt.date(2027, 1, 2)),
-        (dt.date(2024, 3, 1), (2, 29), dt.date(2024, 2, 29)),
-        (dt.date(2026, 3, 1), (2, 29), None),  # no Feb 29 in 2025, 2026 or 2027
-        (dt.date(2026, 9, 22), (13, 1), None),
-        (dt.date(2026, 12, 31), (1, 1), dt.date(2027, 1, 1)),  # written the evening after, across the year end
-        (dt.date(2026, 9, 22), (3, 15), dt.date(2026, 3, 15)),  # half a year back is still this year's
-        (dt.date(2026, 9, 22), (10, 23), dt.date(2026, 10, 23)),  # the last day of the lead
-        (dt.date(2026, 9, 22), (10, 24), dt.date(2025, 10, 24)),  # past the lead: last year's
-        (dt.date(2028, 2, 20), (2, 29), dt.date(2028, 2, 29)),
-        (dt.date(2028, 3, 1), (2, 29), dt.date(2028, 2, 29)),
-        (dt.date(2027, 3, 1), (2, 29), None),  # 2028's is past the lead
-    ],
-)
-def test_named_day(ref: dt.date, month_day: tuple[int, int], expected: dt.date | None) -> None:
-    assert named_day(ref, *month_day) == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("9-22", (9, 22)),
-        (" 9-22 ", (9, 22)),
-        ("09-02", (9, 2)),
-        ("13-1", (13, 1)),  # read, not checked: named_day finds no such day
-        ("9-22锚定", None),
-        ("2026-9-22", None),
-        ("9/22", None),
-        ("", None),
-    ],
-)
-def test_read_month_day(text: str, expected: tuple[int, int] | None) -> None:
-    assert read_month_day(text) == expected
-
-
-@pytest.mark.parametrize(
     ("text", "ref", "expected"),
     [
-        ("12-30", dt.date(2027, 1, 2), dt.date(2026, 12, 30)),
+        ("9-18", dt.date(2026, 9, 22), dt.date(2026, 9, 18)),
+        (" 9-18 ", dt.date(2026, 9, 22), dt.date(2026, 9, 18)),
+        ("09-02", dt.date(2026, 9, 22), dt.date(2026, 9, 2)),
+        ("12-30", dt.date(2027, 1, 2), dt.date(2026, 12, 30)),  # read just after new year: last year's
+        ("9-21", dt.date(2026, 9, 20), dt.date(2026, 9, 21)),  # a living document written after that evening
         ("1-2", dt.date(2026, 12, 30), dt.date(2027, 1, 2)),
-        ("2-29", dt.date(2026, 3, 1), None),
-        ("13-1", dt.date(2026, 9, 22), None),
-        ("x", dt.date(2026, 9, 22), None),
+        ("1-1", dt.date(2026, 12, 31), dt.date(2027, 1, 1)),  # written the evening after, across the year end
+        ("3-15", dt.date(2026, 9, 22), dt.date(2026, 3, 15)),  # half a year back is still this year's
+        ("10-23", dt.date(2026, 9, 22), dt.date(2026, 10, 23)),  # the last day of the lead
+        ("10-24", dt.date(2026, 9, 22), dt.date(2025, 10, 24)),  # past the lead: last year's
+        ("2-29", dt.date(2024, 3, 1), dt.date(2024, 2, 29)),
+        ("2-29", dt.date(2028, 2, 20), dt.date(2028, 2, 29)),
+        ("2-29", dt.date(2026, 3, 1), dt.date(2024, 2, 29)),  # the last Feb 29, two years back
+        ("2-29", dt.date(2027, 3, 1), dt.date(2024, 2, 29)),  # 2028's is past the lead
+        ("12-31", dt.date(9999, 12, 31), dt.date(9999, 12, 31)),  # the calendar's last evening
+        ("13-1", dt.date(2026, 9, 22), None),  # no such day
+        ("9-22锚定", dt.date(2026, 9, 22), None),
+        ("2026-9-22", dt.date(2026, 9, 22), None),
+        ("9/22", dt.date(2026, 9, 22), None),
+        ("", dt.date(2026, 9, 22), None),
     ],
 )
 def test_read_day(text: str, ref: dt.date, expected: dt.date | None) -> None:

@@ -125,7 +125,7 @@ def test_a_budget_of_zero_keeps_nothing_and_says_why() -> None:
         ("", DATE, None),
         ("12-31", dt.date(2027, 1, 1), 1),  # across the year end
         ("2-29", dt.date(2028, 3, 1), 1),
-        ("2-29", dt.date(2026, 3, 1), None),  # no Feb 29 within a year of it
+        ("2-29", dt.date(2026, 3, 1), 731),  # the last Feb 29, two years back
         ("9-25", DATE, 0),  # raised after tonight (a re-run of an earlier evening): not old, not negative
         ("1-1", dt.date(2026, 12, 31), 0),  # the same across the year end, not 364 evenings
         ("3-15", DATE, 191),

@@ -276,7 +276,7 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
         if not t or t.startswith("#"):
             continue
         m = _LIVING_DATE.search(t) or (_CELL_DATE.search(t) if t.startswith("|") else None)
-        first = (read_day(m.group(1), date) or date) if m else None
+        first = read_day(m.group(1), date) if m else None  # no day of the calendar ('13-1'): undated
         if first is not None and first >= date:
             # written by tonight's E2 update or a later one: not known before this evening, and a
             # re-run of an earlier evening must not find its own increments already anchored
