@@ -587,6 +587,13 @@ ROWS = [
     Row("eval-html-in-proc", command=("eval", "--html", "/proc/x/eval.html"), exit=2, message="cannot write into"),
     Row("eval-html-is-a-folder", command=("eval", "--html", "{tmp}"), exit=2, message="is a folder"),
     Row(
+        "eval-html-is-a-symlink-to-itself",
+        setup=lambda ws, tmp: (tmp / "self.html").symlink_to("self.html"),
+        command=("eval", "--html", "{tmp}/self.html"),
+        exit=2,
+        message="a symbolic link on its way loops",
+    ),
+    Row(
         "eval-html-through-a-symlink-loop",
         setup=lambda ws, tmp: (tmp / "loop").symlink_to("loop"),
         command=("eval", "--html", "{tmp}/loop/eval.html"),

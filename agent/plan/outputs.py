@@ -90,19 +90,20 @@ def check_page(path: Path | None) -> None:
     """A page to be written at the end (`eval --html`), checked before the first case runs."""
     if path is None:
         return
+    _reachable(path, hint="pass --html a path you can write")
     if path.is_dir():
         raise PredigestError(f"--html {path} is a folder", hint="pass a file name, e.g. --html eval.html")
     check_writable(path.absolute().parent, hint="pass --html a path you can write")
 
 
 def _reachable(path: Path, *, hint: str) -> None:
-    """Refuse a path that leads nowhere (a symbolic link on its way loops): nothing could be
-    written there, and the run would find out only after its calls."""
+    """Refuse a path a symbolic link on its way sends round in a loop: `exists()` cannot see such a
+    path, so the other checks would let it through, and the write would fail after the calls."""
     try:
-        path.resolve()
-    except (OSError, RuntimeError) as e:  # a loop is a RuntimeError before Python 3.13, an OSError after
-        why = e.strerror if isinstance(e, OSError) and e.errno != errno.ELOOP else "a symbolic link on its way loops"
-        raise PredigestError(f"cannot write to {path}: {why}", hint=hint) from e
+        path.stat()
+    except OSError as e:  # a path that does not exist yet is what the other checks are for
+        if e.errno == errno.ELOOP:
+            raise PredigestError(f"cannot write to {path}: a symbolic link on its way loops", hint=hint) from None
 
 
 def real_path(path: Path) -> Path:
