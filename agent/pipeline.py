@@ -49,7 +49,7 @@ from agent.plan.outputs import check_out, check_writable, out_path_for, real_pat
 from agent.plan.workspace import Workspace, load_workspace
 from agent.rules.chain import Limits, RuleOutcome, Scope, run_chain
 from agent.rules.claims import DocResult, Finding, with_refs
-from agent.rules.grounding import DocText, bound_claims, read_doc
+from agent.rules.grounding import DocText, bound_claims
 from agent.rules.injection import screen
 from agent.rules.layout import Composed, lay_out
 from agent.rules.merge import short_subject
@@ -399,7 +399,7 @@ def brief(ev: Evening, results: Sequence[ExtractionResult], *, siblings: Sequenc
     """Rules and layout over the evening's answers. Pure: the same inputs give the same briefing.
     `siblings`: the other topics' briefings the same run writes, listed in 一 as adjacent rows
     (never extracted: they are outputs of this run, not inputs)."""
-    return _laid_out(ev, results, _decided(ev, results, cache(read_doc)), siblings)
+    return _laid_out(ev, results, _decided(ev, results, cache(DocText)), siblings)
 
 
 class _Decided(NamedTuple):
@@ -412,7 +412,7 @@ class _Decided(NamedTuple):
 
 def _decided(ev: Evening, results: Sequence[ExtractionResult], read: Callable[[str], DocText]) -> _Decided:
     """The rules over one topic's answers. `read` reads a document for screening, grounding and
-    settled items alike: one run's `cache(read_doc)`, so each document is read once per run."""
+    settled items alike: one run's `cache(DocText)`, so each document is read once per run."""
     doc_results, unread, bounded = _doc_results(ev, results)
     doc_results, screened = screen(doc_results, read)
     s = ev.settings
@@ -449,7 +449,7 @@ def brief_topics(
     listed: it will not exist). Each topic is decided once and laid out twice: the rows need the
     others' briefings, and no rule reads them. A document several topics read is read once."""
     topics = list(zip(es.evenings, answers, strict=True))
-    read = cache(read_doc)
+    read = cache(DocText)
     decided = [_decided(ev, got, read) for ev, got in topics]
     first = [_laid_out(ev, got, d, ()) for (ev, got), d in zip(topics, decided, strict=True)]
     if len(first) == 1:  # no other topic to list

@@ -77,14 +77,14 @@ def test_two_claims_of_one_title_each_have_their_own_fate() -> None:
 def test_the_quotes_of_a_removed_claim_of_a_later_part_are_its_own() -> None:
     """The page shows a removed claim's quotes: for a claim of part 2, those of that claim, not
     of the claim that happens to sit at the same place in the joined answer."""
-    from agent.rules.grounding import read_doc
+    from agent.rules.grounding import DocText
     from agent.write.trace import _removed_spans, _Spans
 
     d = doc()
     first, later = claim(), claim("HookPoint overhead", evidence=("平均 overhead 3.6%",))
     refs = (ClaimRef(d.path, 0), ClaimRef(d.path, 0, 1))
     result = DocResult(d, _answer(first, later), refs=refs)
-    spans = _Spans({d.path: d.text}, read_doc)
+    spans = _Spans({d.path: d.text}, DocText)
     (sid,) = _removed_spans({d.path: result}, ClaimRef(d.path, 0, 1), spans)
     assert spans.items[int(sid[1:])].quote == "平均 overhead 3.6%"
     assert _removed_spans({d.path: result}, ClaimRef(d.path, 1), spans) == []  # no such claim in this answer

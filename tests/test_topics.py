@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import agent.pipeline as pipeline
+import agent.rules.grounding as grounding
 from agent.core.labels import ZH
 from agent.core.settings import Settings
 from tests.fake_openai import FAKE_KEY, FakeOpenAI, world_answers, world_responder
@@ -171,18 +172,24 @@ def test_the_inspection_commands_take_the_same_selection(command: list[str]) -> 
 
 def test_a_document_every_topic_reads_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Its facts, arXiv keys and folded text are a function of its text: one run of three topics
-    computes them once per document (screening, grounding and settled items share them), not once
-    per topic or per rule."""
-    read = Counter[str]()
+    computes each once per document (screening, grounding, settled items, 四 and the trace share
+    them), not once per topic or per rule."""
+    computed = Counter[tuple[str, str]]()
 
-    def counted(text: str) -> object:
-        read[text] += 1
-        return real(text)
+    def counting(name: str) -> None:
+        real = getattr(grounding, name)
 
-    real = pipeline.read_doc
-    monkeypatch.setattr(pipeline, "read_doc", counted)
+        def counted(text: str) -> object:
+            computed[name, text] += 1
+            return real(text)
+
+        monkeypatch.setattr(grounding, name, counted)
+
+    for name in ("facts", "id_keys", "fold_map"):
+        counting(name)
     s = Settings(workspace=WORLD, topic=TOPICS[0], date=DAY, out=tmp_path, llm={"backend": "offline"})
     report = pipeline.run_topics(s, list(TOPICS))
     sources = {d.text for rep in report.reports for d in rep.evening.sources}
-    assert len(report.reports) == 3 and len(read) > 1
-    assert set(read) <= sources and set(read.values()) == {1}
+    of_documents = {key: n for key, n in computed.items() if key[1] in sources}
+    assert len(report.reports) == 3 and {name for name, _ in of_documents} == {"facts", "id_keys", "fold_map"}
+    assert set(of_documents.values()) == {1}

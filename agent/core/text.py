@@ -79,6 +79,10 @@ class Folded:
     def starts(self) -> tuple[int, ...]:
         return self._spans[0]
 
+    @property
+    def ends(self) -> tuple[int, ...]:
+        return self._spans[1]
+
     @cached_property
     def spaceless(self) -> tuple[str, tuple[int, ...]]:
         """`text` without spaces, and for each of its characters the index in `text`: built once
@@ -90,10 +94,6 @@ class Folded:
     def bigrams(self) -> dict[str, list[int]]:
         """Where each character bigram of `text` starts, for `_fuzzy`'s votes: built once per document."""
         return _bigram_index(self.text)
-
-    @property
-    def ends(self) -> tuple[int, ...]:
-        return self._spans[1]
 
 
 def _one_to_one() -> tuple[re.Pattern[str], dict[int, str]]:
@@ -243,13 +243,11 @@ def _bigram_index(folded: str) -> dict[str, list[int]]:
     return index
 
 
-def _fuzzy(quote: str, folded: str, index: dict[str, list[int]] | None = None) -> tuple[float, int, int]:
+def _fuzzy(quote: str, folded: str, index: dict[str, list[int]]) -> tuple[float, int, int]:
     """Best near-verbatim occurrence of `quote` in `folded`: (ratio, start, end). Rare character
     bigrams vote for where the quote would start; only the few best-voted windows are compared
     character by character, so the cost stays near-linear in the document. `index` is
-    `_bigram_index(folded)`, when the caller has it."""
-    if index is None:
-        index = _bigram_index(folded)
+    `_bigram_index(folded)` (a document's is built once: `Folded.bigrams`)."""
     m = len(quote)
     grams = [(q, index.get(quote[q : q + 2], [])) for q in range(m - 1)]
     grams = [(q, positions) for q, positions in grams if positions]
@@ -345,7 +343,8 @@ def _rest_in_order(
         if k >= 0:
             pos = k + len(part)
         elif len(part) >= min_fuzzy_len:
-            s, a, b = _fuzzy(part, bare[pos:limit])
+            window = bare[pos:limit]
+            s, a, b = _fuzzy(part, window, _bigram_index(window))
             if a < 0 or s < threshold:
                 return None
             pos, score = pos + b, min(score, s)

@@ -9,13 +9,13 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agent.plan.anchors import AnchorRegistry
 from agent.rules.claims import Candidate, DocResult, Finding, Group, Selection
 from agent.rules.dedupe import Resolved, dedupe, resolve
 from agent.rules.edit import NumberConflict, edit
-from agent.rules.grounding import DocText, check_arxiv, ground, read_doc
+from agent.rules.grounding import DocText, check_arxiv, ground
 from agent.rules.merge import merge
 from agent.rules.priority import Levels, prioritise
 from agent.rules.select import reconcile_sections, relevance, select
@@ -44,7 +44,8 @@ class Scope:
     date: dt.date
     window: str
     limits: Limits
-    read: Callable[[str], DocText] = read_doc  # a document's text as the rules read it
+    # how the rules read a document: one `cache(DocText)` per run, so each is read once
+    read: Callable[[str], DocText] = field(compare=False, repr=False)
 
     @property
     def sources(self) -> list[DocResult]:

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from functools import cache
 
 from agent.core.labels import ZH, Labels
 from agent.plan.anchors import AnchorRegistry
 from agent.rules.chain import Limits, Scope, run_chain
 from agent.rules.claims import DocResult
+from agent.rules.grounding import DocText
 from agent.rules.layout import Composed, lay_out
 from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
@@ -30,7 +32,7 @@ def compose(
 ) -> Composed:
     """The seven blocks of one evening, and a finding for every decision. `siblings`: rows of 一
     for the other topics' briefings of the same run."""
-    decided = run_chain(Scope(results, registry, baselines, topic, date, window, limits))
+    decided = run_chain(Scope(results, registry, baselines, topic, date, window, limits, cache(DocText)))
     return lay_out(decided, footer, labels, siblings)
 
 

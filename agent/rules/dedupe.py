@@ -14,7 +14,7 @@ from agent.core.arxiv import find_ids
 from agent.core.text import facts, locate, similarity
 from agent.plan.anchors import Anchor, AnchorRegistry, bare_name
 from agent.rules.claims import Candidate, DocResult, Finding
-from agent.rules.grounding import DocText, claim_facts, read_doc
+from agent.rules.grounding import DocText, claim_facts
 from agent.rules.merge import release_of, same_release, title_release
 from schemas.documents import SourceDoc
 
@@ -93,7 +93,7 @@ class Resolved:
 
 
 def resolve(
-    results: Sequence[DocResult], reg: AnchorRegistry, read: Callable[[str], DocText] = read_doc
+    results: Sequence[DocResult], reg: AnchorRegistry, read: Callable[[str], DocText] = DocText
 ) -> tuple[list[Resolved], list[Finding]]:
     """The open items a document settles, quoting (as grounded evidence) the sentence that does.
     `read` is how the run reads a document, as grounding does."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import replace
-from typing import NamedTuple
+from dataclasses import dataclass, replace
+from functools import cached_property
 
 from agent.core.arxiv import find_ids, id_keys, key_of, validate
 from agent.core.text import Alignment, Folded, facts, fold, fold_map, locate
@@ -37,22 +37,29 @@ def bound_claims(parts: Sequence[FileExtraction], doc: SourceDoc) -> tuple[list[
     return cut, [Finding("grounding", doc.name, doc.path, "dropped", why)]
 
 
-class DocText(NamedTuple):
-    """What a document's claims are grounded against: the facts, arXiv keys and folded text it writes."""
+@dataclass(frozen=True)
+class DocText:
+    """A document's text as the rules read it: the facts, arXiv keys and folded text it writes,
+    each computed when a rule first asks. A function of the text alone, so a run reads each
+    document once, for every rule and topic (`cache(DocText)`, see `agent.pipeline`)."""
 
-    facts: frozenset[str]
-    ids: frozenset[str]
-    folded: Folded
+    text: str
 
+    @cached_property
+    def facts(self) -> frozenset[str]:
+        return frozenset(facts(self.text))
 
-def read_doc(text: str) -> DocText:
-    """A document's `DocText`: a pure function of its text, so a run of several topics reading one
-    document may compute it once (see `agent.pipeline.brief_topics`)."""
-    return DocText(frozenset(facts(text)), id_keys(text), fold_map(text))
+    @cached_property
+    def ids(self) -> frozenset[str]:
+        return id_keys(self.text)
+
+    @cached_property
+    def folded(self) -> Folded:
+        return fold_map(self.text)
 
 
 def ground(
-    results: Sequence[DocResult], read: Callable[[str], DocText] = read_doc
+    results: Sequence[DocResult], read: Callable[[str], DocText] = DocText
 ) -> tuple[list[Candidate], list[Finding]]:
     """Keep a claim only if its evidence (a quote elided in the middle counts when its parts occur
     in order, close together) and every arXiv ID it cites are in its document. A quote not found
@@ -65,10 +72,10 @@ def ground(
     for r in results:
         if r.extraction is None or not r.extraction.claims:
             continue
-        doc_facts, doc_ids, folded = read(r.doc.text)
+        doc = read(r.doc.text)
         for claim, ref in zip(r.extraction.claims, r.claim_refs(), strict=True):
             order += 1
-            cand, f = _ground_claim(claim, r, ref, order, doc_facts=doc_facts, doc_ids=doc_ids, folded=folded)
+            cand, f = _ground_claim(claim, r, ref, order, doc_facts=doc.facts, doc_ids=doc.ids, folded=doc.folded)
             findings += f
             kept += [cand] if cand else []
     return kept, findings

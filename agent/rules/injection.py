@@ -15,7 +15,7 @@ from dataclasses import replace
 from agent.core.labels import ZH
 from agent.core.text import Folded, locate
 from agent.rules.claims import DocResult, Finding
-from agent.rules.grounding import DocText, read_doc
+from agent.rules.grounding import DocText
 from schemas.extraction import SkippedItem
 
 _ORDERS = re.compile(
@@ -55,7 +55,7 @@ def suspect(passage: str) -> str | None:
 
 
 def screen(
-    results: Sequence[DocResult], read: Callable[[str], DocText] = read_doc
+    results: Sequence[DocResult], read: Callable[[str], DocText] = DocText
 ) -> tuple[list[DocResult], list[Finding]]:
     """Drop every claim with a quote in or beside an ordering passage; say so in findings and in 五.
     `read` is how the run reads a document (grounding reads it the same way after)."""

@@ -17,8 +17,8 @@ from agent.core.arxiv import find_ids, id_keys, key_of, validate
 from agent.core.dates import month_day
 from agent.core.labels import ZH, Labels
 from agent.core.text import similarity
-from agent.plan.anchors import AnchorRegistry, normalise_url
-from agent.rules.chain import RuleOutcome
+from agent.plan.anchors import normalise_url
+from agent.rules.chain import RuleOutcome, Scope
 from agent.rules.claims import REL_RANK, Candidate, DocResult, Finding, Group, Selection
 from agent.rules.edit import NumberConflict
 from agent.rules.merge import short_subject
@@ -62,7 +62,7 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH, siblings: Seq
     priorities, secondary_rows = _priorities(o, labels)
     item_of = {id(c): n for c, n in _conflict_items(o)}
     increments = [_increment(i, g, s.topic, labels, item_of) for i, g in enumerate(o.selection.increments, 1)]
-    rows, new_keys = _arxiv_rows(o.selection, s.registry, s.results, labels)
+    rows, new_keys = _arxiv_rows(o.selection, s, labels)
     lim, n = s.limits, len(increments)
     if n < lim.min_increments:  # said plainly; select never pads and never exceeds the maximum
         note = labels.count_under.format(min=lim.min_increments, n=n)
@@ -240,9 +240,8 @@ def _mark(text: str, date: dt.date, mark: str) -> str:
 # --- 四 -----------------------------------------------------------------------------------------------
 
 
-def _arxiv_rows(
-    sel: Selection, reg: AnchorRegistry, results: Sequence[DocResult], labels: Labels
-) -> tuple[list[ArxivRow], list[str]]:
+def _arxiv_rows(sel: Selection, s: Scope, labels: Labels) -> tuple[list[ArxivRow], list[str]]:
+    reg = s.registry
     rows: list[ArxivRow] = []
     new_keys: dict[str, None] = {}  # in order
     for g in [*sel.increments, *sel.secondary]:
@@ -253,7 +252,7 @@ def _arxiv_rows(
             new_keys[key] = None
             relation = f"{labels.arxiv_new_relation} → {g.lead.claim.suggested_section}"
             rows.append(ArxivRow(arxiv_id=a.arxiv_id, title=a.title, credibility=g.credibility, relation=relation))
-    tonight = {k for r in results if r.doc.kind != "adjacent" for k in id_keys(r.doc.text)}
+    tonight = {k for r in s.sources for k in s.read(r.doc.text).ids}
     for anchor in reg.anchors:
         if anchor.kind != "arxiv" or anchor.first_date is None or anchor.key in new_keys:
             continue
