@@ -30,7 +30,10 @@ def test_the_wheel_installs_and_runs_the_demo_from_elsewhere(tmp_path: Path) -> 
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, src / name)
     dist = tmp_path / "dist"
-    built = _run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--no-build-isolation", "-w", str(dist)], src)
+    offline = ["--no-index", "--disable-pip-version-check"]  # pip asks no index, not even for its own version
+    built = _run(
+        [sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--no-build-isolation", *offline, "-w", str(dist)], src
+    )
     assert built.returncode == 0, built.stderr
     (wheel,) = dist.glob("predigest-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -44,7 +47,7 @@ def test_the_wheel_installs_and_runs_the_demo_from_elsewhere(tmp_path: Path) -> 
     purelib = _run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], tmp_path).stdout.strip()
     deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
     (Path(purelib) / "test_deps.pth").write_text("\n".join(deps) + "\n", encoding="utf-8")
-    pip = [sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", "--no-index"]
+    pip = [sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps", *offline]
     installed = _run([*pip, str(wheel)], tmp_path)
     assert installed.returncode == 0, installed.stderr
 
