@@ -387,6 +387,15 @@ ROWS = [
         max_requests=14,
     ),
     Row(
+        "cache-folder-is-a-symlink-to-itself",
+        setup=lambda ws, tmp: (tmp / "cache").symlink_to("cache"),
+        live=True,
+        args=("--cache-dir", "{tmp}/cache"),
+        exit=2,
+        message="a symbolic link on its way loops",
+        max_requests=0,
+    ),
+    Row(
         "cache-folder-under-a-file",
         live=True,
         args=("--cache-dir", "{ws}/predigest.toml/cache"),

@@ -37,7 +37,7 @@ def check_out(out: Path, ws: Workspace, docs: Sequence[SourceDoc], own: Path, *,
     kind, or an existing briefing without --force; and a folder that cannot be written. Every
     Markdown file of the workspace is some evening's input, except tonight's own briefing `own`;
     what a run wrote beside a briefing (its record, its calls) is an output, replaced with it."""
-    _reachable(out, hint="pick another --out")
+    check_reachable(out, hint="pick another --out")
     targets = [out.with_suffix(".json"), out.with_suffix(".calls.jsonl"), out]
     inputs = {real_path(ws.root / d.path) for d in docs if not is_run_output(d.name)} - {real_path(own)}
     for t in targets:
@@ -63,7 +63,7 @@ def check_writable(folder: Path, *, hint: str) -> None:
     """Refuse, before anything is spent, a folder no file can be created in (or the nearest one
     above it that exists, where the missing ones will be made). Tried with a temporary file:
     `os.access` says yes to root on /proc and on a read-only mount."""
-    _reachable(folder, hint=hint)
+    check_reachable(folder, hint=hint)
     near = _nearest_existing(folder)
     why = "not a folder"
     if near.is_dir():
@@ -90,13 +90,13 @@ def check_page(path: Path | None) -> None:
     """A page to be written at the end (`eval --html`), checked before the first case runs."""
     if path is None:
         return
-    _reachable(path, hint="pass --html a path you can write")
+    check_reachable(path, hint="pass --html a path you can write")
     if path.is_dir():
         raise PredigestError(f"--html {path} is a folder", hint="pass a file name, e.g. --html eval.html")
     check_writable(path.absolute().parent, hint="pass --html a path you can write")
 
 
-def _reachable(path: Path, *, hint: str) -> None:
+def check_reachable(path: Path, *, hint: str) -> None:
     """Refuse a path a symbolic link on its way sends round in a loop: `exists()` cannot see such a
     path, so the other checks would let it through, and the write would fail after the calls."""
     try:

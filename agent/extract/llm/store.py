@@ -17,6 +17,7 @@ import diskcache
 
 from agent.core.errors import PredigestError
 from agent.extract.llm.cassettes import Exchange
+from agent.plan.outputs import check_reachable
 
 logger = logging.getLogger("predigest")
 
@@ -73,6 +74,7 @@ def open_cache(cache_dir: Path | None) -> ResponseCache | None:
     if cache_dir is None:
         return None
     hint = "pass --cache-dir with a writable folder, or --no-cache"
+    check_reachable(cache_dir, hint=hint)
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
