@@ -695,17 +695,24 @@ def prompt_show(
     as_json: JsonOpt = False,
 ) -> None:
     """Print the exact messages one document would be sent (--json: with the response schema sent).
-    With several topics and --extraction shared, the one request that carries them all.
+    With several topics and --extraction shared, the one request that carries them all. With
+    --doc compose/TOPIC, the topic's composing request, built from the evening's cassettes' answers.
 
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
     """
-    from agent.pipeline import plan_topics, requests_for
+    from agent.pipeline import compose_requests, plan_topics, requests_for
 
     llm = {"extraction": extraction} if extraction else {}
     s, topics = _selected(
         workspace, date, topic, all_topics, prompt_file=prompt.absolute() if prompt else None, llm=llm
     )
+    if doc.startswith("compose/"):  # the editor's request, built from the evening's replayed extractions
+        asked = compose_requests(s, [t for t in topics if doc in ("compose/", f"compose/{t}")])
+        if not asked:
+            raise PredigestError(f"{doc}: no topic of this evening asks a composing call", hint="run with --explain")
+        _per_topic(list(asked), as_json, lambda t: _prompt_of([asked[t]], t if len(asked) > 1 else "", as_json))
+        return
     es = plan_topics(s, topics, for_writing=False)  # what a run of these topics would send
     if es.shared:  # one request carries every topic
         by_topic = {", ".join(topics): requests_for(es, doc)}
@@ -717,15 +724,13 @@ def prompt_show(
 
 def _prompt_of(requests: list[ExtractionRequest], topic: str, as_json: bool) -> object:
     if as_json:
-        from agent.extract.prompting import response_schema
-
         parts = [
             {"doc": r.doc_path, "part": r.chunk + 1, "of": r.chunks, "messages": list(r.messages)} for r in requests
         ]
         return {
             "prompt": str(requests[0].prompt),
             "requests": parts,
-            "response_schema": response_schema(requests[0].prompt.name).model_json_schema(),
+            "response_schema": requests[0].answer_schema().model_json_schema(),
         }
     if topic:
         out.print(f"# topic {topic}")

@@ -36,10 +36,13 @@ from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extra
 from agent.extract.backends import answers_offline, model_extractor, offline, offline_extractor, used_backend
 from agent.extract.chunking import merge_chunks
 from agent.extract.prompting import (
+    COMPOSE,
     SHARED,
     Template,
+    build_compose_request,
     build_requests,
     build_shared_requests,
+    compose_path,
     load_template,
     load_template_file,
 )
@@ -47,8 +50,9 @@ from agent.plan.anchors import AnchorRegistry, build_registry
 from agent.plan.ingest import UNLISTABLE, UNREADABLE, Window, evening_window, scan, sources, unreadable
 from agent.plan.outputs import check_out, check_writable, out_path_for, real_path, write_set
 from agent.plan.workspace import Workspace, load_workspace
-from agent.rules.chain import Limits, RuleOutcome, Scope, run_chain
-from agent.rules.claims import DocResult, Finding, with_refs
+from agent.rules.chain import Limits, Prepared, RuleOutcome, Scope, finish, prepare
+from agent.rules.claims import DocResult, Edited, Finding, with_refs
+from agent.rules.editor import Desk
 from agent.rules.grounding import DocText, bound_claims
 from agent.rules.injection import screen
 from agent.rules.layout import Composed, lay_out
@@ -58,7 +62,7 @@ from agent.write.render import render
 from agent.write.trace import run_record
 from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
-from schemas.extraction import FileExtraction, SharedExtraction, SkippedItem
+from schemas.extraction import SkippedItem
 from schemas.run import RunRecord
 
 EXIT_PARTIAL = 3  # a briefing was made, but some of the evening's documents were not read
@@ -87,6 +91,7 @@ class Evening:
     template: Template
     requests: list[ExtractionRequest]
     out_path: Path
+    composer: Template  # the editor's prompt: one composing request per topic and evening
 
     @property
     def sources(self) -> list[SourceDoc]:
@@ -172,7 +177,7 @@ def plan_from(ws: Workspace, s: Settings, docs: list[SourceDoc], *, for_writing:
     if for_writing:
         check_out(out, ws, docs, out_path_for(ws, None, s.date, s.topic), force=s.force)
     requests = build_requests(srcs, registry, ws, s.topic, template, llm)
-    return Evening(s, ws, llm, window, docs, registry, template, requests, out)
+    return Evening(s, ws, llm, window, docs, registry, template, requests, out, load_template(COMPOSE))
 
 
 def as_shared(s: Settings) -> Settings:
@@ -269,13 +274,15 @@ def extract_topics(
     extractor: Extractor | None = None,
     on_result: Callable[[ExtractionResult], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    model: Extractor | None = None,
 ) -> list[list[ExtractionResult]]:
     """Each topic's answers, in its requests' order. The topics a model answers share one
     extractor (one budget, one cache, one cassette index); a topic the offline extractor answers
     (`--backend offline`, or `auto` with nothing else) gets its own, since it reads for a topic.
-    With shared requests, their answers are split by topic (`split_shared`)."""
+    With shared requests, their answers are split by topic (`split_shared`). `model`: the run's model
+    extractor, when the run asks it more than the extractions (`ModelOnce`)."""
     if es.shared and (extractor is not None or not answers_offline(es.llm, es.shared)):
-        results = _answered(es.llm, es.shared, extractor, on_result)
+        results = _answered(es.llm, es.shared, extractor or model, on_result)
         return _checked(es, [split_shared(results, ev) for ev in es.evenings])
     # the offline extractor reads for one topic at a time, so it answers each topic's own requests
     offline_evenings: list[Evening] = []
@@ -287,7 +294,7 @@ def extract_topics(
             warn(f"{ev.settings.topic}: {no_model_note(ev)}" if len(es.evenings) > 1 else no_model_note(ev))
     answers: dict[str, list[ExtractionResult]] = {}
     if by_model:
-        results = _answered(by_model[0].llm, [r for ev in by_model for r in ev.requests], extractor, on_result)
+        results = _answered(by_model[0].llm, [r for ev in by_model for r in ev.requests], extractor or model, on_result)
         for ev in by_model:
             answers[ev.settings.topic], results = results[: len(ev.requests)], results[len(ev.requests) :]
     for ev in offline_evenings:
@@ -352,6 +359,63 @@ def refuse_nothing_read(results: list[ExtractionResult], topic: str = "") -> lis
     return results
 
 
+class ModelOnce:
+    """The run's one model extractor, made when a model is first asked: the extractions and the
+    composing calls of a run share its budget (`--max-calls`, `--max-cost`), cache and cassettes,
+    and an evening the offline extractor answers never makes it."""
+
+    def __init__(self, llm: LLMSettings) -> None:
+        self.llm = llm
+        self.own: Extractor | None = None
+
+    def extract_all(
+        self, requests: Sequence[ExtractionRequest], on_result: Callable[[ExtractionResult], None] | None = None
+    ) -> list[ExtractionResult]:
+        if self.own is None:
+            self.own = model_extractor(self.llm)
+        return self.own.extract_all(requests, on_result)
+
+    def __enter__(self) -> ModelOnce:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        close = getattr(self.own, "close", None)
+        if close is not None:
+            close()
+
+
+# --- 2b. compose ----------------------------------------------------------------------------------
+
+
+def compose_request(
+    ev: Evening, results: Sequence[ExtractionResult], read: Callable[[str], DocText] | None = None
+) -> ExtractionRequest | None:
+    """The editor's request for one topic's evening, or None when no model composes it: the offline
+    extractor read it, `[llm] compose` is off, or no claim is worth a line."""
+    if not ev.llm.compose or offline([r.record for r in results]) or not results:
+        return None
+    desk = Desk.of(_prepared(ev, results, read or cache(DocText)).prepared)
+    if not desk.claims:
+        return None
+    topic = ev.settings.topic
+    return build_compose_request(ev.ws, topic, ev.registry, ev.composer, desk.values(), {"check": desk.check})
+
+
+def compose_topics(
+    es: EveningSet,
+    answers: Sequence[Sequence[ExtractionResult]],
+    model: Extractor | None = None,
+    on_result: Callable[[ExtractionResult], None] | None = None,
+) -> list[ExtractionResult | None]:
+    """Each topic's composing call answered (or failed, never raised), None where none is asked;
+    one call per topic, all through the run's model extractor (or one made for them)."""
+    read = cache(DocText)
+    asked = [compose_request(ev, got, read) for ev, got in zip(es.evenings, answers, strict=True)]
+    requests = [r for r in asked if r is not None]
+    got = iter(_answered(es.llm, requests, model, on_result) if requests else [])
+    return [next(got) if r is not None else None for r in asked]
+
+
 # --- 3. brief (pure) ------------------------------------------------------------------------------
 
 
@@ -395,39 +459,89 @@ class Outcome:
         return record.model_copy(update=done)
 
 
-def brief(ev: Evening, results: Sequence[ExtractionResult], *, siblings: Sequence[SourceRow] = ()) -> Outcome:
-    """Rules and layout over the evening's answers. Pure: the same inputs give the same briefing.
-    `siblings`: the other topics' briefings the same run writes, listed in 一 as adjacent rows
-    (never extracted: they are outputs of this run, not inputs)."""
-    return _laid_out(ev, results, _decided(ev, results, cache(DocText)), siblings)
+def brief(
+    ev: Evening,
+    results: Sequence[ExtractionResult],
+    composed: ExtractionResult | None = None,
+    *,
+    siblings: Sequence[SourceRow] = (),
+) -> Outcome:
+    """Rules and layout over the evening's answers and its composing call's answer (None: no call
+    was made). Pure: the same inputs give the same briefing. `siblings`: the other topics' briefings
+    the same run writes, listed in 一 as adjacent rows (never extracted: they are outputs of this
+    run, not inputs)."""
+    return _laid_out(ev, results, _decided(ev, results, cache(DocText), composed), siblings)
+
+
+class _Prepared(NamedTuple):
+    """One topic's evening up to the editor, and what was decided before the chain."""
+
+    prepared: Prepared
+    before_rules: list[Finding]  # claims bounded and answers screened before the chain
+    unread: list[tuple[str, str]]
 
 
 class _Decided(NamedTuple):
     """What the rules decided about one evening, before it is laid out."""
 
     outcome: RuleOutcome
-    before_rules: list[Finding]  # claims bounded and answers screened before the chain
+    before_rules: list[Finding]
     unread: list[tuple[str, str]]
+    composed: ExtractionResult | None  # the composing call, if one was made
 
 
-def _decided(ev: Evening, results: Sequence[ExtractionResult], read: Callable[[str], DocText]) -> _Decided:
-    """The rules over one topic's answers. `read` reads a document for screening, grounding and
-    settled items alike: one run's `cache(DocText)`, so each document is read once per run."""
+def _prepared(ev: Evening, results: Sequence[ExtractionResult], read: Callable[[str], DocText]) -> _Prepared:
+    """The rules up to the editor over one topic's answers. `read` reads a document for screening,
+    grounding and settled items alike: one run's `cache(DocText)`, so each document is read once per run."""
     doc_results, unread, bounded = _doc_results(ev, results)
     doc_results, screened = screen(doc_results, read)
     s = ev.settings
     baselines = [d for d in ev.docs if d.kind == "baseline" and d.read]
     limits = Limits(**ev.ws.config.limits.model_dump())
-    scope = Scope(doc_results, ev.registry, baselines, s.topic, s.date, str(ev.window), limits, read)
-    return _Decided(run_chain(scope), [*bounded, *screened], unread)
+    living = next((d.text for d in ev.docs if d.kind == "living"), "")
+    scope = Scope(doc_results, ev.registry, baselines, s.topic, s.date, str(ev.window), limits, read, living)
+    return _Prepared(prepare(scope), [*bounded, *screened], unread)
+
+
+def _decided(
+    ev: Evening, results: Sequence[ExtractionResult], read: Callable[[str], DocText], composed: ExtractionResult | None
+) -> _Decided:
+    """The rules over one topic's answers, with the editor's stories when its answer passes the
+    checks, else the floor's, and why (in the summary, 五 and a finding)."""
+    p = _prepared(ev, results, read)
+    edited, why = _edition(ev, results, p.prepared, composed)
+    outcome = finish(p.prepared, edited)
+    if why:
+        floor = Finding("compose", ev.settings.topic, "", "floor", why)
+        outcome = replace(outcome, floor=why, findings=[*outcome.findings, floor])
+    return _Decided(outcome, p.before_rules, p.unread, composed)
+
+
+def _edition(
+    ev: Evening, results: Sequence[ExtractionResult], p: Prepared, composed: ExtractionResult | None
+) -> tuple[Edited | None, str]:
+    """The editor's stories, or None and why the floor assembles the evening instead ('' when
+    there was nothing to compose)."""
+    desk = Desk.of(p)
+    if composed is None:  # no call: the offline extractor read the evening (said when composing was asked)
+        asked = ev.llm.compose and desk.claims and offline([r.record for r in results])
+        return None, ZH.floor_offline if asked else ""
+    if composed.composition is None:
+        return None, ZH.floor_failed.format(why=composed.record.error or "no answer")
+    if problems := desk.check(composed.composition):  # an answer to another evening (a stale cassette)
+        return None, ZH.floor_failed.format(why="; ".join(problems[:3]))
+    return desk.edited(composed.composition), ""
 
 
 def _laid_out(ev: Evening, results: Sequence[ExtractionResult], d: _Decided, siblings: Sequence[SourceRow]) -> Outcome:
-    records = [r.record for r in results]
+    records = [r.record for r in results] + ([d.composed.record] if d.composed is not None else [])
     s = ev.settings
+    prompt = str(ev.template.stamp)
+    if d.composed is not None and d.composed.composition is not None:
+        prompt += ZH.list_comma + ZH.composed_by.format(prompt=ev.composer.stamp)
     footer = (ZH.footer_offline if offline(records) else ZH.footer).format(
         date=s.date,
-        prompt=ev.template.stamp,
+        prompt=prompt,
         answered=answered_by(records, ev.llm.model),
         extractor=ZH.extractor_offline,
         sources=len(ev.sources),
@@ -439,25 +553,32 @@ def _laid_out(ev: Evening, results: Sequence[ExtractionResult], d: _Decided, sib
     if d.unread:
         composed = _mark_partial(composed, len(d.unread))
     doc_results = list(d.outcome.scope.results)
-    return Outcome(ev, composed, render(composed.briefing), records, d.unread, doc_results, tuple(results))
+    done = tuple(results) + ((d.composed,) if d.composed is not None else ())
+    return Outcome(ev, composed, render(composed.briefing), records, d.unread, doc_results, done)
 
 
 def brief_topics(
-    es: EveningSet, answers: Sequence[Sequence[ExtractionResult]], *, allow_partial: bool
+    es: EveningSet,
+    answers: Sequence[Sequence[ExtractionResult]],
+    composed: Sequence[ExtractionResult | None] = (),
+    *,
+    allow_partial: bool,
 ) -> list[Outcome]:
     """Each topic's briefing, its 一 listing the others this run writes (a withheld one is not
     listed: it will not exist). Each topic is decided once and laid out twice: the rows need the
-    others' briefings, and no rule reads them. A document several topics read is read once."""
-    topics = list(zip(es.evenings, answers, strict=True))
+    others' briefings, and no rule reads them. A document several topics read is read once.
+    `composed`: each topic's composing call (None, or left empty: none was made)."""
+    calls = list(composed) or [None] * len(es.evenings)
+    topics = list(zip(es.evenings, answers, calls, strict=True))
     read = cache(DocText)
-    decided = [_decided(ev, got, read) for ev, got in topics]
-    first = [_laid_out(ev, got, d, ()) for (ev, got), d in zip(topics, decided, strict=True)]
+    decided = [_decided(ev, got, read, call) for ev, got, call in topics]
+    first = [_laid_out(ev, got, d, ()) for (ev, got, _), d in zip(topics, decided, strict=True)]
     if len(first) == 1:  # no other topic to list
         return first
     kept = [o for o in first if not withheld(o, allow_partial=allow_partial)]
     return [
         _laid_out(ev, got, d, [sibling_row(o, ev) for o in kept if o.evening is not ev])
-        for (ev, got), d in zip(topics, decided, strict=True)
+        for (ev, got, _), d in zip(topics, decided, strict=True)
     ]
 
 
@@ -707,9 +828,11 @@ def run_topics(
     es = plan_topics(s, topics)
     if on_plan is not None:
         on_plan(es)
-    answers = extract_topics(es, extractor, on_result, warn)
+    with ModelOnce(es.llm) as model:
+        answers = extract_topics(es, extractor, on_result, warn, model=model)
+        composed = compose_topics(es, answers, extractor or model, on_result)
     reports = []
-    for outcome in brief_topics(es, answers, allow_partial=s.allow_partial):
+    for outcome in brief_topics(es, answers, composed, allow_partial=s.allow_partial):
         written = write(outcome, force=s.force, allow_partial=s.allow_partial, patch=patch)
         backend, note = used_backend(outcome.evening.llm, outcome.records)
         reports.append(RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note))
@@ -729,32 +852,58 @@ def no_model_note(ev: Evening) -> str:
 # --- reference answers of an evening --------------------------------------------------------------
 
 
+def compose_requests(s: Settings, topics: Sequence[str]) -> dict[str, ExtractionRequest]:
+    """Each topic's composing request as a run would send it (topic -> request), from the evening's
+    extractions as its cassettes answer them: nothing is paid for, whatever the backend. A topic
+    with no claim worth a line asks nothing."""
+    replayed = s.model_copy(update={"llm": {**s.llm, "backend": "replay", "compose": True}})
+    es = plan_topics(replayed, topics, for_writing=False)
+    answers = extract_topics(es)
+    read = cache(DocText)
+    asked = {ev.settings.topic: compose_request(ev, got, read) for ev, got in zip(es.evenings, answers, strict=True)}
+    return {t: r for t, r in asked.items() if r is not None}
+
+
+def composing_request(s: Settings, topic: str) -> ExtractionRequest:
+    """One topic's composing request, or an error saying why the evening asks none."""
+    got = compose_requests(s, [topic]).get(topic)
+    if got is None:
+        raise PredigestError(
+            f"the evening {s.date} of {topic} asks no composing call (no claim of 3★ or more survived the rules)",
+            hint=f"run `predigest run {s.workspace} -t {topic} -d {s.date} --explain` to see why",
+        )
+    return got
+
+
 def add_reference(s: Settings, topics: Sequence[str], doc: str, extraction: Path, note: str = "") -> Path:
     """Store a hand-written expected answer for one document as a reference cassette: for one topic
     a FileExtraction, for several the SharedExtraction of the one request that carries them all (one
-    answer file is one request, whatever `[llm] extraction` says). Its usage is estimated, and says as
-    cached the prefix a provider would serve after the evening's first request."""
-    shared = len(topics) > 1
+    answer file is one request, whatever `[llm] extraction` says); for `compose/<topic>`, the
+    EveningComposition of the topic's composing request. Its usage is estimated, and says as cached
+    the prefix a provider would serve after the evening's first request."""
+    composing = doc.startswith(compose_path(""))
     es = answer_plan(s, topics)
-    reqs = requests_for(es, doc)
+    reqs = [composing_request(s, doc.removeprefix(compose_path("")))] if composing else requests_for(es, doc)
     if len(reqs) != 1:
         raise PredigestError(f"{doc} is split into {len(reqs)} parts", hint="reference cassettes take whole documents")
-    kind = SharedExtraction if shared else FileExtraction
+    kind = reqs[0].answer_schema()
     try:
-        answer = kind.model_validate_json(extraction.read_text(encoding="utf-8"), context={"topics": list(topics)})
+        answer = kind.model_validate_json(extraction.read_text(encoding="utf-8"), context=reqs[0].validation_context())
     except (OSError, UnicodeDecodeError, ValidationError) as e:
         what = first_problem(e) if isinstance(e, ValidationError) else str(e)
+        where = "schemas/compose.py" if composing else "schemas/extraction.py"
         raise PredigestError(
-            f"{extraction} is not a {kind.__name__} ({what})", hint="see schemas/extraction.py for the fields"
+            f"{extraction} is not a {kind.__name__} ({what})", hint=f"see {where} for the fields"
         ) from e
     from agent.extract.llm import write_reference_cassette  # lazy: imports openai + instructor
 
     first = es.requests[0]  # a provider's prefix cache holds what the evening's first request began with
-    return write_reference_cassette(reqs[0], answer, es.llm, note=note, earlier=() if first is reqs[0] else (first,))
+    earlier = () if composing or first is reqs[0] else (first,)
+    return write_reference_cassette(reqs[0], answer, es.llm, note=note, earlier=earlier)
 
 
 def rekey(s: Settings, topics: Sequence[str]) -> list[Path]:
-    """Re-key the reference cassettes of an evening after an intended prompt or schema change: one
+    """Re-key the reference cassettes of an evening after an intended prompt change: one
     topic's, or with several topics those of the shared requests that carry them all."""
     es = answer_plan(s, topics)
     from agent.extract.llm import rekey_reference_cassettes  # lazy: imports openai + instructor

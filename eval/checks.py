@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from agent.extract.llm import check_requests
+from agent.pipeline import compose_requests
 from eval.cases import load_rows
 from eval.runner import Variant, not_asked, row_requests
 
@@ -60,6 +61,10 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
         folder = llm.cassette_dir
         result = check_requests(requests, llm)
         used.setdefault(folder, set()).update(result.used)
+        if case.extraction != "shared" and not (result.missing or result.stale):
+            # a composing answer is used when the row's evening asks it (from these answers); none is required
+            composing = list(compose_requests(variant.settings(case, "replay"), [case.topic]).values())
+            used[folder].update(check_requests(composing, llm).used)
         checks.append(CaseCheck(case.name, folder, len(result.answered), result.stale, result.missing))
     unused = {
         folder: sorted(p for p in folder.rglob("*.json") if p not in files) if folder.is_dir() else []

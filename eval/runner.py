@@ -32,6 +32,7 @@ from agent.pipeline import (
     answered_by,
     as_shared,
     brief,
+    compose_topics,
     extract,
     extract_topics,
     plan,
@@ -306,10 +307,14 @@ def run_case(
                 on_plan(case, ev)
             results = tuple(extract(ev, None, on_result))
             calls = tuple(r.record for r in results)
-        report = brief(ev, results)
+        composed = compose_topics(EveningSet((ev,)), [results], None, on_result)[0]
+        calls += (composed.record,) if composed is not None else ()
+        report = brief(ev, results, composed)
     except PredigestError as e:
         return CaseRun(case, gold, None, "", None, (str(e),), time.monotonic() - started, backend=used)
-    errors = tuple(f"{r.doc_path}: {r.error}" for r in report.records if r.error)
+    # a composing call that fails is not the row's error: the floor assembles the evening, and says so
+    extracted = report.records[: len(results)]
+    errors = tuple(f"{r.doc_path}: {r.error}" for r in extracted if r.error)
     done = {"outcome": report, "results": results, "backend": used, "patch": _patch(case, report), "calls": calls}
     try:
         output = parse(report.markdown, path=f"<output of {case.name}>")

@@ -41,6 +41,7 @@ Rule = Literal[
     "to-verify",
     "contradiction",
     "priority",
+    "compose",
 ]
 Decision = Literal[
     "failed",
@@ -71,6 +72,9 @@ Decision = Literal[
     "figure withheld",
     "folded",
     "urgent",
+    "left out",
+    "composed",
+    "floor",
 ]
 
 

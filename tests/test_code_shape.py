@@ -108,6 +108,9 @@ INPUT_PATTERNS = {
     ("agent/plan/parse.py", "暂无"): "how other agents mark an empty block",
     ("eval/metrics.py", "还是"): "how a gold's 三 names a disputed figure ('2.1× 还是 1.6×')",
     ("agent/core/errors.py", "状态摘要"): "errors.py sits below labels.py; the hint names the blocks",
+    ("agent/rules/editor.py", "(?!\\d+\\.\\d+\\.\\d)[<>+\\-]?(?:\\d+(?:\\.\\d+)?(?:%|×|x|倍"): (
+        "a figure's units, as the checker reads a point"
+    ),
     ("eval/metrics.py", "年"): "a year said in words in a gold key point (2026 年), which is not a key fact",
 }
 

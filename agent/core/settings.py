@@ -100,6 +100,11 @@ class LLMSettings(_Frozen):
         description="With several topics: per-topic (one request per document and topic) or shared "
         "(one request per document carrying every topic).",
     )
+    compose: bool = Field(
+        default=False,
+        description="Ask the model to compose each topic's evening (one call per topic and evening, checked by "
+        "the rules); false: the rules' assembly. Off by default until the suite and the eval run it end to end.",
+    )
     temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
     replace_reference: bool = Field(default=False, description="Let `record` write over reference cassettes.")
     allow_stale: bool = Field(

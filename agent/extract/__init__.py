@@ -6,11 +6,14 @@ upstream knows which one it has. Only `agent.extract.llm` imports openai / instr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
 
+from schemas.compose import EveningComposition
 from schemas.extraction import FileExtraction, SharedExtraction
+
+Answer = FileExtraction | SharedExtraction | EveningComposition
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,8 @@ class PromptStamp:
 
 @dataclass(frozen=True)
 class ExtractionRequest:
-    """One structured call: the messages for one document (or one chunk of it)."""
+    """One structured call: the messages for one document (or one chunk of it), or — `kind`
+    "compose" — for one topic's evening as a whole (`doc_path` is then `compose/<topic>`)."""
 
     doc_path: str  # workspace-relative, e.g. "inbox/jay/2026-09-22-x.md"
     messages: tuple[dict[str, str], ...]  # ({"role": "system", ...}, {"role": "user", ...})
@@ -39,6 +43,21 @@ class ExtractionRequest:
     # the topics a shared request reads the document for (its answer is a `SharedExtraction`);
     # empty for a request for one topic (its answer is a `FileExtraction`)
     topics: tuple[str, ...] = ()
+    kind: Literal["extract", "compose"] = "extract"
+    # a composing request's validation context: the rules' checker of its answer (`agent.rules.editor`)
+    context: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    def answer_schema(self) -> type[Answer]:
+        """What the request asks for: an evening's composition, a shared reading, or one topic's."""
+        if self.kind == "compose":
+            return EveningComposition
+        return SharedExtraction if self.topics else FileExtraction
+
+    def validation_context(self) -> dict[str, Any] | None:
+        """What the answer is validated against: the evening's checker, or the topics asked."""
+        if self.kind == "compose":
+            return dict(self.context or {})
+        return {"topics": list(self.topics)} if self.topics else None
 
 
 CallSource = Literal["live", "cache", "cassette", "skipped", "offline"]
@@ -75,11 +94,12 @@ class ExtractionResult:
     extraction: FileExtraction | None  # None when the call failed; `record.error` says why
     record: CallRecord
     shared: SharedExtraction | None = None  # a shared request's whole answer (`extraction` is then None)
+    composition: EveningComposition | None = None  # a composing request's answer
 
     @property
     def answered(self) -> bool:
-        """A validated answer came back: one topic's extraction, or a shared request's answer."""
-        return self.extraction is not None or self.shared is not None
+        """A validated answer came back: one topic's extraction, a shared request's, or a composition."""
+        return self.extraction is not None or self.shared is not None or self.composition is not None
 
 
 class Extractor(Protocol):

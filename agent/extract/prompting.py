@@ -11,10 +11,11 @@ import hashlib
 import html
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -24,6 +25,7 @@ from agent.extract import ExtractionRequest, PromptStamp
 from agent.extract.chunking import split_sections
 from agent.plan.anchors import Anchor, AnchorRegistry
 from agent.plan.workspace import Workspace
+from schemas.compose import EveningComposition
 from schemas.documents import SourceDoc
 from schemas.extraction import FileExtraction, SharedExtraction
 
@@ -60,11 +62,13 @@ class Template:
 
 
 SHARED = "extract-shared"  # the template of one request per document for every topic of the evening
+COMPOSE = "compose"  # the template of one request per topic and evening: the editor's
 
 
 def response_schema(name: str) -> type[BaseModel]:
-    """The answer a template asks for: the shared template's carries a part per topic."""
-    return SharedExtraction if name == SHARED else FileExtraction
+    """The answer a template asks for: the shared template's carries a part per topic, the composing
+    one the evening's stories."""
+    return {SHARED: SharedExtraction, COMPOSE: EveningComposition}.get(name, FileExtraction)
 
 
 def load_template(name: str = "extract", directory: Path = PROMPTS_DIR) -> Template:
@@ -214,3 +218,27 @@ def build_shared_requests(
         return {**shared, "anchors": anchors}
 
     return _requests(docs, template, llm, values, topics)
+
+
+# --- the composing request of a topic's evening -----------------------------------------------------
+
+
+def compose_path(topic: str) -> str:
+    """What a composing request is filed under, where an extraction names its document."""
+    return f"compose/{topic}"
+
+
+def build_compose_request(
+    ws: Workspace,
+    topic: str,
+    registry: AnchorRegistry,
+    template: Template,
+    desk: dict[str, str],
+    context: Mapping[str, Any],
+) -> ExtractionRequest:
+    """One topic's evening as the editor is asked it: the topic's texts, and `desk` (the claims,
+    documents, anchors and disputes under their ids, from `agent.rules.editor`). `context` holds the
+    rules' checker, which validates the answer."""
+    values = {**_topic_values(ws, topic, registry), **desk, "date": registry.date.isoformat()}
+    system, user = template.render(values)
+    return ExtractionRequest(compose_path(topic), (system, user), template.stamp, kind="compose", context=context)

@@ -1,18 +1,19 @@
 """The rule chain over one evening: extractions and anchors in, decisions out, as typed facts.
 
-grounding → arXiv → relevance → dedupe → merge → edit → sections → select → resolve → 六's
-levels → 三. It returns what was decided, never a sentence: `agent.rules.layout` words it.
+grounding → arXiv → relevance → dedupe (`prepare`) → the stories: the editor's (a model's composition
+the checker passed) or the floor's (merge by subject keys) → sections → select → resolve → 六's levels
+→ 三 (`finish`). It returns what was decided, never a sentence: `agent.rules.layout` words it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agent.plan.anchors import AnchorRegistry
-from agent.rules.claims import Candidate, DocResult, Finding, Group, Selection
+from agent.rules.claims import Candidate, DocResult, Edited, Finding, Group, Selection
 from agent.rules.dedupe import Resolved, dedupe, resolve
 from agent.rules.edit import NumberConflict, edit
 from agent.rules.grounding import DocText, check_arxiv, ground
@@ -46,6 +47,7 @@ class Scope:
     limits: Limits
     # how the rules read a document: one `cache(DocText)` per run, so each is read once
     read: Callable[[str], DocText] = field(compare=False, repr=False)
+    living: str = field(default="", repr=False)  # the living document's text: the style its new lines follow
 
     @property
     def sources(self) -> list[DocResult]:
@@ -67,6 +69,8 @@ class RuleOutcome:
     relevance: dict[str, str]  # document path -> its 一 label
     levels: Levels  # 六: each row's level, and which row says each settled question
     findings: list[Finding]
+    doc_lines: Mapping[str, str] = field(default_factory=dict)  # document -> the editor's 五 line for it
+    floor: str = ""  # why the rules' floor assembled the evening ('' when the editor composed it, or nothing to)
 
     @property
     def supplements(self) -> list[Group]:
@@ -74,8 +78,22 @@ class RuleOutcome:
         return [g for g in self.selection.increments if g.lead.relation == "supplement"]
 
 
-def run_chain(scope: Scope) -> RuleOutcome:
-    """Every rule in order; each decision on the way is a finding."""
+@dataclass(frozen=True)
+class Prepared:
+    """The evening up to the editor: the claims that survived grounding, the arXiv check and dedupe,
+    and the floor's groups (merged by subject keys), which the composing call may replace."""
+
+    scope: Scope
+    kept: list[Candidate]  # grounded, checked, not covered: what stories are made of
+    covered: list[Candidate]
+    rejected: list[tuple[Candidate, str]]  # (claim, impossible arXiv ID)
+    relevance: dict[str, str]
+    floor: list[Group]  # merged by subject keys, exact repeats dropped: the assembly without a model
+    findings: list[Finding]
+
+
+def prepare(scope: Scope) -> Prepared:
+    """Grounding, relevance, arXiv and dedupe, then the floor's merge: each decision a finding."""
     findings = _unread(scope.results)
     cands, f = ground(scope.sources, scope.read)
     findings += f
@@ -89,9 +107,23 @@ def run_chain(scope: Scope) -> RuleOutcome:
     findings += f
     groups, f = edit(groups)
     findings += f
+    return Prepared(scope, kept, covered, rejected, rel, groups, findings)
+
+
+def run_chain(scope: Scope) -> RuleOutcome:
+    """Every rule in order, with the floor's groups: the evening when no model composes it."""
+    return finish(prepare(scope))
+
+
+def finish(p: Prepared, composed: Edited | None = None) -> RuleOutcome:
+    """Sections, selection, settled items, 六's levels and 三 over the stories: the model's when its
+    composition passed the checks (`composed`), else the floor's."""
+    scope, lim = p.scope, p.scope.limits
+    groups = composed.groups if composed is not None else p.floor
+    covered = [*p.covered, *(composed.covered if composed is not None else ())]
+    findings = [*p.findings, *(composed.findings if composed is not None else ())]
     groups, f = reconcile_sections(groups, scope.registry.sections)
     findings += f
-    lim = scope.limits
     sel = select(
         groups, min_stars=lim.min_stars, secondary_min_stars=lim.secondary_min_stars, max_increments=lim.max_increments
     )
@@ -102,10 +134,19 @@ def run_chain(scope: Scope) -> RuleOutcome:
     findings += f
     settled = {x.title for x in resolved}
     doubts, stopped, conflicts, f = to_verify(
-        sel, scope.registry, rejected, settled, scope.date, budget=lim.max_to_verify, carry_evenings=lim.carry_evenings
+        sel,
+        scope.registry,
+        p.rejected,
+        settled,
+        scope.date,
+        budget=lim.max_to_verify,
+        carry_evenings=lim.carry_evenings,
     )
     findings += f
-    return RuleOutcome(scope, sel, covered, resolved, doubts, stopped, conflicts, rel, levels, findings)
+    doc_lines = composed.doc_lines if composed is not None else {}
+    return RuleOutcome(
+        scope, sel, covered, resolved, doubts, stopped, conflicts, p.relevance, levels, findings, doc_lines
+    )
 
 
 def _unread(results: Sequence[DocResult]) -> list[Finding]:
@@ -136,4 +177,4 @@ def _relevance(
     return labels_of, findings
 
 
-__all__ = ["Doubt", "Limits", "RuleOutcome", "Scope", "Stopped", "run_chain"]
+__all__ = ["Doubt", "Limits", "Prepared", "RuleOutcome", "Scope", "Stopped", "finish", "prepare", "run_chain"]

@@ -121,6 +121,8 @@ class Group:
     title: str = ""
     reason: str = ""
     disputes: tuple[NumberConflict, ...] = ()
+    living: str = ""  # the editor's line for the living document (empty: E2 words it from the points)
+    by_editor: bool = False  # composed by the editor model (its points say a dispute themselves)
 
     @property
     def lead(self) -> Candidate:
@@ -165,4 +167,15 @@ class Group:
 class Selection:
     increments: list[Group]
     secondary: list[Group]
+    findings: list[Finding]
+
+
+@dataclass(frozen=True)
+class Edited:
+    """The evening as the editor (a model) composed it and the checker passed it: its stories as
+    groups, the claims it judged already covered, and its line of 五 for each document."""
+
+    groups: list[Group]
+    covered: list[Candidate]
+    doc_lines: dict[str, str]
     findings: list[Finding]

@@ -21,7 +21,7 @@ from agent.plan.anchors import normalise_url
 from agent.rules.chain import RuleOutcome, Scope
 from agent.rules.claims import REL_RANK, Candidate, DocResult, Finding, Group, Selection
 from agent.rules.edit import NumberConflict
-from agent.rules.merge import short_subject
+from agent.rules.merge import short_subject, subject_head
 from agent.rules.priority import LEVEL_ORDER, Level
 from agent.rules.verify import Doubt, InvalidId, Stopped
 from schemas.briefing import (
@@ -68,6 +68,9 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH, siblings: Seq
         note = labels.count_under.format(min=lim.min_increments, n=n)
     else:
         note = labels.count_within.format(min=lim.min_increments, max=lim.max_increments)
+    floor = [NoIncrementNote(source=labels.floor_source, note=labels.floor_note.format(why=o.floor))] if o.floor else []
+    if floor:
+        note += labels.list_sep + floor[0].note
     briefing = Briefing(
         topic=s.topic,
         date=s.date,
@@ -85,7 +88,7 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH, siblings: Seq
         to_verify=verify,
         arxiv_rows=rows,
         no_increment_intro=labels.no_increment_intro.format(topic=s.topic),
-        no_increment=[*_no_increment(o, labels), *(_stopped(x, labels) for x in o.stopped)],
+        no_increment=[*_no_increment(o, labels), *(_stopped(x, labels) for x in o.stopped), *floor],
         priorities=priorities,
         footer=footer,
     )
@@ -109,7 +112,7 @@ def _increment(number: int, g: Group, topic: str, labels: Labels, item_of: dict[
     points = (
         [p.point for p in g.points] if g.points or g.disputes else [p for c in g.members for p in c.claim.key_points]
     )
-    for conflict in g.disputes:  # neither figure is stated; the point says where the question is
+    for conflict in () if g.by_editor else g.disputes:  # neither figure is stated; the point says where 三 asks
         item = item_of.get(id(conflict))
         text = (
             labels.disputed_point.format(measure=conflict.measure, item=labels.circled(item))
@@ -120,7 +123,7 @@ def _increment(number: int, g: Group, topic: str, labels: Labels, item_of: dict[
     relation = lead.relation_note
     anchor = g.lead.anchor
     if g.lead.relation == "supplement" and anchor is not None and not _says_supplement(relation, anchor.when, labels):
-        relation += labels.supplement_note.format(when=anchor.when, topic=topic, anchor=anchor.label[:30])
+        relation += labels.supplement_note.format(when=anchor.when, topic=topic, anchor=_anchor_name(anchor.label))
     return Increment(
         number=number,
         title=g.headline,
@@ -133,6 +136,12 @@ def _increment(number: int, g: Group, topic: str, labels: Labels, item_of: dict[
         relation_kind="supplement" if g.lead.relation == "supplement" else "new",
         suggested_section=lead.suggested_section,
     )
+
+
+def _anchor_name(label: str) -> str:
+    """An anchor as a relation line names it: its subject when the label runs long, never cut mid-word."""
+    head = subject_head(label)
+    return label if len(label) <= 40 or not head else head
 
 
 def _file_refs(g: Group, labels: Labels) -> list[SourceRef]:
@@ -352,6 +361,7 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
     s = o.scope
     increments_of = _increment_numbers(o.selection.increments)
     before, settled = _said_of(o, increments_of, labels)
+    in_frame = _framed(o, increments_of, labels)
     notes: list[NoIncrementNote] = []
     card_notes: list[str] = []
     for r in s.results:
@@ -359,6 +369,8 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
             continue
         if r.extraction is None:
             parts = [r.error]
+        elif line := o.doc_lines.get(r.doc.path):  # the editor's words, in the rules' frame
+            parts = [*in_frame.get(r.doc.path, []), line, *settled.get(r.doc.path, [])]
         else:  # the seed's order: what is said of its claims, its own skipped items, what it settled
             skipped = [f"{x.subject} {x.reason}" for x in r.extraction.skipped]
             parts = [*before.get(r.doc.path, []), *skipped, *settled.get(r.doc.path, [])]
@@ -402,6 +414,16 @@ def _said_of(
     for x in o.resolved:
         settled.setdefault(x.doc.path, []).append(labels.settled.format(title=x.title, how=x.how))
     return before, settled
+
+
+def _framed(o: RuleOutcome, increments_of: dict[str, dict[int, None]], labels: Labels) -> dict[str, list[str]]:
+    """Document -> what the rules say of it whatever the editor's words: the increments and the
+    secondary anchors its claims are in."""
+    framed = {d: [labels.in_increments.format(numbers="+".join(map(str, ns)))] for d, ns in increments_of.items()}
+    for g in o.selection.secondary:
+        for c in g.members:
+            framed.setdefault(c.doc.path, []).append(labels.secondary.format(title=c.claim.title))
+    return framed
 
 
 def _covered_by(c: Candidate, topic: str, labels: Labels) -> str:

@@ -52,10 +52,12 @@ def prioritise(sel: Selection, resolved: Sequence[Resolved], labels: Labels = ZH
     findings: list[Finding] = []
     rows: list[Level] = []
     for g in sel.increments:
-        word = urgent_word(g.headline, labels)
+        # the editor puts breaking changes and security first: its first point speaks with the title
+        lead_point = g.points[0].point.text if g.by_editor and g.points else ""
+        word = urgent_word(f"{g.headline} {lead_point}", labels)
         rows.append("high" if word else "mid")
         if word:
-            findings.append(_leads(g, f"its title says {word!r}: a reader running it must act"))
+            findings.append(_leads(g, f"its title or first point says {word!r}: a reader running it must act"))
     rows += ["low"] * len(sel.secondary)
     settled_on = tuple(settling(x, groups) for x in resolved)
     settled: list[Level] = []

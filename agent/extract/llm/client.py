@@ -14,9 +14,8 @@ import httpx2
 import instructor
 from openai import OpenAI
 
-from agent.extract import ExtractionRequest
+from agent.extract import Answer, ExtractionRequest
 from agent.extract.llm.config import LLMConfig, require_key
-from schemas.extraction import FileExtraction, SharedExtraction
 
 INSTRUCTOR_MODES: dict[str, instructor.Mode] = {
     "tools": instructor.Mode.TOOLS,
@@ -50,17 +49,16 @@ def _quiet_instructor() -> None:
 
 
 @cache
-def _response_model(shared: bool = False) -> type[FileExtraction] | type[SharedExtraction]:
-    """`FileExtraction` wrapped as instructor's response schema, once per process.
+def _response_model(schema: type[Answer]) -> type[Answer]:
+    """The answer's schema (`FileExtraction`, `SharedExtraction`, `EveningComposition`) wrapped as
+    instructor's response schema, once per process.
 
     Given the bare model, instructor wraps it in a new class on every call, so its schema cache
     (keyed on the class) never hits and the JSON schema is generated again for each request:
     most of the CPU a call costs here. Given a class that is already wrapped, it uses it as is.
     The request body is the same either way (same name, same schema), so cassette keys hold.
     """
-    wrapped: type[FileExtraction] | type[SharedExtraction] = instructor.openai_schema(
-        SharedExtraction if shared else FileExtraction
-    )
+    wrapped: type[Answer] = instructor.openai_schema(schema)
     return wrapped
 
 
@@ -70,19 +68,19 @@ def create_extraction(
     config: LLMConfig,
     *,
     max_retries: int | None = None,
-) -> FileExtraction | SharedExtraction:
-    """Ask for one document's extraction; a schema-invalid answer is re-asked with the error
-    (each re-ask is its own exchange) up to `max_retries` times. A shared request's answer is
-    validated against its topics, so a part for a topic not asked is such an answer."""
+) -> Answer:
+    """Ask for one document's extraction (or one evening's composition); a schema-invalid answer is
+    re-asked with the error (each re-ask is its own exchange) up to `max_retries` times. A shared
+    request's answer is validated against its topics, a composition against the rules' checker."""
     kwargs: dict[str, Any] = {
         "model": config.model,
         "messages": [dict(m) for m in request.messages],
         "temperature": config.temperature,
     }
-    if request.topics:
-        kwargs["context"] = {"topics": list(request.topics)}
+    if (context := request.validation_context()) is not None:
+        kwargs["context"] = context
     return client.chat.completions.create(
-        response_model=_response_model(bool(request.topics)),
+        response_model=_response_model(request.answer_schema()),
         max_retries=config.max_validation_retries if max_retries is None else max_retries,
         **kwargs,
     )

@@ -26,6 +26,7 @@ from agent.extract.llm.cassettes import CassetteIndex, cached_tokens, token_coun
 from agent.extract.llm.causes import cause_chain, find_cause
 from agent.extract.llm.config import LLMConfig, require_key
 from agent.extract.llm.store import open_cache
+from schemas.compose import EveningComposition
 from schemas.extraction import FileExtraction, SharedExtraction
 
 if TYPE_CHECKING:
@@ -120,13 +121,18 @@ class LLMExtractor:
         started = time.monotonic()
         extraction: FileExtraction | None = None
         shared: SharedExtraction | None = None
+        composition: EveningComposition | None = None
         error = ""
         budget_hit = False
         with call_scope(request.doc_path, str(request.prompt), request.chunk, max(1, len(request.topics))) as log:
             try:
                 answer = create_extraction(self.client(), request, self.config)
                 # a fresh model: instructor hangs the raw completion on the one it returns
-                if request.topics:
+                if request.kind == "compose":
+                    composition = EveningComposition.model_validate(
+                        answer.model_dump(), context=request.validation_context()
+                    )
+                elif request.topics:
                     shared = SharedExtraction.model_validate(answer.model_dump(), context={"topics": request.topics})
                 else:
                     extraction = FileExtraction.model_validate(answer.model_dump())
@@ -141,6 +147,7 @@ class LLMExtractor:
             extraction=extraction,
             record=self._record(request, log, elapsed, error, budget_hit),
             shared=shared,
+            composition=composition,
         )
 
     def client(self) -> instructor.Instructor:
