@@ -777,15 +777,20 @@ def cassettes_rekey(
     topic: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
     cassettes: CassettesOpt = None,
+    prompt: PromptOpt = None,
 ) -> None:
     """Re-key reference cassettes after an intended prompt change (recorded ones must be recorded again);
-    with several topics, those of the shared requests.
+    with several topics, those of the shared requests. Only each request's own answer moves (same
+    document, part and topics): another topic's answers are never re-keyed.
 
     Example: predigest cassettes rekey examples/world --topic inference --date 2026-09-22
     """
     from agent.pipeline import rekey
 
-    s, topics = _selected(workspace, date, topic, all_topics, cassette_dir=cassettes.absolute() if cassettes else None)
+    folder = cassettes.absolute() if cassettes else None
+    s, topics = _selected(
+        workspace, date, topic, all_topics, cassette_dir=folder, prompt_file=prompt.absolute() if prompt else None
+    )
     paths = rekey(s, topics)
     out.print(f"re-keyed {len(paths)} reference cassette(s)")
     for path in paths:

@@ -39,6 +39,14 @@ class ExtractionRequest:
     # the topics a shared request reads the document for (its answer is a `SharedExtraction`);
     # empty for a request for one topic (its answer is a `FileExtraction`)
     topics: tuple[str, ...] = ()
+    topic: str = ""  # the one topic of a one-topic request ('' when its maker did not say)
+
+    @property
+    def read_for(self) -> tuple[str, ...]:
+        """The topics the answer is for: a shared request's, or a one-topic request's own. A cassette
+        answers only a request for the same topics: another topic's answer to the same document is
+        not this one's."""
+        return self.topics or ((self.topic,) if self.topic else ())
 
 
 CallSource = Literal["live", "cache", "cassette", "skipped", "offline"]

@@ -137,7 +137,7 @@ def build_requests(
     llm = llm or ws.config.llm
     base = {**_topic_values(ws, topic, registry), "date": registry.date.isoformat()}
     return _requests(
-        docs, template, llm, lambda chunk: {**base, "anchors": format_anchors(registry.relevant_to(chunk))}
+        docs, template, llm, lambda chunk: {**base, "anchors": format_anchors(registry.relevant_to(chunk))}, topic=topic
     )
 
 
@@ -147,6 +147,7 @@ def _requests(
     llm: LLMSettings,
     values: Callable[[str], dict[str, str]],
     topics: tuple[str, ...] = (),
+    topic: str = "",
 ) -> list[ExtractionRequest]:
     """A request per part of each document, its template filled with `values(part)` and the part's own."""
     requests = []
@@ -154,7 +155,7 @@ def _requests(
         chunks = split_sections(doc.text, llm.chunk_tokens)
         for i, chunk in enumerate(chunks[: llm.max_parts]):
             system, user = template.render({**values(chunk), **_doc_values(doc, i, len(chunks), chunk)})
-            requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks), topics))
+            requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks), topics, topic))
     return requests
 
 
