@@ -24,7 +24,7 @@ from agent.core.labels import ZH
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.progress import Progress, TaskID
+    from rich.progress import Progress
 
     from agent.core.settings import LLMSettings
     from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
@@ -782,15 +782,20 @@ def cassettes_rekey(
     topic: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
     cassettes: CassettesOpt = None,
+    prompt: PromptOpt = None,
 ) -> None:
     """Re-key reference cassettes after an intended prompt change (recorded ones must be recorded again);
-    with several topics, those of the shared requests.
+    with several topics, those of the shared requests. Only each request's own answer moves (same
+    document, part and topics): another topic's answers are never re-keyed.
 
     Example: predigest cassettes rekey examples/world --topic inference --date 2026-09-22
     """
     from agent.pipeline import rekey
 
-    s, topics = _selected(workspace, date, topic, all_topics, cassette_dir=cassettes.absolute() if cassettes else None)
+    folder = cassettes.absolute() if cassettes else None
+    s, topics = _selected(
+        workspace, date, topic, all_topics, cassette_dir=folder, prompt_file=prompt.absolute() if prompt else None
+    )
     paths = rekey(s, topics)
     out.print(f"re-keyed {len(paths)} reference cassette(s)")
     for path in paths:
@@ -891,8 +896,12 @@ EvalCassettesOpt = Annotated[
 AllowStaleOpt = Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))]
 AcceptDropsOpt = Annotated[bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")]
 VerboseOpt = Annotated[
-    bool, typer.Option("--verbose", "-v", help="Every row in full, not only those that failed or moved.")
+    bool,
+    typer.Option(
+        "--verbose", "-v", help="Every row in full, not only those that failed or moved, and a line per request."
+    ),
 ]
+WideOpt = Annotated[bool, typer.Option("--wide", help="Every column of the overview, whatever the terminal's width.")]
 MarkdownOpt = Annotated[
     bool, typer.Option("--markdown", help="Print the overview as a Markdown table (as the README quotes it).")
 ]
@@ -934,6 +943,7 @@ def eval_cmd(
     compare: CompareOpt = None,
     verbose: VerboseOpt = False,
     markdown: MarkdownOpt = False,
+    wide: WideOpt = False,
 ) -> None:
     """Replay every gold case, score it against its gold briefing, and compare with the baseline:
     an overview (failing rows first), then the rows that failed or moved.
@@ -958,7 +968,7 @@ def eval_cmd(
         prompts, backend=backend, model=model, flags=flags, env=os.environ, cassette_root=root, allow_stale=allow_stale
     )
     options = {"only": case, "update_baseline": update_baseline, "accept_drops": accept_drops, "verbose": verbose}
-    _eval_variants(runs, cases, baseline, html, as_json, logs_path(), options | {"markdown": markdown})
+    _eval_variants(runs, cases, baseline, html, as_json, logs_path(), options | {"markdown": markdown, "wide": wide})
 
 
 def _eval_variants(
@@ -977,10 +987,10 @@ def _eval_variants(
     lacking = _eval_needs(runs, cases, options["only"], (err if as_json else out).console)
     alone = len(runs) == 1  # one variant writes the page and may update the baseline; two are compared
     reports = []
-    for variant, needs in zip(runs, lacking, strict=True):
+    for name, variant, needs in zip("AB", runs, lacking, strict=False):
         if needs is not None and len(needs.rows) == needs.of_rows:
             continue  # nothing of it can be answered: said at the top
-        with _eval_progress() as (on_plan, on_result):
+        with _eval_progress(options["verbose"]) as (on_plan, on_result):
             report = run_eval(
                 cases,
                 baseline,
@@ -996,24 +1006,57 @@ def _eval_variants(
                 skip=needs.rows if needs else (),
             )
         reports.append(report)
-        _print_eval(report, as_json=as_json, alone=alone, markdown=options["markdown"], verbose=options["verbose"])
+        named = "" if alone else f"prompt {name} ({_prompt_named(variant)})"
+        _print_eval(report, as_json=as_json, alone=alone, named=named, options=options)
     if len(reports) == 2 and all(r.run_id for r in reports):
         _show_comparison(compare_logged(reports[0].run_id, reports[1].run_id, logs), as_json, html)
-    if not all(r.ok for r in reports) or any(lacking):
+    failed = not all(r.ok for r in reports) or any(lacking)
+    if not alone and not as_json and not options["markdown"]:
+        out.print(_verdict(reports, lacking), soft_wrap=True)
+    if failed:
         raise typer.Exit(1)
 
 
-def _print_eval(report: EvalReport, *, as_json: bool, alone: bool, markdown: bool, verbose: bool) -> None:
+def _verdict(reports: list[EvalReport], lacking: list[Needs | None]) -> str:
+    """The last line of two prompts' eval, which says what the exit status says: each prompt's
+    rows, or that it was not run for want of answers."""
+    from eval.overview import summary
+
+    done = iter(reports)
+    said = []
+    for name, needs in zip("AB", lacking, strict=False):
+        if needs is not None and len(needs.rows) == needs.of_rows:
+            said.append(f"prompt {name} not run (no answers to its requests)")
+            continue
+        report = next(done)
+        tail = f"; {len(needs.rows)} row(s) not run" if needs is not None else ""
+        said.append(f"prompt {name} {summary(report)}{tail}")
+    failed = any(lacking) or not all(r.ok for r in reports)
+    return f"{'FAILED' if failed else 'ok'} · " + " · ".join(said)
+
+
+def _prompt_named(variant: Variant) -> str:
+    """A prompt as a prompt engineer tells two apart: its file (as given, relative to here when
+    it is below) and its stamp."""
+    from agent.extract.prompting import PROMPTS_DIR, load_template_file
+
+    path = variant.prompt_file or PROMPTS_DIR / "extract.md"
+    shown = path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
+    stamp = str(load_template_file(path).stamp).split("+", 1)[0]
+    return f"{shown}, {stamp}"
+
+
+def _print_eval(report: EvalReport, *, as_json: bool, alone: bool, named: str, options: dict[str, Any]) -> None:
     """One variant's report: JSON when it is the only one (two are compared as JSON instead), the
-    README's Markdown table, or the terminal report."""
+    README's Markdown table, or the terminal report (headed by the prompt's name when there are two)."""
     from eval import overview_markdown, print_report, to_json
 
     if as_json and alone:
         _print_json(to_json(report))
-    elif markdown:
+    elif options["markdown"]:
         out.print(overview_markdown(report), soft_wrap=True, end="")
     elif not as_json:
-        print_report(report, out.console, verbose=verbose)
+        print_report(report, out.console, verbose=options["verbose"], named=named, wide=options["wide"])
 
 
 def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Console) -> list[Needs | None]:
@@ -1027,8 +1070,7 @@ def _eval_needs(runs: list[Variant], cases: Path, case: str | None, console: Con
     lacking = [needs(cases, v, case) for v in runs]
     for name, variant, n in zip("AB", runs, lacking, strict=False):
         if n is not None:
-            prompt = variant.prompt_file.name if variant.prompt_file else "the default prompt"
-            console.print(n.say(f"prompt {name} ({prompt})"), soft_wrap=True)
+            console.print(n.say(f"prompt {name} ({_prompt_named(variant)})"), soft_wrap=True)
     return lacking
 
 
@@ -1046,28 +1088,28 @@ def _show_comparison(c: Comparison, as_json: bool, html: Path | None) -> None:
 
 
 @contextmanager
-def _eval_progress() -> Iterator[tuple[Callable[..., None], Callable[[ExtractionResult], None]]]:
-    """Per case and document: a bar per case on a terminal; piped, one line per case and per
-    finished document (time, source, tokens), as `run` does."""
-    if err.console.is_terminal:
-        with _bar() as progress:
-            tasks: list[TaskID] = []  # the case under way is the last
+def _eval_progress(verbose: bool = False) -> Iterator[tuple[Callable[..., None], Callable[[ExtractionResult], None]]]:
+    """With -v, a line per case and per answered request (time, source, tokens) on stderr. Else, on
+    a terminal, one transient line (the case under way, its requests answered), gone before the
+    report prints; piped, nothing: the overview is what a prompt engineer reads first."""
+    if verbose:
 
-            def plan(case: object, ev: Evening) -> None:
-                tasks.append(progress.add_task(str(getattr(case, "name", case)), total=len(ev.requests)))
+        def plan_line(case: object, ev: Evening) -> None:
+            err.print(f"case {getattr(case, 'name', case)}: {len(ev.requests)} request(s)")
 
-            def result(r: ExtractionResult) -> None:
-                if tasks:
-                    progress.advance(tasks[-1])
-
-            yield plan, result
+        yield plan_line, _result_line
         return
+    if not err.console.is_terminal:
+        yield (lambda case, ev: None), (lambda r: None)
+        return
+    with _bar() as progress:
+        task = progress.add_task("eval", total=None)
 
-    def plan_line(case: object, ev: Evening) -> None:
-        name = getattr(case, "name", case)
-        err.print(f"case {name}: {len(ev.requests)} request(s)")
+        def plan(case: object, ev: Evening) -> None:
+            name = str(getattr(case, "name", case))
+            progress.update(task, description=name, total=len(ev.requests), completed=0)
 
-    yield plan_line, _result_line
+        yield plan, (lambda r: progress.advance(task))
 
 
 def _result_line(r: ExtractionResult) -> None:

@@ -908,4 +908,4 @@ def rekey(s: Settings, topics: Sequence[str]) -> list[Path]:
     es = answer_plan(s, topics)
     from agent.extract.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
 
-    return rekey_reference_cassettes(es.llm.cassette_dir, {r.doc_path: r for r in es.requests}, es.llm)
+    return rekey_reference_cassettes(es.llm.cassette_dir, es.requests, es.llm)

@@ -84,18 +84,17 @@ class Needs:
     of_rows: int
 
     def say(self, who: str) -> str:
-        """One line for the top of the report: what is missing, and the two ways to get it."""
-        what = f"{len(self.rows)} of {self.of_rows} rows cannot be answered from the cassettes"
-        counts = []
-        if self.missing:
-            counts.append(f"{self.missing} request(s) unanswered")
-        if self.stale:
-            counts.append(f"{self.stale} answered only under another prompt")
-        ways = "set OPENAI_API_KEY and pass --backend record to ask a model"
-        if self.stale and not self.missing:
-            ways += ", or pass --allow-stale to replay the answers given to the other prompt"
-        counts_text = ", ".join(counts)
-        return f"{who}: {what} ({counts_text}); not run: {ways}"
+        """One line for the top of the report: that the variant has no answers of its own, that
+        nothing is scored for it, and the ways to get them."""
+        rows = f"its {self.of_rows} rows" if len(self.rows) == self.of_rows else f"{len(self.rows)} of its rows"
+        other = f" ({self.stale} only under another prompt)" if self.stale else ""
+        stale = "; --allow-stale scores those answers instead, marked stale" if self.stale and not self.missing else ""
+        return (
+            f"{who}: {rows} not run, nothing scored for it: the cassettes hold no answer to "
+            f"{self.missing + self.stale} of its requests{other}; record them with a key (OPENAI_API_KEY, "
+            "--backend record), or relay a model's answers (`predigest prompt show` for each request, then "
+            f"`predigest cassettes relay`){stale}"
+        )
 
 
 def needs(cases_dir: Path, variant: Variant, only: str | None = None) -> Needs | None:

@@ -76,6 +76,17 @@ class CaseDelta:
     metrics: tuple[MetricDelta, ...]
     flips: tuple[Flip, ...]
     swapped: tuple[tuple[str, int], ...] = ()  # (metric, items that flipped) of a score that did not move
+    stale: tuple[str, ...] = ()  # "A", "B": the runs that scored answers given to another prompt
+
+    @property
+    def moved(self) -> list[MetricDelta]:
+        return [m for m in self.metrics if m.moved]
+
+    @property
+    def stale_mark(self) -> str:
+        """'B stale (extract@2)': a side whose scores are of another prompt's answers, said first."""
+        sides = {"A": self.a, "B": self.b}
+        return " · ".join(f"{side} {stale_note(sides[side].stale)}" for side in self.stale)
 
 
 @dataclass(frozen=True)
@@ -145,6 +156,9 @@ def _case(a: EveningEntry, b: EveningEntry) -> CaseDelta:
     )
     flips: list[Flip] = []
     swapped: list[tuple[str, int]] = []
+    stale = tuple(side for side, e in (("A", a), ("B", b)) if e.stale)
+    if stale:  # answers given to another prompt: what moved is not the prompt's doing, and no item is laid to it
+        return CaseDelta(a.name, a, b, metrics, (), (), stale)
     for md in metrics:
         m = md.metric
         if m not in a.scores or m not in b.scores:
@@ -213,26 +227,51 @@ def print_comparison(c: Comparison, console: Console) -> None:
 
     room = console.width if console.is_terminal else None
     for name, r in (("A", c.a), ("B", c.b)):
-        say(f"{name} {r.id} · {r.time} · {r.prompt or 'offline'} · {r.model} · {r.backend} · git {r.git or '?'}")
+        say(f"{name} {r.id} · {r.time} · {run_prompt(r)} · {r.model} · {r.backend} · git {r.git or '?'}")
     diffs = c.differences
     say("differs: " + "; ".join(diffs) if diffs else "differs: nothing (same prompt, model, cassettes, code, settings)")
+    say(summary_line(c))
     for case in c.cases:
-        moved = [m for m in case.metrics if m.moved]
-        if not moved and not case.flips:
-            say(f"{case.name}: no change")
+        mark = f"{case.stale_mark} · " if case.stale else ""
+        if not case.moved and not case.flips:
+            say(f"{case.name}: {mark}no change")
             continue
         say("")
         same = stamp(case.a) == stamp(case.b)
-        title = f"{case.name} · " + (f"A and B {stamp(case.a)}" if same else f"A {stamp(case.a)} → B {stamp(case.b)}")
-        rows = [[m.metric, num(m.a), num(m.b), signed(m.delta)] for m in moved]
+        title = f"{case.name} · {mark}" + (
+            f"A and B {stamp(case.a)}" if same else f"A {stamp(case.a)} → B {stamp(case.b)}"
+        )
+        rows = [[m.metric, num(m.a), num(m.b), signed(m.delta)] for m in case.moved]
         for line in listing.render(title, ["metric", "A", "B", "Δ"], rows, room).splitlines():
             say(line)
+        if case.stale:
+            say(f"  {STALE_WHY.format(sides=' and '.join(case.stale))}")
         for f in case.flips:
             say("  " + flip_line(f), "red" if f.winner == "A" else "green")
         for metric, n in case.swapped:
             say(f"  [{metric}] same score, {n} item(s) flipped both ways (--json lists them)")
     for name in c.only_in:
         say(f"only in one run: {name}")
+
+
+STALE_WHY = (
+    "not the prompt's doing: {sides} scored answers given to another prompt (--allow-stale), so no item"
+    " is laid to a prompt; record that prompt's own answers to compare prompts"
+)
+
+
+def run_prompt(r: RunLog) -> str:
+    """A run's prompt by its stamp and the file it was read from: two edits of one file name differ."""
+    file = r.settings.get("prompt_file")
+    return f"{r.prompt or 'offline'} ({Path(str(file)).name if file else 'default file'})"
+
+
+def summary_line(c: Comparison) -> str:
+    """What moved, in one line: how many rows moved (how many of them on stale answers), how many did not."""
+    moved = [case for case in c.cases if case.moved or case.flips]
+    stale = sum(1 for case in moved if case.stale)
+    on_stale = f" ({stale} of them on stale answers: not the prompt's doing)" if stale else ""
+    return f"moved: {len(moved)} of {len(c.cases)} rows{on_stale}; {len(c.cases) - len(moved)} unchanged"
 
 
 def comparison_json(c: Comparison) -> dict[str, object]:
@@ -259,6 +298,7 @@ def comparison_json(c: Comparison) -> dict[str, object]:
                     for f in case.flips
                 ],
                 "swapped": dict(case.swapped),
+                "stale": list(case.stale),
             }
             for case in c.cases
         ],
@@ -267,7 +307,15 @@ def comparison_json(c: Comparison) -> dict[str, object]:
 
 
 def write_comparison_html(c: Comparison, path: Path) -> Path:
-    page = render("eval_compare.html.j2", c=c, stamp=stamp, num=num)
+    page = render(
+        "eval_compare.html.j2",
+        c=c,
+        stamp=stamp,
+        num=num,
+        summary=summary_line(c),
+        stale_why=STALE_WHY,
+        run_prompt=run_prompt,
+    )
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")

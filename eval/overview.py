@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from agent.core.listing import width
 from eval.metrics import COUNTS
 from eval.runner import EPSILON, CaseResult, EvalReport, MetricResult, Spend
 
@@ -51,9 +52,13 @@ def moved(m: MetricResult) -> bool:
 
 
 def status(r: CaseResult) -> str:
-    """FAILED (a score below its baseline, rules broken, a case that did not run), moved, new or ok."""
+    """FAILED (a score below its baseline, rules broken, a case that did not run), stale (scored on
+    answers given to another prompt, `--allow-stale`: its scores say nothing of this prompt), moved,
+    new or ok; a failing stale row says both."""
     if not r.ok:
-        return "FAILED"
+        return "FAILED stale" if r.run.stale else "FAILED"
+    if r.run.stale:
+        return "stale"
     if any(moved(m) for m in r.metrics):
         return "moved"
     if r.metrics and all(m.status == "new" for m in r.metrics):
@@ -103,6 +108,74 @@ def rows(report: EvalReport) -> list[Row]:
         scores = tuple(cell(by_metric.get(k)) for k, _, _ in COLUMNS)
         out.append(Row(status(r), r.run.case.folder.name, r.run.answers, scores + spend_cells(r.run.spend)))
     return out
+
+
+# the overview's scores in the order a narrow terminal keeps them: what a prompt engineer reads first
+PRIORITY = [
+    "increment_f1",
+    "key_fact_recall",
+    "to_verify_recall",
+    "priority_agreement",
+    "relevance_agreement",
+    "new_arxiv_f1",
+    "to_verify_precision",
+    "rule_compliance",
+    "facts_twice",
+    "releases_split",
+    "multi_question_items",
+    "disputed_stated",
+]
+_SHORT = {metric: short for metric, _, short in COLUMNS}
+
+
+def short_answers(r: CaseResult) -> str:
+    """Whose answers, in a word: 'reference', 'relayed', 'offline', 'shared' (the reference answers
+    to the shared requests); the stale mark is the status column's, a recording's folder a note's."""
+    run = r.run
+    if run.backend in ("offline", "live", "record"):
+        return run.backend
+    word = "+".join(run.kinds) or "none"
+    if run.case.extraction == "shared":
+        return "shared" if word == "reference" else f"{word} shared"
+    return word
+
+
+def compact(m: MetricResult | None) -> str:
+    """A score with the way it moved but not by how much ('0.857▼'): the rows printed in full below
+    the overview give the deltas, and a narrow terminal keeps more columns this way."""
+    full = cell(m)
+    value, _, moved_by = full.partition(" ")
+    return value + moved_by[:1]
+
+
+@dataclass(frozen=True)
+class Table:
+    headers: list[str]
+    rows: list[list[str]]
+    left_out: list[str]  # the headers of the columns a narrow terminal leaves out
+
+
+def terminal_table(report: EvalReport, room: int | None, *, wide: bool = False) -> Table:
+    """The overview for a terminal: every column when it is `wide` or the width is unknown (a pipe:
+    whole rows for grep); else the status, the case, whose answers, and as many scores as fit in
+    `room` in `PRIORITY` order, each row on one line, and the names of the columns left out."""
+    if wide or room is None:
+        return Table(SHORT_HEADERS, [r.as_list() for r in rows(report)], [])
+    results = ordered(report)
+    table = [[status(r), r.run.case.folder.name, short_answers(r)] for r in results]
+    headers = ["status", "case", "answers"]
+    used = sum(max(width(x) for x in column) for column in zip(headers, *table, strict=True)) + 2 * 2
+    shown = 0
+    for metric in PRIORITY:
+        cells = [compact(next((m for m in r.metrics if m.metric == metric), None)) for r in results]
+        need = 2 + max(width(x) for x in [_SHORT[metric], *cells])
+        if used + need > room:
+            break
+        used, shown = used + need, shown + 1
+        headers.append(_SHORT[metric])
+        table = [[*row, c] for row, c in zip(table, cells, strict=True)]
+    left_out = [_SHORT[m] for m in PRIORITY[shown:]] + [short for _, short in SPEND]
+    return Table(headers, table, left_out)
 
 
 def markdown(report: EvalReport) -> str:

@@ -55,7 +55,7 @@ def write_html(report: EvalReport, path: Path) -> Path:
         report=report,
         cases=views,
         matrix=_matrix(rows),
-        headers=[header for _, header, _ in overview.COLUMNS],
+        headers=[(short, header) for _, header, short in overview.COLUMNS],
         num=overview.num,
     )
     path.write_text(page, encoding="utf-8")
@@ -69,7 +69,8 @@ def _matrix(rows: list[CaseResult]) -> list[dict[str, object]]:
         by_metric = {m.metric: m for m in r.metrics}
         rid = row_id(r.name)
         cells = [
-            {"text": overview.cell(by_metric.get(k)), "href": f"#{rid}-m-{k}", "label": header,
+            {"text": overview.cell(by_metric.get(k)).partition(" ")[0],
+             "delta": overview.cell(by_metric.get(k)).partition(" ")[2], "href": f"#{rid}-m-{k}", "label": header,
              "failed": bool(by_metric.get(k) and by_metric[k].failed)}
             for k, header, _ in overview.COLUMNS
         ]  # fmt: skip

@@ -63,7 +63,7 @@ def detail_lines(r: CaseResult, room: int | None) -> list[str]:
     table = [[m.metric, num(m.value), num(m.baseline), signed(m.delta), m.status] for m in r.metrics]
     lines = listing.render(head, ["metric", "score", "baseline", "Δ", "status"], table, room).splitlines()
     lines += _moved_lines(r, room or 120)
-    lines += [f"  error {_clip(e, (room or 120) - 8)}" for e in r.run.errors[:_SHOW]]
+    lines += [f"  error {e if room is None else _clip(e, room - 8)}" for e in r.run.errors[:_SHOW]]  # piped: whole
     if len(r.run.errors) > _SHOW:
         lines.append(f"  … and {len(r.run.errors) - _SHOW} more error(s); --json or --html lists them all")
     return lines
@@ -81,28 +81,45 @@ def patch_line(r: CaseResult) -> str:
     )
 
 
-def print_report(report: EvalReport, console: Console, *, verbose: bool = False) -> None:
-    """The overview (failing rows first), then in full each row that failed or moved (every row
-    with `verbose`), the notes, and a last line that counts the rows. Plain text styled with
-    `Text`, never markup, and never wrapped by rich: a pipe gets whole lines."""
-    room = console.width if console.is_terminal else None
+def folded(line: str, room: int | None) -> list[str]:
+    """`line` in lines of at most `room` cells, the continuation lines indented by two; whole when
+    the width is unknown (a pipe: one line per line, for grep)."""
+    if room is None or width(line) <= room:
+        return [line]
+    first = listing.fold(line, room)[0]
+    rest = line[len(first) :].lstrip(" ")
+    return [first, *("  " + piece for piece in listing.fold(rest, room - 2))]
+
+
+def print_report(
+    report: EvalReport, console: Console, *, verbose: bool = False, named: str = "", wide: bool = False
+) -> None:
+    """The overview (failing rows first, as many columns as the width holds unless `wide`), then
+    in full each row that failed or moved (every row with `verbose`), the notes, and a last line
+    that counts the rows. `named`: the prompt the report is of, when there are two. Plain text
+    styled with `Text`, never markup, and never wrapped by rich; on a terminal or with COLUMNS set
+    no line is wider than the width, and a pipe gets whole lines."""
+    room = console.width if console.is_terminal else listing.room()
 
     def say(line: str, style: str = "") -> None:
-        console.print(Text(line, style=style), soft_wrap=True, highlight=False)
+        for piece in folded(line, room):
+            console.print(Text(piece, style=style), soft_wrap=True, highlight=False)
 
     order = overview.ordered(report)
     title = f"{len(order)} rows against {report.baseline_path}, failing rows first"
-    for line in listing.render(
-        title, overview.SHORT_HEADERS, [r.as_list() for r in overview.rows(report)], room
-    ).splitlines():
-        say(line)  # a failing row says FAILED in its first cell (a folded row spans several lines)
+    table = overview.terminal_table(report, room, wide=wide)
+    say(f"{named}: {title}" if named else title)
+    for line in listing.render("", table.headers, table.rows, room).splitlines()[1:]:
+        say(line)  # a failing row says FAILED in its first cell
+    if table.left_out:
+        say(f"left out at this width (--wide shows them): {', '.join(table.left_out)}")
     patched = [r for r in order if r.run.patch]
     if patched:
         say("")
     for r in patched:
         say(patch_line(r))
     for r in order:
-        if verbose or overview.status(r) in ("FAILED", "moved"):
+        if verbose or not r.ok or overview.status(r) == "moved":
             say("")
             for i, line in enumerate(detail_lines(r, room)):
                 say(line, "red" if i == 0 and not r.ok else "")

@@ -211,15 +211,19 @@ class CaseRun:
         if self.backend in ("live", "record"):
             label = f"{self.backend} {model}".strip()
         else:
-            used = {n for r in self.results for n in r.record.cassette.split(", ") if n}
-            kinds = sorted(set_kinds(self.cassette_folder, used))
-            label = " + ".join(_ANSWERS.get(k, k) for k in kinds) or "no answers"
+            label = " + ".join(_ANSWERS.get(k, k) for k in self.kinds) or "no answers"
         if self.case.extraction == "shared":
             label += f" · shared by {len(self.calls[0].topics.split(', ')) if self.calls else 0} topics"
         folder = self.cassette_folder
         if folder is not None and self.case.cassettes is not None and folder.parent.name == RECORDED_BESIDE:
             label += f" → {RECORDED_BESIDE}/{folder.name}"
         return " · ".join(x for x in (label, stale_note(self.stale)) if x)
+
+    @property
+    def kinds(self) -> list[str]:
+        """The provenance kinds of the cassettes that answered the row ('reference', 'relayed', …)."""
+        used = {n for r in self.results for n in r.record.cassette.split(", ") if n}
+        return sorted(set_kinds(self.cassette_folder, used))
 
     @property
     def stale(self) -> tuple[str, ...]:

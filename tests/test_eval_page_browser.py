@@ -13,6 +13,7 @@ The same eval's terminal report is read here too, without a browser: one failing
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,8 @@ def failing(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     committed["cases"][RELAYED]["increment_f1"]["score"] = 0.95
     baseline.write_text(json.dumps(committed, ensure_ascii=False), encoding="utf-8")
     page = tmp / "eval.html"
-    r = predigest("eval", "--cases", str(cases), "--baseline", str(baseline), "--html", str(page))
+    piped = {**os.environ, "COLUMNS": ""}  # whole rows, every column
+    r = predigest("eval", "--cases", str(cases), "--baseline", str(baseline), "--html", str(page), env=piped)
     return {"tmp": tmp, "cases": cases, "baseline": baseline, "committed": committed, "page": page, "r": r}
 
 
@@ -151,3 +153,32 @@ def test_the_overview_comes_first_failing_rows_first_and_the_last_line_counts_ro
     rows = [ln for ln in md.stdout.splitlines() if ln.startswith("| ")]
     assert rows[0].startswith("| status | case | answers | increment F1 |") and len(rows) == mine + 1
     assert rows[1].startswith(f"| FAILED | {CASE} | real model (relayed) | 0.923 ▼0.027 |")
+
+
+# Every word and number of the matrix, each a range: one broken across lines has two boxes.
+BROKEN = """(function (d, w) {
+  var broken = [];
+  d.querySelectorAll("table.matrix th, table.matrix td").forEach(function (cell) {
+    var walker = d.createTreeWalker(cell, NodeFilter.SHOW_TEXT), node, m;
+    while ((node = walker.nextNode())) {
+      var words = /\\S+/g;
+      while ((m = words.exec(node.data))) {
+        var r = d.createRange();
+        r.setStart(node, m.index);
+        r.setEnd(node, m.index + m[0].length);
+        if (r.getClientRects().length > 1) { broken.push(m[0]); }
+      }
+    }
+  });
+  return {inner: w.innerWidth, scroll: d.documentElement.scrollWidth, broken: broken,
+          cells: d.querySelectorAll("table.matrix td").length};
+})(document, window)"""
+
+
+def test_the_matrix_reads_at_1280_px_without_a_broken_word(failing: dict[str, Any]) -> None:
+    """At a laptop's width the matrix of every row fits, and no word or number in it (a status, a
+    score, a header) is broken across lines."""
+    page = failing["page"]
+    (seen,), _, _ = browse_pages(_chromium(), [page], failing["tmp"] / "profile-1280", BROKEN, width=1280)
+    assert seen["inner"] == 1280 and seen["cells"] > 50, seen
+    assert seen["broken"] == [] and seen["scroll"] <= 1280, seen

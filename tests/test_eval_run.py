@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -121,7 +122,7 @@ def test_html_shows_output_and_gold_side_by_side(tmp_path: Path, monkeypatch: py
         return reports[-1]
 
     monkeypatch.setattr(eval_package, "run_eval", kept)
-    r = predigest("eval", "--case", CASE, "--html", str(page))
+    r = predigest("eval", "--case", CASE, "--html", str(page), env={**os.environ, "COLUMNS": ""})  # piped: whole lines
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[-1] == "ok 4 rows", r.stdout  # styled, not markup
     n = 15  # the lines the editor added to living/inference.md in living-gold.md

@@ -177,14 +177,14 @@ def test_reference_cassette_replays_and_rekeys(tmp_path: Path, mode: str) -> Non
     edited = make_request(system=SYSTEM + " Answer in Chinese.", version="2")
     assert "system prompt changed" in _replay(config, edited).record.error
 
-    written = rekey_reference_cassettes(config.cassette_dir, {request.doc_path: edited}, config)
+    written = rekey_reference_cassettes(config.cassette_dir, [edited], config)
     assert len(written) == 1 and written[0] != path
     assert not path.exists() and written[0].exists()
     assert json.loads(written[0].read_text())["provenance"]["prompt"] == "extract@2#0123456789ab"
     assert _replay(config, edited).extraction == expected
 
     # nothing changed since: a second rekey writes nothing
-    assert rekey_reference_cassettes(config.cassette_dir, {request.doc_path: edited}, config) == []
+    assert rekey_reference_cassettes(config.cassette_dir, [edited], config) == []
 
 
 def test_rekey_leaves_recorded_cassettes_alone_and_reports_them(
@@ -198,7 +198,7 @@ def test_rekey_leaves_recorded_cassettes_alone_and_reports_them(
 
     edited = make_request(system=SYSTEM + " Be brief.", version="2")
     with caplog.at_level(logging.WARNING):
-        assert rekey_reference_cassettes(config.cassette_dir, {request.doc_path: edited}, config) == []
+        assert rekey_reference_cassettes(config.cassette_dir, [edited], config) == []
     assert recorded.read_text() == before
     assert recorded.name in caplog.text and "re-record" in caplog.text and "system prompt" in caplog.text
 

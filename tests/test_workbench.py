@@ -58,7 +58,8 @@ def variant_responder() -> Any:
 @pytest.fixture(scope="module")
 def workbench(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("workbench")
-    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp / "logs.db")}
+    # piped with no width (COLUMNS empty; a test worker may set it): the report's whole lines and every column
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp / "logs.db"), "COLUMNS": ""}
     base = predigest("eval", "--case", CASE, env=env)
     with FakeOpenAI(default=variant_responder()) as server:
         live_env = {**env, "OPENAI_API_KEY": FAKE_KEY, "OPENAI_BASE_URL": server.base_url}
@@ -450,7 +451,7 @@ def test_record_never_writes_over_relayed_answers(tmp_path: Path) -> None:
         f'workspace = "{WORLD}"\ntopic = "inference"\ndate = 2026-09-22\ncassettes = ["{relayed}"]\n',
         encoding="utf-8",
     )
-    env = {**os.environ, "PREDIGEST_LOGS_DB": "off"}
+    env = {**os.environ, "PREDIGEST_LOGS_DB": "off", "COLUMNS": ""}  # piped: whole rows, every column
     with FakeOpenAI(default=world_responder(world_answers())) as server:
         env.update(OPENAI_API_KEY=FAKE_KEY, OPENAI_BASE_URL=server.base_url)
         args = ("eval", "--cases", str(tmp_path / "cases"), "--baseline", str(tmp_path / "baseline.json"))
@@ -464,7 +465,8 @@ def test_record_never_writes_over_relayed_answers(tmp_path: Path) -> None:
     assert "record gpt-4o-mini → recorded/world-relayed" in row, r.stdout
     assert f"recorded beside it into {beside} (replay it with --cassettes {beside.parent})" in r.stdout
     # and it replays from there, as recorded answers
-    replayed = predigest(*args, "--cassettes", str(beside.parent), env={**os.environ, "PREDIGEST_LOGS_DB": "off"})
+    piped = {**os.environ, "PREDIGEST_LOGS_DB": "off", "COLUMNS": ""}
+    replayed = predigest(*args, "--cassettes", str(beside.parent), env=piped)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert any(ln.startswith(f"ok      {CASE}  recorded answers") for ln in replayed.stdout.splitlines()), (
         replayed.stdout
@@ -473,16 +475,21 @@ def test_record_never_writes_over_relayed_answers(tmp_path: Path) -> None:
 
 def test_a_second_prompt_without_answers_says_what_it_needs_and_is_not_run(tmp_path: Path) -> None:
     """`--prompt A --prompt B` with no key: B's requests have no cassettes. The first line says
-    so and names the two ways out; A runs, B does not (no row of B fails one by one)."""
-    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp_path / "logs.db")}
+    so, names each prompt by its file and stamp and the ways out; A runs, nothing of B is scored,
+    and the last line says what the exit status says."""
+    env = {**os.environ, "PREDIGEST_LOGS_DB": str(tmp_path / "logs.db"), "COLUMNS": ""}
     committed = ROOT / "prompts" / "extract.md"
     r = predigest("eval", "--case", CASE, "--prompt", str(committed), "--prompt", str(TERSE), env=env)
     assert r.returncode == 1, r.stdout + r.stderr
     first = r.stdout.splitlines()[0]
-    assert first.startswith(f"prompt B ({TERSE.name}): 2 of 2 rows cannot be answered from the cassettes"), first
-    assert "OPENAI_API_KEY" in first and "--backend record" in first
-    assert "prompt A" not in r.stdout  # the committed prompt's cassettes answer it
-    assert r.stdout.splitlines()[-1] == "ok 3 rows"  # A's report, and nothing of B after it
+    assert first.startswith(f"prompt B (tests/prompts/{TERSE.name}, extract-terse@1#"), first
+    assert "its 2 rows not run, nothing scored for it: the cassettes hold no answer to 28 of its requests" in first
+    assert "OPENAI_API_KEY" in first and "--backend record" in first and "`predigest prompt show`" in first
+    assert "(28 only under another prompt); " in first and first.endswith(
+        "--allow-stale scores those answers instead, marked stale"
+    )
+    assert r.stdout.count("prompt B") == 2  # the first line and the last: no row of B is reported
+    assert r.stdout.splitlines()[-1] == "FAILED · prompt A ok 3 rows · prompt B not run (no answers to its requests)"
     assert "no cassette for" not in r.stdout + r.stderr
     assert [x["prompt"].split("#")[0] for x in json.loads(predigest("logs", "--json", env=env).stdout)] == ["extract@2"]
 
@@ -495,5 +502,8 @@ def test_a_second_prompt_with_stale_answers_only_is_told_about_allow_stale(workb
         "eval", "--case", CASE, "--cassettes", recorded, "--prompt", str(TERSE), "--prompt", str(committed), env=env
     )
     first = r.stdout.splitlines()[0]
-    assert first.startswith("prompt B (extract.md): ") and "answered only under another prompt" in first, r.stdout
-    assert "--allow-stale" in first and r.returncode == 1
+    assert first.startswith("prompt B (prompts/extract.md, extract@2#") and "only under another prompt" in first
+    assert "--allow-stale scores those answers instead, marked stale" in first and r.returncode == 1
+    assert r.stdout.splitlines()[-1].startswith(
+        "FAILED · prompt A FAILED 2 of 3 rows: "
+    )  # the terse answers score lower

@@ -43,6 +43,7 @@ class ExtractionRequest:
     # the topics a shared request reads the document for (its answer is a `SharedExtraction`);
     # empty for a request for one topic (its answer is a `FileExtraction`)
     topics: tuple[str, ...] = ()
+    topic: str = ""  # the one topic of a one-topic request ('' when its maker did not say)
     kind: Literal["extract", "compose"] = "extract"
     # a composing request's validation context: the rules' checker of its answer (`agent.rules.editor`)
     context: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
@@ -58,6 +59,13 @@ class ExtractionRequest:
         if self.kind == "compose":
             return dict(self.context or {})
         return {"topics": list(self.topics)} if self.topics else None
+
+    @property
+    def read_for(self) -> tuple[str, ...]:
+        """The topics the answer is for: a shared request's, or a one-topic request's own. A cassette
+        answers only a request for the same topics: another topic's answer to the same document is
+        not this one's."""
+        return self.topics or ((self.topic,) if self.topic else ())
 
 
 CallSource = Literal["live", "cache", "cassette", "skipped", "offline"]

@@ -141,7 +141,7 @@ def build_requests(
     llm = llm or ws.config.llm
     base = {**_topic_values(ws, topic, registry), "date": registry.date.isoformat()}
     return _requests(
-        docs, template, llm, lambda chunk: {**base, "anchors": format_anchors(registry.relevant_to(chunk))}
+        docs, template, llm, lambda chunk: {**base, "anchors": format_anchors(registry.relevant_to(chunk))}, topic=topic
     )
 
 
@@ -151,6 +151,7 @@ def _requests(
     llm: LLMSettings,
     values: Callable[[str], dict[str, str]],
     topics: tuple[str, ...] = (),
+    topic: str = "",
 ) -> list[ExtractionRequest]:
     """A request per part of each document, its template filled with `values(part)` and the part's own."""
     requests = []
@@ -158,7 +159,7 @@ def _requests(
         chunks = split_sections(doc.text, llm.chunk_tokens)
         for i, chunk in enumerate(chunks[: llm.max_parts]):
             system, user = template.render({**values(chunk), **_doc_values(doc, i, len(chunks), chunk)})
-            requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks), topics))
+            requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks), topics, topic))
     return requests
 
 
@@ -241,4 +242,5 @@ def build_compose_request(
     rules' checker, which validates the answer."""
     values = {**_topic_values(ws, topic, registry), **desk, "date": registry.date.isoformat()}
     system, user = template.render(values)
-    return ExtractionRequest(compose_path(topic), (system, user), template.stamp, kind="compose", context=context)
+    stamp = template.stamp
+    return ExtractionRequest(compose_path(topic), (system, user), stamp, topic=topic, kind="compose", context=context)

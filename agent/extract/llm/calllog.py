@@ -25,6 +25,7 @@ class CallLog:
     prompt: str = ""
     part: int = 0  # 0-based part of a split document: a stale replay matches on document and part
     answers: int = 1  # the readings one answer holds: a shared request's answer has one per topic
+    topics: tuple[str, ...] = ()  # the topics the request reads the document for (`ExtractionRequest.read_for`)
     attempts: int = 0  # HTTP attempts sent, plus exchanges answered by the cache or a cassette
     usages: list[dict[str, Any]] = field(default_factory=list)  # every answer's usage, once
     paid_usages: list[dict[str, Any]] = field(default_factory=list)  # those the network answered
@@ -69,9 +70,11 @@ def current_call() -> CallLog:
 
 
 @contextmanager
-def call_scope(doc_path: str, prompt: str, part: int = 0, answers: int = 1) -> Iterator[CallLog]:
+def call_scope(
+    doc_path: str, prompt: str, part: int = 0, answers: int = 1, topics: tuple[str, ...] = ()
+) -> Iterator[CallLog]:
     """Open the log for one request; always reset, because pool threads are reused."""
-    log = CallLog(doc_path=doc_path, prompt=prompt, part=part, answers=answers)
+    log = CallLog(doc_path=doc_path, prompt=prompt, part=part, answers=answers, topics=topics)
     token = _current.set(log)
     try:
         yield log

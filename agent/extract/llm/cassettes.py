@@ -149,10 +149,16 @@ class Provenance:
     document: str
     note: str = ""
     part: int | None = None  # 0-based part of a split document; None when the cassette does not say (see part_of)
+    # the topics the request read the document for, written when its body does not say them (see topics_of)
+    topics: tuple[str, ...] = ()
 
 
 # what a cassette that leaves a provenance field out is taken to hold
-_NO_PROVENANCE: dict[str, Any] = {f.name: "" for f in fields(Provenance)} | {"kind": "recorded", "part": None}
+_NO_PROVENANCE: dict[str, Any] = {f.name: "" for f in fields(Provenance)} | {
+    "kind": "recorded",
+    "part": None,
+    "topics": (),
+}
 
 
 @dataclass(frozen=True)
@@ -174,13 +180,16 @@ def today() -> str:
     return dt.date.today().isoformat()
 
 
+_UNSAID: dict[str, Any] = {"part": None, "topics": ()}  # provenance fields left out of the file when not said
+
+
 def write_cassette(cassette_dir: Path, exchange: Exchange, provenance: Provenance) -> Path:
     """Write one exchange as `<doc-slug>--<key[:12]>.json`; atomic, so a crash leaves no half file."""
     cassette_dir.mkdir(parents=True, exist_ok=True)
     path = cassette_dir / f"{doc_slug(provenance.document)}--{exchange.key[:12]}.json"
     data = {
         "key": exchange.key,
-        "provenance": {k: v for k, v in asdict(provenance).items() if k != "part" or v is not None},
+        "provenance": {k: v for k, v in asdict(provenance).items() if k not in _UNSAID or v != _UNSAID[k]},
         "request": {"method": exchange.method, "path": exchange.path, "body": exchange.request_body},
         "response": {"status": exchange.status, "body": readable_answer(exchange.response_body)},
         "usage": exchange.usage,
@@ -267,6 +276,10 @@ def _provenance(prov: Any) -> Provenance:
         if name == "part":
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise ValueError(f"provenance field 'part' is not a part number: {_clipped(value)}")
+        elif name == "topics":
+            if not isinstance(value, list) or not all(isinstance(t, str) and t for t in value):
+                raise ValueError(f"provenance field 'topics' is not a list of topic names: {_clipped(value)}")
+            given[name] = tuple(value)
         elif not isinstance(value, str):
             raise ValueError(f"provenance field {name!r} is not a string: {_clipped(value)}")
     kinds = get_args(ProvenanceKind)
@@ -330,44 +343,124 @@ class CassetteIndex:
         with self._lock:
             return list(self._by_key.values())
 
-    def stale(self, doc: str, part: int) -> Cassette | None:
-        """The first-turn answer for `doc` (and `part`) whatever prompt asked for it: the newest
-        by date, then by file name, so the choice is the same on every machine."""
-        pool = [
+    def own(self, doc: str, part: int, topics: Sequence[str]) -> list[Cassette]:
+        """The cassettes made for `doc`'s `part` read for `topics`, whatever prompt asked: the only
+        ones that may answer such a request, stale or re-keyed (another topic's answer is not this one's)."""
+        return [
             c
             for c in self.all()
-            if c.provenance.document == doc and first_turn(c.exchange.request_body) and part_of(c) == part
+            if c.provenance.document == doc and part_of(c) == part and set(topics_of(c)) == set(topics)
         ]
+
+    def stale(self, doc: str, part: int, topics: Sequence[str]) -> Cassette | None:
+        """The first-turn answer for `doc`'s `part` read for `topics`, whatever prompt asked for it:
+        the newest by date, then by file name, so the choice is the same on every machine."""
+        pool = [c for c in self.own(doc, part, topics) if first_turn(c.exchange.request_body)]
         return max(pool, key=lambda c: (c.provenance.date, c.path.name), default=None)
 
-    def miss(self, body: Any, *, doc: str = "", prompt: str = "") -> CassetteMiss:
-        """The error for a request no cassette answers, naming the nearest one and what differs."""
-        key = body_key(body)
-        where = f"for {doc} " if doc else ""
-        head = f"no cassette {where}(request {key[:12]}) in {self.root}"
-        hint = (
-            "re-record with backend 'record' (needs OPENAI_API_KEY), or, for reference "
-            "cassettes, run `predigest cassettes rekey WORKSPACE -t TOPIC -d DATE` after an intended prompt change"
-        )
-        cassettes = self.all()
-        if not cassettes:
-            return CassetteMiss(f"{head}: the directory holds no cassettes", hint=hint, doc=doc)
-        same_doc = [c for c in cassettes if doc and c.provenance.document == doc]
-        pool = same_doc or cassettes
+    def miss(
+        self, body: Any, *, doc: str = "", prompt: str = "", part: int = 0, topics: Sequence[str] = ()
+    ) -> CassetteMiss:
+        """The error for a request no cassette answers: the nearest cassette of the same document,
+        part and topics and what differs, with what to do for its kind; or, when there is none,
+        what the folder holds instead. Re-keying is advised only where it moves an answer onto
+        its own request under another prompt."""
+        topics = tuple(topics) or body_topics(body)
+        head = f"no cassette {f'for {doc} ' if doc else ''}(request {body_key(body)[:12]}) in {self.root}"
+        own = self.own(doc, part, topics)
+        if not own:
+            return CassetteMiss(f"{head}: {self._held_instead(doc, topics)}", hint=_NO_ANSWER_TODO, doc=doc)
         differences, nearest = min(
-            ((describe_differences(c.exchange.request_body, body), c) for c in pool),
+            ((describe_differences(c.exchange.request_body, body), c) for c in own),
             key=lambda pair: (len(pair[0]), pair[1].path.name),
         )
-        which = "same document" if same_doc else f"document {nearest.provenance.document or '?'}"
         what = "; ".join(differences) or "bodies differ only in formatting"
-        stamp = ""
-        if prompt and nearest.provenance.prompt and prompt != nearest.provenance.prompt:
-            stamp = f" (cassette prompt {nearest.provenance.prompt}, request prompt {prompt})"
-        return CassetteMiss(
-            f"{head}: nearest is {nearest.path.name} ({which}, {nearest.provenance.kind}): {what}{stamp}",
-            hint=hint,
-            doc=doc,
+        kind, was = nearest.provenance.kind, nearest.provenance.prompt
+        other_prompt = bool(prompt and was and not same_prompt(was, prompt))
+        stamp = f" (cassette prompt {was}, request prompt {prompt})" if other_prompt else ""
+        which = f"same document, part and {_topics_said(topics)}, {kind}"
+        message = f"{head}: nearest is {nearest.path.name} ({which}): {what}{stamp}"
+        if not other_prompt:
+            return CassetteMiss(message, hint=f"its answer is another request's: {_NO_ANSWER_TODO}", doc=doc)
+        return CassetteMiss(message, hint=_other_prompt_todo(kind, topics, self.root), doc=doc)
+
+    def _held_instead(self, doc: str, topics: Sequence[str]) -> str:
+        """What a folder without a cassette for this request holds: other topics' answers to the
+        document, or answers of the topic to other documents only, or nothing for the topic."""
+        cassettes = self.all()
+        if not cassettes:
+            return "the folder holds no cassettes"
+        wanted = set(topics)
+        others = sorted(
+            {_topics_said(topics_of(c)) for c in cassettes if c.provenance.document == doc} - {_topics_said(topics)}
         )
+        if others:
+            return f"the folder answers this document only for {'; '.join(others)}, not for {_topics_said(topics)}"
+        if any(set(topics_of(c)) == wanted for c in cassettes):
+            return f"the folder holds {_topics_said(topics)}'s answers to other documents, none to this one"
+        held = sorted({_topics_said(topics_of(c)) for c in cassettes})
+        return f"the folder holds no answer for {_topics_said(topics)} (only for {'; '.join(held)})"
+
+
+# what to do when no cassette of the request's own document, part and topics answers it
+_NO_ANSWER_TODO = (
+    "pass --cassettes a folder that holds this topic's answers, or record them with a key "
+    "(OPENAI_API_KEY, --backend record), or write them by hand (`predigest cassettes add-reference`)"
+)
+
+
+def _other_prompt_todo(kind: str, topics: Sequence[str], root: Path) -> str:
+    """What to do about the request's own answer kept under another prompt, by who wrote it."""
+    if kind == "reference":
+        flags = " ".join(f"-t {t}" for t in topics) or "-t TOPIC"
+        return (
+            "if the prompt change is intended, re-key this topic's reference answers: "
+            f"`predigest cassettes rekey WORKSPACE -d DATE {flags} --cassettes {root}`"
+            " (with the run's --prompt, if any)"
+        )
+    if kind == "relayed":
+        return (
+            "a relayed answer is never re-keyed: relay the model's answers to this prompt "
+            "(`predigest prompt show` for each request, then `predigest cassettes relay`), "
+            "or replay the old ones as stale with --allow-stale"
+        )
+    return (
+        "re-record with a key (OPENAI_API_KEY, --backend record), or replay the old answers as stale with --allow-stale"
+    )
+
+
+def _topics_said(topics: Sequence[str]) -> str:
+    """'topic inference', 'topics inference, risk', or 'no named topic'."""
+    if not topics:
+        return "no named topic"
+    return f"topic {topics[0]}" if len(topics) == 1 else f"topics {', '.join(topics)}"
+
+
+def same_prompt(a: str, b: str) -> bool:
+    """Whether two prompt stamps name one prompt. An older cassette's stamp leaves out the schema
+    hash (`extract@2#…` against `extract@2#…+schema#…`): it is compared on what it says."""
+    (a_prompt, _, a_schema), (b_prompt, _, b_schema) = a.partition("+schema#"), b.partition("+schema#")
+    return a_prompt == b_prompt and (not a_schema or not b_schema or a_schema == b_schema)
+
+
+# the line the shipped prompts open the evening with: 'Evening: 2026-09-22 · topic: inference', or for
+# a shared request '· topics: inference, llm-infra, risk'
+_TOPICS_LINE = re.compile(r"^Evening: [^\n]*· topics?: ([^\n]+)$", re.M)
+
+
+def body_topics(body: Any) -> tuple[str, ...]:
+    """The topics a request body names on its 'Evening: …' line; () when it has none (a prompt of
+    one's own may leave it out: its cassettes then say their topics in their provenance)."""
+    if not isinstance(body, dict):
+        return ()
+    system, user, _ = _split_messages(body.get("messages"))
+    m = _TOPICS_LINE.search(f"{system}\n{user}")
+    return tuple(t.strip() for t in m.group(1).split(",") if t.strip()) if m else ()
+
+
+def topics_of(c: Cassette) -> tuple[str, ...]:
+    """The topics a cassette's answer is for: as its provenance says, else as its request says."""
+    return c.provenance.topics or body_topics(c.exchange.request_body)
 
 
 def cassettes_answer(requests: Sequence[ExtractionRequest], config: LLMSettings) -> bool:

@@ -124,7 +124,9 @@ class LLMExtractor:
         composition: EveningComposition | None = None
         error = ""
         budget_hit = False
-        with call_scope(request.doc_path, str(request.prompt), request.chunk, max(1, len(request.topics))) as log:
+        with call_scope(
+            request.doc_path, str(request.prompt), request.chunk, max(1, len(request.topics)), request.read_for
+        ) as log:
             try:
                 answer = create_extraction(self.client(), request, self.config)
                 # a fresh model: instructor hangs the raw completion on the one it returns

@@ -29,6 +29,7 @@ from agent.extract.llm.cassettes import (
     CassetteIndex,
     Exchange,
     body_key,
+    body_topics,
     canonical_json,
     completion,
     describe_differences,
@@ -139,7 +140,7 @@ def current_request_bodies(requests: Iterable[ExtractionRequest], config: LLMCon
 
 
 def _capture(client: instructor.Instructor, request: ExtractionRequest, config: LLMConfig) -> Any:
-    with call_scope(request.doc_path, str(request.prompt)):
+    with call_scope(request.doc_path, str(request.prompt), request.chunk, topics=request.read_for):
         try:
             create_extraction(client, request, config, max_retries=0)
         except Exception as exc:
@@ -170,7 +171,7 @@ def write_reference_cassette(
     answers = _answering(extraction, config.model, cached, date or today())
     transport = RecordTransport(answers, index, kind="reference", note=note)
     client = build_client(_offline(config), transport)
-    with call_scope(request.doc_path, str(request.prompt)) as call:
+    with call_scope(request.doc_path, str(request.prompt), request.chunk, topics=request.read_for) as call:
         answer = create_extraction(client, request, config, max_retries=0)
     if answer.model_dump() != extraction.model_dump():
         raise PredigestError(
@@ -184,44 +185,74 @@ def write_reference_cassette(
 
 
 def rekey_reference_cassettes(
-    cassette_dir: Path, requests_by_doc: dict[str, ExtractionRequest], config: LLMConfig
+    cassette_dir: Path, requests: Sequence[ExtractionRequest], config: LLMConfig
 ) -> list[Path]:
-    """Re-write every reference cassette whose request changed (after a prompt, schema or model
-    edit), keeping its answer and deleting the stale file. Returns the files written.
+    """Re-write the reference cassette of each request whose request changed (after a prompt,
+    schema or model edit), keeping its answer and deleting the stale file. Returns the files written.
 
-    Recorded cassettes are never touched: a model's answer to another prompt is not an answer
-    to this one. Each stale one is logged as a warning naming what changed, to be re-recorded.
+    Only a request's own cassette moves: the same document, part and topics. Another topic's
+    answer to the same document is never this topic's, and a request already answered as asked now
+    keeps its answer. Recorded cassettes are never touched: a model's answer to another prompt is not
+    an answer to this one. Each stale one is logged as a warning naming what changed.
     """
     config = config.with_(cassette_dir=cassette_dir)
     index = CassetteIndex.load(cassette_dir)
     written: list[Path] = []
-    first = next(iter(requests_by_doc.values()), None)
-    for doc, request in requests_by_doc.items():
-        mine = _same_shape([c for c in index.all() if c.provenance.document == doc], request)
-        stale = _stale(mine, request, config)
-        rekeyable = [
-            c
-            for c, _ in stale
-            if c.provenance.kind == "reference"
-            and len(c.exchange.request_body.get("messages", [])) == len(request.messages)
-        ]
-        if len(rekeyable) > 1:  # chunks of one document, or one per mode: which is this request's?
-            names = ", ".join(c.path.name for c in rekeyable)
-            log.warning(
-                "%s has %d stale reference cassettes (%s); rekey them one at a time", doc, len(rekeyable), names
-            )
-            rekeyable = []
-        for cassette, why in stale:
-            if cassette not in rekeyable:
-                log.warning("%s is stale (%s): %s", cassette.path.name, why, _STALE_TODO[cassette.provenance.kind])
-                continue
-            answer = answer_from_completion(cassette.exchange.response_body, bool(request.topics))
-            earlier = () if request is first else (first,)  # the usage estimate `add-reference` writes
-            kept = {"note": cassette.provenance.note, "date": _iso_date(cassette.provenance.date)}  # not tonight's
-            path = write_reference_cassette(request, answer, config, earlier=earlier, **kept)
-            if path != cassette.path:
-                cassette.path.unlink(missing_ok=True)
-            written.append(path)
+    unanswered = 0
+    for request in requests:
+        current = current_request_body(request, config)
+        if index.get(body_key(current)) is not None:
+            continue  # answered as asked now: no older answer is moved over it
+        topics = request.read_for or body_topics(current)
+        same_doc = _same_shape([c for c in index.all() if c.provenance.document == request.doc_path], request)
+        own = {c.path for c in index.own(request.doc_path, request.chunk, topics)}
+        mine = [c for c in same_doc if c.path in own]
+        unanswered += not mine
+        earlier = () if request is requests[0] else (requests[0],)  # the usage estimate `add-reference` writes
+        written += _rekey_own(_stale(mine, current, len(request.messages)), request, config, earlier)
+    if requests and unanswered == len(requests):
+        log.warning(
+            "%s holds no reference cassette for %s: nothing to re-key (another topic's answers are never moved)",
+            cassette_dir,
+            ", ".join(requests[0].read_for) or "these requests",
+        )
+    return written
+
+
+def _rekey_own(
+    stale: list[tuple[Cassette, str]],
+    request: ExtractionRequest,
+    config: LLMConfig,
+    earlier: Sequence[ExtractionRequest],
+) -> list[Path]:
+    """Write the one stale reference answer of `request` under the request as asked now, and delete
+    the file it replaces; several (chunks, or one per older prompt) are said, and left as they are."""
+    rekeyable = [
+        c
+        for c, _ in stale
+        if c.provenance.kind == "reference"
+        and len(c.exchange.request_body.get("messages", [])) == len(request.messages)
+    ]
+    if len(rekeyable) > 1:  # which of them is this request's answer is not for rekey to guess
+        names = ", ".join(c.path.name for c in rekeyable)
+        log.warning(
+            "%s has %d stale reference cassettes (%s); rekey them one at a time",
+            request.doc_path,
+            len(rekeyable),
+            names,
+        )
+        rekeyable = []
+    written: list[Path] = []
+    for cassette, why in stale:
+        if cassette not in rekeyable:
+            log.warning("%s is stale (%s): %s", cassette.path.name, why, _STALE_TODO[cassette.provenance.kind])
+            continue
+        answer = answer_from_completion(cassette.exchange.response_body, bool(request.topics))
+        kept = {"note": cassette.provenance.note, "date": _iso_date(cassette.provenance.date)}  # not tonight's
+        path = write_reference_cassette(request, answer, config, earlier=earlier, **kept)
+        if path != cassette.path:  # replaced by its own re-keyed copy, and only then
+            cassette.path.unlink(missing_ok=True)
+        written.append(path)
     return written
 
 
@@ -241,15 +272,12 @@ def _iso_date(text: str) -> str:
         return ""
 
 
-def _stale(cassettes: list[Cassette], request: ExtractionRequest, config: LLMConfig) -> list[tuple[Cassette, str]]:
-    """The cassettes whose request is not `request` as it is asked now, each with what differs. A
-    re-ask is current when its opening turns are today's request."""
-    if not cassettes:
-        return []
-    current = current_request_body(request, config)
+def _stale(cassettes: list[Cassette], current: Any, turns: int) -> list[tuple[Cassette, str]]:
+    """The cassettes whose request is not `current` (the request as it is asked now, of `turns`
+    messages), each with what differs. A re-ask is current when its opening turns are today's request."""
     out = []
     for cassette in cassettes:
-        opening = _opening(cassette.exchange.request_body, len(request.messages))
+        opening = _opening(cassette.exchange.request_body, turns)
         if opening != current:
             out.append((cassette, "; ".join(describe_differences(opening, current))))
     return out
@@ -299,7 +327,7 @@ def check_requests(requests: list[ExtractionRequest], config: LLMConfig) -> Requ
             turns = len(request.messages)  # its cassette, and those of the re-asks that continue it
             used.update(c.path for c in index.all() if _opening(c.exchange.request_body, turns) == current)
             continue
-        old = index.stale(request.doc_path, request.chunk)
+        old = index.stale(request.doc_path, request.chunk, request.read_for or body_topics(current))
         if old is not None:
             stale.append((name, old.provenance.prompt))
             used.add(old.path)

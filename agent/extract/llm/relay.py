@@ -115,7 +115,7 @@ def relay_answers(
         client = build_client(live, build_transport(live, Budget(live), index, kind="relayed", note=note, date=date))
         for a in answers:
             request = by_doc[a.doc_path]
-            with call_scope(request.doc_path, str(request.prompt)) as call:
+            with call_scope(request.doc_path, str(request.prompt), request.chunk, topics=request.read_for) as call:
                 got = create_extraction(client, request, live, max_retries=0)
             if got.model_dump() != parsed[a.doc_path].model_dump() or len(call.cassettes) != 1:
                 raise PredigestError(

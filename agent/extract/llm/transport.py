@@ -28,6 +28,7 @@ from agent.extract.llm.cassettes import (
     Exchange,
     Provenance,
     ProvenanceKind,
+    body_topics,
     library_versions,
     request_key,
     write_cassette,
@@ -67,9 +68,10 @@ class KeyedTransport(httpx2.BaseTransport):
 class ReplayTransport(httpx2.BaseTransport):
     """Answers from cassettes only; a miss raises `CassetteMiss` naming the nearest cassette.
 
-    With `allow_stale`, a miss is answered by the same document's (and part's) first-turn answer
-    recorded under another prompt, and the call's log names that prompt: after a prompt edit, a
-    rule change can still be measured on the answers a real model gave."""
+    With `allow_stale`, a miss is answered by the first-turn answer to the same document, part and
+    topics recorded under another prompt (never another topic's answer), and the call's log names
+    that prompt: after a prompt edit, a rule change can still be measured on the answers a real
+    model gave."""
 
     def __init__(self, index: CassetteIndex, *, allow_stale: bool = False) -> None:
         self._index = index
@@ -81,9 +83,10 @@ class ReplayTransport(httpx2.BaseTransport):
         log = current_call()
         if cassette is None:
             body: Any = json.loads(raw) if raw else None
-            stale = self._index.stale(log.doc_path, log.part) if self._allow_stale and log.doc_path else None
+            topics = log.topics or body_topics(body)
+            stale = self._index.stale(log.doc_path, log.part, topics) if self._allow_stale and log.doc_path else None
             if stale is None:
-                raise self._index.miss(body, doc=log.doc_path, prompt=log.prompt)
+                raise self._index.miss(body, doc=log.doc_path, prompt=log.prompt, part=log.part, topics=topics)
             cassette = stale
             log.stale.append(stale.provenance.prompt or "unknown prompt")
         ex = cassette.exchange
@@ -177,6 +180,8 @@ class RecordTransport(httpx2.BaseTransport):
                 document=log.doc_path,
                 note=self._note,
                 part=log.part,
+                # said in the file only when the request does not say it (a prompt of one's own)
+                topics=() if body_topics(exchange.request_body) == log.topics else log.topics,
             )
             # two threads answering one request at once both write it: the same file, each write whole
             path = write_cassette(self._index.root, exchange, provenance)
