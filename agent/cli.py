@@ -701,17 +701,16 @@ def prompt_show(
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
     """
-    from agent.pipeline import compose_requests, plan_topics, requests_for
+    from agent.extract.prompting import compose_path
+    from agent.pipeline import composing_request, plan_topics, requests_for
 
     llm = {"extraction": extraction} if extraction else {}
     s, topics = _selected(
         workspace, date, topic, all_topics, prompt_file=prompt.absolute() if prompt else None, llm=llm
     )
-    if doc.startswith("compose/"):  # the editor's request, built from the evening's replayed extractions
-        asked = compose_requests(s, [t for t in topics if doc in ("compose/", f"compose/{t}")])
-        if not asked:
-            raise PredigestError(f"{doc}: no topic of this evening asks a composing call", hint="run with --explain")
-        _per_topic(list(asked), as_json, lambda t: _prompt_of([asked[t]], t if len(asked) > 1 else "", as_json))
+    if doc.startswith(compose_path("")):  # the editor's request, built from the evening's replayed extractions
+        _, request = composing_request(s, topics, doc)
+        _per_topic([doc], as_json, lambda _: _prompt_of([request], "", as_json))
         return
     es = plan_topics(s, topics, for_writing=False)  # what a run of these topics would send
     if es.shared:  # one request carries every topic

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -51,7 +51,7 @@ from agent.plan.ingest import UNLISTABLE, UNREADABLE, Window, evening_window, sc
 from agent.plan.outputs import check_out, check_writable, out_path_for, real_path, write_set
 from agent.plan.workspace import Workspace, load_workspace
 from agent.rules.chain import Limits, Prepared, RuleOutcome, Scope, finish, prepare
-from agent.rules.claims import DocResult, Edited, Finding, with_refs
+from agent.rules.claims import DocResult, Finding, with_refs
 from agent.rules.editor import Desk
 from agent.rules.grounding import DocText, bound_claims
 from agent.rules.injection import screen
@@ -64,6 +64,9 @@ from schemas.briefing import SourceRow
 from schemas.documents import SourceDoc
 from schemas.extraction import SkippedItem
 from schemas.run import RunRecord
+
+if TYPE_CHECKING:
+    from agent.extract.llm import LLMExtractor
 
 EXIT_PARTIAL = 3  # a briefing was made, but some of the evening's documents were not read
 EXIT_NO_MODEL = 4  # `auto` found no key and no cassette: the offline extractor answered instead of a model
@@ -366,7 +369,7 @@ class ModelOnce:
 
     def __init__(self, llm: LLMSettings) -> None:
         self.llm = llm
-        self.own: Extractor | None = None
+        self.own: LLMExtractor | None = None
 
     def extract_all(
         self, requests: Sequence[ExtractionRequest], on_result: Callable[[ExtractionResult], None] | None = None
@@ -379,38 +382,51 @@ class ModelOnce:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        close = getattr(self.own, "close", None)
-        if close is not None:
-            close()
+        if self.own is not None:
+            self.own.close()
 
 
 # --- 2b. compose ----------------------------------------------------------------------------------
 
 
-def compose_request(
-    ev: Evening, results: Sequence[ExtractionResult], read: Callable[[str], DocText] | None = None
-) -> ExtractionRequest | None:
+class Draft(NamedTuple):
+    """One topic's answers through the rules up to the editor (grounding, arXiv, dedupe, the floor's
+    merge), and the desk the composing call is asked from: made once per topic and run, read by the
+    composing request and by the briefing alike."""
+
+    chain: Prepared
+    desk: Desk
+    before_rules: list[Finding]  # claims bounded and answers screened before the chain
+    unread: list[tuple[str, str]]
+    offline: bool  # the offline extractor read the evening: no model composes it
+
+
+def draft_topics(
+    es: EveningSet, answers: Sequence[Sequence[ExtractionResult]], read: Callable[[str], DocText] | None = None
+) -> list[Draft]:
+    """Each topic's evening up to the editor; `read` (one run's `cache(DocText)`) reads each document once."""
+    read = read or cache(DocText)
+    return [_drafted(ev, got, read) for ev, got in zip(es.evenings, answers, strict=True)]
+
+
+def compose_request(ev: Evening, p: Draft) -> ExtractionRequest | None:
     """The editor's request for one topic's evening, or None when no model composes it: the offline
     extractor read it, `[llm] compose` is off, or no claim is worth a line."""
-    if not ev.llm.compose or offline([r.record for r in results]) or not results:
-        return None
-    desk = Desk.of(_prepared(ev, results, read or cache(DocText)).prepared)
-    if not desk.claims:
+    if not ev.llm.compose or p.offline or not p.desk.claims:
         return None
     topic = ev.settings.topic
-    return build_compose_request(ev.ws, topic, ev.registry, ev.composer, desk.values(), {"check": desk.check})
+    return build_compose_request(ev.ws, topic, ev.registry, ev.composer, p.desk.values(), {"check": p.desk.check})
 
 
 def compose_topics(
     es: EveningSet,
-    answers: Sequence[Sequence[ExtractionResult]],
+    drafts: Sequence[Draft],
     model: Extractor | None = None,
     on_result: Callable[[ExtractionResult], None] | None = None,
 ) -> list[ExtractionResult | None]:
     """Each topic's composing call answered (or failed, never raised), None where none is asked;
     one call per topic, all through the run's model extractor (or one made for them)."""
-    read = cache(DocText)
-    asked = [compose_request(ev, got, read) for ev, got in zip(es.evenings, answers, strict=True)]
+    asked = [compose_request(ev, p) for ev, p in zip(es.evenings, drafts, strict=True)]
     requests = [r for r in asked if r is not None]
     got = iter(_answered(es.llm, requests, model, on_result) if requests else [])
     return [next(got) if r is not None else None for r in asked]
@@ -464,21 +480,16 @@ def brief(
     results: Sequence[ExtractionResult],
     composed: ExtractionResult | None = None,
     *,
+    draft: Draft | None = None,
     siblings: Sequence[SourceRow] = (),
 ) -> Outcome:
     """Rules and layout over the evening's answers and its composing call's answer (None: no call
-    was made). Pure: the same inputs give the same briefing. `siblings`: the other topics' briefings
-    the same run writes, listed in 一 as adjacent rows (never extracted: they are outputs of this
-    run, not inputs)."""
-    return _laid_out(ev, results, _decided(ev, results, cache(DocText), composed), siblings)
-
-
-class _Prepared(NamedTuple):
-    """One topic's evening up to the editor, and what was decided before the chain."""
-
-    prepared: Prepared
-    before_rules: list[Finding]  # claims bounded and answers screened before the chain
-    unread: list[tuple[str, str]]
+    was made). Pure: the same inputs give the same briefing. `draft`: the evening up to the editor,
+    when the run already has it (the one its composing request was asked from). `siblings`: the other
+    topics' briefings the same run writes, listed in 一 as adjacent rows (never extracted: they are
+    outputs of this run, not inputs)."""
+    p = draft or _drafted(ev, results, cache(DocText))
+    return _laid_out(ev, results, _decided(ev, p, composed), siblings)
 
 
 class _Decided(NamedTuple):
@@ -490,7 +501,7 @@ class _Decided(NamedTuple):
     composed: ExtractionResult | None  # the composing call, if one was made
 
 
-def _prepared(ev: Evening, results: Sequence[ExtractionResult], read: Callable[[str], DocText]) -> _Prepared:
+def _drafted(ev: Evening, results: Sequence[ExtractionResult], read: Callable[[str], DocText]) -> Draft:
     """The rules up to the editor over one topic's answers. `read` reads a document for screening,
     grounding and settled items alike: one run's `cache(DocText)`, so each document is read once per run."""
     doc_results, unread, bounded = _doc_results(ev, results)
@@ -500,37 +511,26 @@ def _prepared(ev: Evening, results: Sequence[ExtractionResult], read: Callable[[
     limits = Limits(**ev.ws.config.limits.model_dump())
     living = next((d.text for d in ev.docs if d.kind == "living"), "")
     scope = Scope(doc_results, ev.registry, baselines, s.topic, s.date, str(ev.window), limits, read, living)
-    return _Prepared(prepare(scope), [*bounded, *screened], unread)
+    chain = prepare(scope)
+    was_offline = offline([r.record for r in results])
+    return Draft(chain, Desk.of(chain), [*bounded, *screened], unread, was_offline)
 
 
-def _decided(
-    ev: Evening, results: Sequence[ExtractionResult], read: Callable[[str], DocText], composed: ExtractionResult | None
-) -> _Decided:
-    """The rules over one topic's answers, with the editor's stories when its answer passes the
-    checks, else the floor's, and why (in the summary, 五 and a finding)."""
-    p = _prepared(ev, results, read)
-    edited, why = _edition(ev, results, p.prepared, composed)
-    outcome = finish(p.prepared, edited)
+def _decided(ev: Evening, p: Draft, composed: ExtractionResult | None) -> _Decided:
+    """The rules over one topic's answers, with the editor's stories when its answer came back (it
+    was validated by `Desk.check` as it was parsed), else the floor's, and why (in the summary, 五
+    and a finding)."""
+    if composed is not None and composed.composition is not None:
+        edited, why = p.desk.edited(composed.composition), ""
+    elif composed is not None:
+        edited, why = None, ZH.floor_failed.format(why=composed.record.error or "no answer")
+    else:  # no call: said only when a model was to compose and the offline extractor read the evening
+        edited, why = None, ZH.floor_offline if ev.llm.compose and p.desk.claims and p.offline else ""
+    outcome = finish(p.chain, edited)
     if why:
         floor = Finding("compose", ev.settings.topic, "", "floor", why)
         outcome = replace(outcome, floor=why, findings=[*outcome.findings, floor])
     return _Decided(outcome, p.before_rules, p.unread, composed)
-
-
-def _edition(
-    ev: Evening, results: Sequence[ExtractionResult], p: Prepared, composed: ExtractionResult | None
-) -> tuple[Edited | None, str]:
-    """The editor's stories, or None and why the floor assembles the evening instead ('' when
-    there was nothing to compose)."""
-    desk = Desk.of(p)
-    if composed is None:  # no call: the offline extractor read the evening (said when composing was asked)
-        asked = ev.llm.compose and desk.claims and offline([r.record for r in results])
-        return None, ZH.floor_offline if asked else ""
-    if composed.composition is None:
-        return None, ZH.floor_failed.format(why=composed.record.error or "no answer")
-    if problems := desk.check(composed.composition):  # an answer to another evening (a stale cassette)
-        return None, ZH.floor_failed.format(why="; ".join(problems[:3]))
-    return desk.edited(composed.composition), ""
 
 
 def _laid_out(ev: Evening, results: Sequence[ExtractionResult], d: _Decided, siblings: Sequence[SourceRow]) -> Outcome:
@@ -562,23 +562,25 @@ def brief_topics(
     answers: Sequence[Sequence[ExtractionResult]],
     composed: Sequence[ExtractionResult | None] = (),
     *,
+    drafts: Sequence[Draft] = (),
     allow_partial: bool,
 ) -> list[Outcome]:
     """Each topic's briefing, its 一 listing the others this run writes (a withheld one is not
     listed: it will not exist). Each topic is decided once and laid out twice: the rows need the
     others' briefings, and no rule reads them. A document several topics read is read once.
-    `composed`: each topic's composing call (None, or left empty: none was made)."""
+    `composed`: each topic's composing call (None, or left empty: none was made); `drafts`: each
+    topic's evening up to the editor, when the run has them."""
     calls = list(composed) or [None] * len(es.evenings)
-    topics = list(zip(es.evenings, answers, calls, strict=True))
-    read = cache(DocText)
-    decided = [_decided(ev, got, read, call) for ev, got, call in topics]
-    first = [_laid_out(ev, got, d, ()) for (ev, got, _), d in zip(topics, decided, strict=True)]
+    ready = list(drafts) or draft_topics(es, answers)
+    topics = list(zip(es.evenings, answers, strict=True))
+    decided = [_decided(ev, p, call) for ev, p, call in zip(es.evenings, ready, calls, strict=True)]
+    first = [_laid_out(ev, got, d, ()) for (ev, got), d in zip(topics, decided, strict=True)]
     if len(first) == 1:  # no other topic to list
         return first
     kept = [o for o in first if not withheld(o, allow_partial=allow_partial)]
     return [
         _laid_out(ev, got, d, [sibling_row(o, ev) for o in kept if o.evening is not ev])
-        for (ev, got, _), d in zip(topics, decided, strict=True)
+        for (ev, got), d in zip(topics, decided, strict=True)
     ]
 
 
@@ -604,10 +606,11 @@ def answered_by(records: Sequence[CallRecord], model: str) -> str:
     """What answered the evening, said the same way in the footer, the run record, the page, the
     eval's rows and the run log: `model <name>` only where a model answered (live, from the cache,
     or a recorded cassette); hand-written reference answers, relayed ones and the offline extractor
-    by their own names. Several kinds are joined, the most frequent first."""
+    by their own names. Several kinds are joined, the most frequent first. A call that failed
+    answered nothing (a composing call no cassette holds is not a model's answer)."""
     said: dict[str, int] = {}
     for r in records:
-        if r.source != "skipped":
+        if r.source != "skipped" and not r.error:
             label = _answer_label(r, model)
             said[label] = said.get(label, 0) + 1
     if not said:
@@ -830,9 +833,10 @@ def run_topics(
         on_plan(es)
     with ModelOnce(es.llm) as model:
         answers = extract_topics(es, extractor, on_result, warn, model=model)
-        composed = compose_topics(es, answers, extractor or model, on_result)
+        drafts = draft_topics(es, answers)
+        composed = compose_topics(es, drafts, extractor or model, on_result)
     reports = []
-    for outcome in brief_topics(es, answers, composed, allow_partial=s.allow_partial):
+    for outcome in brief_topics(es, answers, composed, drafts=drafts, allow_partial=s.allow_partial):
         written = write(outcome, force=s.force, allow_partial=s.allow_partial, patch=patch)
         backend, note = used_backend(outcome.evening.llm, outcome.records)
         reports.append(RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note))
@@ -852,27 +856,27 @@ def no_model_note(ev: Evening) -> str:
 # --- reference answers of an evening --------------------------------------------------------------
 
 
-def compose_requests(s: Settings, topics: Sequence[str]) -> dict[str, ExtractionRequest]:
-    """Each topic's composing request as a run would send it (topic -> request), from the evening's
-    extractions as its cassettes answer them: nothing is paid for, whatever the backend. A topic
-    with no claim worth a line asks nothing."""
-    replayed = s.model_copy(update={"llm": {**s.llm, "backend": "replay", "compose": True}})
-    es = plan_topics(replayed, topics, for_writing=False)
-    answers = extract_topics(es)
-    read = cache(DocText)
-    asked = {ev.settings.topic: compose_request(ev, got, read) for ev, got in zip(es.evenings, answers, strict=True)}
-    return {t: r for t, r in asked.items() if r is not None}
+def compose_requests(s: Settings, topics: Sequence[str]) -> tuple[EveningSet, dict[str, ExtractionRequest]]:
+    """The evening as its answers are stored (`answer_plan`), and each topic's composing request as a
+    run would send it (topic -> request), from the extractions its cassettes answer: nothing is paid
+    for, whatever the backend. A topic with no claim worth a line asks nothing."""
+    es = answer_plan(s.model_copy(update={"llm": {**s.llm, "backend": "replay", "compose": True}}), topics)
+    drafts = draft_topics(es, extract_topics(es))
+    asked = {ev.settings.topic: compose_request(ev, p) for ev, p in zip(es.evenings, drafts, strict=True)}
+    return es, {t: r for t, r in asked.items() if r is not None}
 
 
-def composing_request(s: Settings, topic: str) -> ExtractionRequest:
-    """One topic's composing request, or an error saying why the evening asks none."""
-    got = compose_requests(s, [topic]).get(topic)
+def composing_request(s: Settings, topics: Sequence[str], doc: str) -> tuple[EveningSet, ExtractionRequest]:
+    """The composing request `doc` (`compose/<topic>`) names, or an error saying why there is none."""
+    es, asked = compose_requests(s, topics)
+    got = next((r for r in asked.values() if r.doc_path == doc), None)
     if got is None:
         raise PredigestError(
-            f"the evening {s.date} of {topic} asks no composing call (no claim of 3★ or more survived the rules)",
-            hint=f"run `predigest run {s.workspace} -t {topic} -d {s.date} --explain` to see why",
+            f"{doc}: the evening {s.date} of {', '.join(topics)} asks no such composing call "
+            "(a topic of the run, with a claim of 3★ or more after the rules)",
+            hint=f"name one of --topic as compose/TOPIC, or run with --explain to see why {doc} has no claim",
         )
-    return got
+    return es, got
 
 
 def add_reference(s: Settings, topics: Sequence[str], doc: str, extraction: Path, note: str = "") -> Path:
@@ -882,13 +886,18 @@ def add_reference(s: Settings, topics: Sequence[str], doc: str, extraction: Path
     EveningComposition of the topic's composing request. Its usage is estimated, and says as cached
     the prefix a provider would serve after the evening's first request."""
     composing = doc.startswith(compose_path(""))
-    es = answer_plan(s, topics)
-    reqs = [composing_request(s, doc.removeprefix(compose_path("")))] if composing else requests_for(es, doc)
-    if len(reqs) != 1:
-        raise PredigestError(f"{doc} is split into {len(reqs)} parts", hint="reference cassettes take whole documents")
-    kind = reqs[0].answer_schema()
+    if composing:
+        es, request = composing_request(s, topics, doc)
+    else:
+        es = answer_plan(s, topics)
+        reqs = requests_for(es, doc)
+        if len(reqs) != 1:
+            hint = "reference cassettes take whole documents"
+            raise PredigestError(f"{doc} is split into {len(reqs)} parts", hint=hint)
+        request = reqs[0]
+    kind = request.answer_schema()
     try:
-        answer = kind.model_validate_json(extraction.read_text(encoding="utf-8"), context=reqs[0].validation_context())
+        answer = kind.model_validate_json(extraction.read_text(encoding="utf-8"), context=request.validation_context())
     except (OSError, UnicodeDecodeError, ValidationError) as e:
         what = first_problem(e) if isinstance(e, ValidationError) else str(e)
         where = "schemas/compose.py" if composing else "schemas/extraction.py"
@@ -898,14 +907,23 @@ def add_reference(s: Settings, topics: Sequence[str], doc: str, extraction: Path
     from agent.extract.llm import write_reference_cassette  # lazy: imports openai + instructor
 
     first = es.requests[0]  # a provider's prefix cache holds what the evening's first request began with
-    earlier = () if composing or first is reqs[0] else (first,)
-    return write_reference_cassette(reqs[0], answer, es.llm, note=note, earlier=earlier)
+    earlier = () if composing or first is request else (first,)
+    return write_reference_cassette(request, answer, es.llm, note=note, earlier=earlier)
 
 
 def rekey(s: Settings, topics: Sequence[str]) -> list[Path]:
     """Re-key the reference cassettes of an evening after an intended prompt change: one
-    topic's, or with several topics those of the shared requests that carry them all."""
+    topic's, or with several topics those of the shared requests that carry them all; then each
+    topic's composing answer, where the folder holds one."""
     es = answer_plan(s, topics)
     from agent.extract.llm import rekey_reference_cassettes  # lazy: imports openai + instructor
+    from agent.extract.llm.cassettes import CassetteIndex
 
-    return rekey_reference_cassettes(es.llm.cassette_dir, es.requests, es.llm)
+    folder = es.llm.cassette_dir
+    written = rekey_reference_cassettes(folder, es.requests, es.llm)
+    # the composing requests are built from the extractions as the cassettes answer them now, so after
+    # those; a topic nobody wrote a composing answer for has nothing to re-key, and is not warned about
+    # (a composing answer is one topic's, asked from that topic's own extractions, so each is re-asked alone)
+    held = {c.provenance.document for c in CassetteIndex.load(folder).all()}
+    composing = [r for t in topics if compose_path(t) in held for r in compose_requests(s, [t])[1].values()]
+    return written + (rekey_reference_cassettes(folder, composing, es.llm) if composing else [])

@@ -63,7 +63,7 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
         used.setdefault(folder, set()).update(result.used)
         if case.extraction != "shared" and not (result.missing or result.stale):
             # a composing answer is used when the row's evening asks it (from these answers); none is required
-            composing = list(compose_requests(variant.settings(case, "replay"), [case.topic]).values())
+            composing = list(compose_requests(variant.settings(case, "replay"), [case.topic])[1].values())
             used[folder].update(check_requests(composing, llm).used)
         checks.append(CaseCheck(case.name, folder, len(result.answered), result.stale, result.missing))
     unused = {

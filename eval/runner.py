@@ -33,6 +33,7 @@ from agent.pipeline import (
     as_shared,
     brief,
     compose_topics,
+    draft_topics,
     extract,
     extract_topics,
     plan,
@@ -311,9 +312,11 @@ def run_case(
                 on_plan(case, ev)
             results = tuple(extract(ev, None, on_result))
             calls = tuple(r.record for r in results)
-        composed = compose_topics(EveningSet((ev,)), [results], None, on_result)[0]
+        one = EveningSet((ev,))
+        (draft,) = draft_topics(one, [results])
+        (composed,) = compose_topics(one, [draft], None, on_result)
         calls += (composed.record,) if composed is not None else ()
-        report = brief(ev, results, composed)
+        report = brief(ev, results, composed, draft=draft)
     except PredigestError as e:
         return CaseRun(case, gold, None, "", None, (str(e),), time.monotonic() - started, backend=used)
     # a composing call that fails is not the row's error: the floor assembles the evening, and says so

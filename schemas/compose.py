@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import Field, ValidationInfo, model_validator
 
 from schemas.briefing import Strict
+from schemas.extraction import VerifyNote
 
 MAX_POINTS = 8  # key points an increment holds, at most: an editor's increment is read in a minute
 MAX_TITLE = 40  # characters of an increment title
@@ -82,11 +83,9 @@ class DocLine(Strict):
     )
 
 
-class Question(Strict):
-    title: str = Field(description="What to check, as a short noun phrase naming its subject (at most 40 characters).")
-    risk: Literal["高", "中", "低"] = Field(description="How much a wrong answer would mislead the living document.")
-    problem: str = Field(description="One question: what is unclear or contradictory, naming the documents.")
-    suggestion: str = Field(description="The one concrete check that would settle it.")
+class Question(VerifyNote):
+    """A to-verify note, as a reader writes one, that says which of the evening's claims it is about."""
+
     about: list[str] = Field(
         description="The ids of the claims it is about (e.g. ['C2']); the question goes with their story."
     )

@@ -73,7 +73,6 @@ Decision = Literal[
     "folded",
     "urgent",
     "left out",
-    "composed",
     "floor",
 ]
 

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from agent.core.labels import ZH
-from agent.extract.llm.reference import _answer_text
-from agent.pipeline import Settings, compose_requests
+from agent.extract.llm.cassettes import CassetteIndex, wire_answer
+from agent.extract.llm.reference import answer_from_completion
+from agent.pipeline import Settings, draft_topics, extract_topics, plan_topics
 from agent.plan.parse import parse
 from agent.rules.editor import Desk
 from schemas.compose import EveningComposition
@@ -29,13 +30,14 @@ COMPOSING = ROOT / "cassettes" / "world"
 
 
 def _desk_and_answer(world: Path, topic: str, date: dt.date, folder: str) -> tuple[Desk, dict[str, Any]]:
-    s = Settings(workspace=world, topic=topic, date=date, llm={"compose": True, "cache_dir": None})
-    request = compose_requests(s, [topic])[topic]
-    desk = request.context["check"].__self__
-    cassette = next((ROOT / "cassettes" / folder).glob(f"compose-{topic}--*.json"))
-    body = json.loads(cassette.read_text(encoding="utf-8"))["response"]["body"]
-    text = _answer_text(body)
-    return desk, text if isinstance(text, dict) else json.loads(text)
+    """The evening's desk, as its composing request was asked from, and the reference answer to it."""
+    s = Settings(workspace=world, topic=topic, date=date, llm={"backend": "replay", "compose": True, "cache_dir": None})
+    es = plan_topics(s, [topic], for_writing=False)
+    (draft,) = draft_topics(es, extract_topics(es))
+    cassettes = CassetteIndex.load(ROOT / "cassettes" / folder).all()
+    (answered,) = [c for c in cassettes if c.provenance.document == f"compose/{topic}"]
+    answer = answer_from_completion(wire_answer(answered.exchange.response_body), EveningComposition)
+    return draft.desk, answer.model_dump()
 
 
 @pytest.fixture(scope="module")

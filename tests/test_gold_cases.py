@@ -23,6 +23,7 @@ from agent.plan.anchors import build_registry
 from agent.plan.ingest import scan
 from agent.plan.workspace import load_workspace
 from eval.cases import load_case
+from schemas.extraction import SharedExtraction
 from tests.paths import ROOT, WORLD, predigest
 
 EVENING = dt.date(2026, 9, 22)
@@ -89,7 +90,7 @@ def test_add_reference_of_a_shared_answer_reproduces_the_committed_exchange(tmp_
     (committed,) = [
         c for c in CassetteIndex.load(ROOT / "cassettes" / "world-shared").all() if c.provenance.document == doc
     ]
-    answer = answer_from_completion(wire_answer(committed.exchange.response_body), shared=True)
+    answer = answer_from_completion(wire_answer(committed.exchange.response_body), SharedExtraction)
     good, bad = tmp_path / "answer.json", tmp_path / "bad.json"
     good.write_text(answer.model_dump_json(), encoding="utf-8")
     bad.write_text(answer.model_dump_json().replace('"topic":"risk"', '"topic":"security"'), encoding="utf-8")

@@ -14,14 +14,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from agent.core.arxiv import key_of
 from agent.core.text import facts
 from agent.plan.anchors import Anchor
 from agent.rules.chain import Prepared
-from agent.rules.claims import Candidate, Edited, Finding, Group, Point
+from agent.rules.claims import Candidate, DocResult, Edited, Finding, Group, Point
 from agent.rules.edit import NumberConflict, number_conflicts
-from agent.rules.merge import merge
 from schemas.briefing import KeyPoint
 from schemas.compose import MAX_POINTS, MAX_TITLE, EveningComposition, Story
 from schemas.extraction import VerifyNote
@@ -44,32 +44,38 @@ class Desk:
 
     prepared: Prepared
     claims: dict[str, Candidate]
-    docs: dict[str, str]  # id -> document path
+    docs: dict[str, DocResult]
     anchors: dict[str, Anchor]
     disputes: dict[str, NumberConflict]
 
     @classmethod
     def of(cls, p: Prepared) -> Desk:
-        """The claims worth a line (the secondary anchors' minimum and up), in the evening's order."""
+        """The claims worth a line (the secondary anchors' minimum and up), in the evening's order;
+        the disputes are those the floor's merge found (`Group.disputes`), by subject."""
         shown = [c for c in p.kept if c.claim.stars >= p.scope.limits.secondary_min_stars]
         claims = {f"C{i}": c for i, c in enumerate(shown, 1)}
-        paths = [r.doc.path for r in p.scope.sources]
-        docs = {f"D{i}": path for i, path in enumerate(paths, 1)}
+        docs = {f"D{i}": r for i, r in enumerate(p.scope.sources, 1)}
         anchored = list(dict.fromkeys(c.anchor for c in shown if c.anchor is not None))
         anchors = {f"A{i}": a for i, a in enumerate(anchored, 1)}
-        groups, _ = merge(shown)  # the floor's subjects: where two documents may give one measure twice
-        found = [d for g in groups for d in number_conflicts(g, g.lead.claim.title)]
+        found = [d for g in p.floor for d in g.disputes]
         return cls(p, claims, docs, anchors, {f"F{i}": d for i, d in enumerate(found, 1)})
+
+    @cached_property
+    def _around(self) -> set[str]:
+        """What a relation or credibility line may name besides its claims: the living document and its
+        sections (read once per evening, not once per story and re-ask)."""
+        scope = self.prepared.scope
+        return set().union(*(facts(t) for t in (*scope.registry.sections, scope.living)))
 
     # --- what the prompt shows ------------------------------------------------------------------
 
     def values(self) -> dict[str, str]:
         """The prompt's blocks: documents, anchors, claims, disputes, carried open items."""
         reg = self.prepared.scope.registry
-        doc_id = {path: i for i, path in self.docs.items()}
+        doc_id = {r.doc.path: i for i, r in self.docs.items()}
         anchor_id = {a: i for i, a in self.anchors.items()}
         return {
-            "documents": "\n".join(self._doc_line(i, path) for i, path in self.docs.items()) or "(none)",
+            "documents": "\n".join(_doc_line(i, r) for i, r in self.docs.items()) or "(none)",
             "anchors": "\n".join(_anchor_line(i, a) for i, a in self.anchors.items()) or "(none)",
             "claims": "\n\n".join(_claim_block(i, c, doc_id, anchor_id) for i, c in self.claims.items())
             or "(no claim tonight)",
@@ -87,15 +93,6 @@ class Desk:
         dated = [ln for ln in lines if _DATED.search(ln) and len(ln) <= 400]
         named = [ln for ln in dated if "**" in ln]  # an entry names its subject; an open item's line does not
         return (named or dated)[-n:]
-
-    def _doc_line(self, i: str, path: str) -> str:
-        r = next(r for r in self.prepared.scope.sources if r.doc.path == path)
-        if r.extraction is None:
-            return f"{i} {path} ({r.doc.kind}): not read — {r.error}"
-        x = r.extraction
-        skipped = "; ".join(f"{s.subject} — {s.reason}" for s in x.skipped)
-        rest = f" · left by the reader: {skipped}" if skipped else ""
-        return f"{i} {path} ({r.doc.kind}, relevance {x.relevance}: {x.relevance_reason}) · held: {x.held}{rest}"
 
     def _dispute_line(self, i: str, d: NumberConflict, doc_id: dict[str, str]) -> str:
         sides = "; ".join(f"{doc_id.get(s.doc, s.doc)} says {' / '.join(s.values)}{d.unit}" for s in d.sides)
@@ -177,12 +174,11 @@ class Desk:
             out += _disputed(f"{where}'s {what}", text, disputes)
         # a relation names anchors, their dates, the living document and its sections; credibility the readers' reasons
         members = [self.claims[i] for i in mine]
-        context = [*self.prepared.scope.registry.sections, story.section, self.prepared.scope.living]
-        context += [f"{a.when} {a.label} {a.text}" for c in members if (a := c.anchor) is not None]
+        context = [story.section, *(f"{a.when} {a.label} {a.text}" for c in members if (a := c.anchor) is not None)]
         context += [
             f"{c.claim.relation_note} {c.claim.credibility_reason} {c.claim.suggested_section}" for c in members
         ]
-        around = known | set().union(*(facts(t) for t in context))
+        around = known | self._around | set().union(*(facts(t) for t in context))
         for what, text in (("relation", story.relation), ("credibility_reason", story.credibility_reason)):
             out += _unstated(f"{where}'s {what}", text, around, ", ".join(mine))
             out += _disputed(f"{where}'s {what}", text, disputes)
@@ -205,9 +201,7 @@ class Desk:
     def _disputes_of(self, ids: Sequence[str]) -> list[tuple[str, NumberConflict]]:
         """The listed disputes about these claims' subject, and any the story's own merge makes."""
         members = [self.claims[i] for i in ids]
-        paths = {c.doc.path for c in members}
-        listed = [(i, d) for i, d in self.disputes.items() if len(paths & {s.doc for s in d.sides}) >= 1]
-        listed = [(i, d) for i, d in listed if _touches(d, members)]
+        listed = [(i, d) for i, d in self.disputes.items() if _touches(d, members)]
         said = {(d.measure, d.unit) for _, d in listed}
         own = number_conflicts(Group(tuple(members)), members[0].claim.title)
         return listed + [("", d) for d in own if (d.measure, d.unit) not in said]
@@ -222,7 +216,7 @@ class Desk:
         asked: dict[int, list[VerifyNote]] = {}
         findings: list[Finding] = []
         for q in answer.questions:
-            note = VerifyNote(title=q.title, risk=q.risk, problem=q.problem, suggestion=q.suggestion)
+            note = VerifyNote(**q.model_dump(exclude={"about"}))
             n = next((story_of[i] for i in q.about if i in story_of), None)
             if n is None:
                 findings.append(Finding("to-verify", q.title, "", "dropped", "about no story of the evening"))
@@ -239,7 +233,7 @@ class Desk:
             for c in g.members[1:]:
                 why = f"one story with {g.lead.claim.title!r} (story {n})"
                 findings.append(Finding("compose", c.claim.title, c.doc.path, "merged", why, c.ref, str(g.lead.ref)))
-        lines = {self.docs[d.doc]: d.line.strip() for d in answer.doc_lines if d.line.strip()}
+        lines = {self.docs[d.doc].doc.path: d.line.strip() for d in answer.doc_lines if d.line.strip()}
         return Edited(groups, covered, lines, findings)
 
     def _group(self, story: Story, notes: list[VerifyNote]) -> Group:
@@ -255,14 +249,13 @@ class Desk:
                 "to_verify": [*lead.claim.to_verify, *notes],
             }
         )
-        rest = list(members[1:])
         points = tuple(
             Point(KeyPoint(text=p.text.strip()), self.claims[next(r for r in p.refs if r in self.claims)].ref)
             for p in story.key_points
         )
         disputes = tuple(number_conflicts(Group(tuple(members)), story.title))
         return Group(
-            (replace(lead, claim=claim), *rest),
+            (replace(lead, claim=claim), *members[1:]),
             points=points,
             title=story.title.strip(),
             reason=story.credibility_reason.strip(),
@@ -319,6 +312,15 @@ def _disputed(at: str, text: str, disputes: Sequence[tuple[str, NumberConflict]]
 
 def _figures(text: str) -> set[str]:
     return {f for f in facts(text) if _FIGURE.fullmatch(f)}
+
+
+def _doc_line(i: str, r: DocResult) -> str:
+    if r.extraction is None:
+        return f"{i} {r.doc.path} ({r.doc.kind}): not read — {r.error}"
+    x = r.extraction
+    skipped = "; ".join(f"{s.subject} — {s.reason}" for s in x.skipped)
+    rest = f" · left by the reader: {skipped}" if skipped else ""
+    return f"{i} {r.doc.path} ({r.doc.kind}, relevance {x.relevance}: {x.relevance_reason}) · held: {x.held}{rest}"
 
 
 def _anchor_line(i: str, a: Anchor) -> str:

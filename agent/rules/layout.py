@@ -361,7 +361,7 @@ def _no_increment(o: RuleOutcome, labels: Labels) -> list[NoIncrementNote]:
     s = o.scope
     increments_of = _increment_numbers(o.selection.increments)
     before, settled = _said_of(o, increments_of, labels)
-    in_frame = _framed(o, increments_of, labels)
+    in_frame, _ = _said_of(o, increments_of, labels, covered=False)  # what the editor's line goes with
     notes: list[NoIncrementNote] = []
     card_notes: list[str] = []
     for r in s.results:
@@ -399,12 +399,13 @@ def _increment_numbers(increments: Sequence[Group]) -> dict[str, dict[int, None]
 
 
 def _said_of(
-    o: RuleOutcome, increments_of: dict[str, dict[int, None]], labels: Labels
+    o: RuleOutcome, increments_of: dict[str, dict[int, None]], labels: Labels, *, covered: bool = True
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
     """Document -> what 五 says of its claims (the increments they are in, by `increments_of`, those
-    covered, those secondary), and document -> the open items it settled."""
+    covered, those secondary), and document -> the open items it settled. `covered=False`: the rules'
+    frame around an editor's line for the document, which says itself what was covered."""
     before = {d: [labels.in_increments.format(numbers="+".join(map(str, ns)))] for d, ns in increments_of.items()}
-    for c in o.covered:
+    for c in o.covered if covered else ():
         what = labels.named.format(name=c.claim.title, what=_covered_by(c, o.scope.topic, labels))
         before.setdefault(c.doc.path, []).append(what)
     for g in o.selection.secondary:
@@ -414,16 +415,6 @@ def _said_of(
     for x in o.resolved:
         settled.setdefault(x.doc.path, []).append(labels.settled.format(title=x.title, how=x.how))
     return before, settled
-
-
-def _framed(o: RuleOutcome, increments_of: dict[str, dict[int, None]], labels: Labels) -> dict[str, list[str]]:
-    """Document -> what the rules say of it whatever the editor's words: the increments and the
-    secondary anchors its claims are in."""
-    framed = {d: [labels.in_increments.format(numbers="+".join(map(str, ns)))] for d, ns in increments_of.items()}
-    for g in o.selection.secondary:
-        for c in g.members:
-            framed.setdefault(c.doc.path, []).append(labels.secondary.format(title=c.claim.title))
-    return framed
 
 
 def _covered_by(c: Candidate, topic: str, labels: Labels) -> str:

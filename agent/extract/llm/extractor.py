@@ -130,10 +130,8 @@ class LLMExtractor:
             try:
                 answer = create_extraction(self.client(), request, self.config)
                 # a fresh model: instructor hangs the raw completion on the one it returns
-                if request.kind == "compose":
-                    composition = EveningComposition.model_validate(
-                        answer.model_dump(), context=request.validation_context()
-                    )
+                if request.kind == "compose":  # the evening's checker ran as instructor parsed it: not again
+                    composition = EveningComposition.model_validate(answer.model_dump())
                 elif request.topics:
                     shared = SharedExtraction.model_validate(answer.model_dump(), context={"topics": request.topics})
                 else:

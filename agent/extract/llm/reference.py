@@ -21,7 +21,7 @@ import httpx2
 import instructor
 
 from agent.core.errors import PredigestError
-from agent.extract import ExtractionRequest
+from agent.extract import Answer, ExtractionRequest
 from agent.extract.chunking import estimate_tokens
 from agent.extract.llm.calllog import call_scope
 from agent.extract.llm.cassettes import (
@@ -42,12 +42,9 @@ from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.transport import RecordTransport, exchange_response
 from agent.extract.prompting import SHARED
-from schemas.extraction import FileExtraction, SharedExtraction
+from schemas.extraction import FileExtraction
 
 log = logging.getLogger("predigest")  # the CLI shows its warnings as `warning:` lines
-
-
-Answer = FileExtraction | SharedExtraction
 
 
 def reference_completion(
@@ -75,9 +72,10 @@ def extraction_from_completion(body: Any) -> FileExtraction:
     return FileExtraction.model_validate_json(_answer_text(body))
 
 
-def answer_from_completion(body: Any, shared: bool) -> Answer:
-    """The answer a stored completion carries: a shared request's, or one topic's."""
-    return (SharedExtraction if shared else FileExtraction).model_validate_json(_answer_text(body))
+def answer_from_completion(body: Any, schema: type[Answer]) -> Answer:
+    """The answer a stored completion carries, as `schema` (the request's `answer_schema()`) reads it.
+    A composition is read without the evening's checker: it is checked again when it is written."""
+    return schema.model_validate_json(_answer_text(body))
 
 
 def _answer_text(body: Any) -> str:
@@ -247,7 +245,7 @@ def _rekey_own(
         if cassette not in rekeyable:
             log.warning("%s is stale (%s): %s", cassette.path.name, why, _STALE_TODO[cassette.provenance.kind])
             continue
-        answer = answer_from_completion(cassette.exchange.response_body, bool(request.topics))
+        answer = answer_from_completion(cassette.exchange.response_body, request.answer_schema())
         kept = {"note": cassette.provenance.note, "date": _iso_date(cassette.provenance.date)}  # not tonight's
         path = write_reference_cassette(request, answer, config, earlier=earlier, **kept)
         if path != cassette.path:  # replaced by its own re-keyed copy, and only then

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.core.errors import PredigestError
-from agent.extract import ExtractionRequest
+from agent.extract import Answer, ExtractionRequest
 from agent.extract.llm.budget import Budget
 from agent.extract.llm.calllog import call_scope
 from agent.extract.llm.cassettes import CassetteIndex, body_key, completion, first_difference
@@ -29,7 +29,7 @@ from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.reference import current_request_body
 from agent.extract.llm.transport import build_transport
-from schemas.extraction import FileExtraction, SharedExtraction
+from schemas.extraction import FileExtraction
 
 _ROLE_LINE = re.compile(r"^--- (system|user|assistant|developer) ---\n", re.M)
 
@@ -126,17 +126,15 @@ def relay_answers(
     return written
 
 
-def _parsed(
-    answers: Sequence[RelayedAnswer], by_doc: dict[str, ExtractionRequest]
-) -> dict[str, FileExtraction | SharedExtraction]:
+def _parsed(answers: Sequence[RelayedAnswer], by_doc: dict[str, ExtractionRequest]) -> dict[str, Answer]:
     """Each answer parsed as its request's schema, or every problem with them raised at once:
     nothing is relayed unless every answer belongs to its document's request as asked now."""
     problems = [f"{a.doc_path}: not a document of the evening" for a in answers if a.doc_path not in by_doc]
-    parsed: dict[str, FileExtraction | SharedExtraction] = {}
+    parsed: dict[str, Answer] = {}
     for a in answers:
         request = by_doc.get(a.doc_path)
-        kind = SharedExtraction if request is not None and request.topics else FileExtraction
-        context = {"topics": list(request.topics)} if request is not None and request.topics else None
+        kind = request.answer_schema() if request is not None else FileExtraction
+        context = request.validation_context() if request is not None else None
         try:
             parsed[a.doc_path] = kind.model_validate_json(a.text, context=context)
         except ValueError as e:
