@@ -174,6 +174,9 @@ class IncrementTrace(Strict):
     supplement: Supplement | None = None
     verify: list[int] = Field(default_factory=list, description="Numbers of the to-verify items it raises.")
     conflicts: list[Conflict] = Field(default_factory=list)
+    living: str = Field(
+        default="", description="The editor's line for the living document (E2 writes it); empty: from the points."
+    )
 
 
 class VerifyTrace(Strict):

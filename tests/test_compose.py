@@ -122,7 +122,7 @@ def _run(tmp_path: Path, compose_answer: bool) -> tuple[int, str]:
     world, cassettes = _copy(tmp_path, compose_answer=compose_answer)
     out = tmp_path / "out"
     args = ["run", str(world), "-t", "inference", "-d", "2026-09-22", "--out", f"{out}/", "--backend", "replay"]
-    r = predigest(*args, "--cassettes", str(cassettes))
+    r = predigest(*args, "--cassettes", str(cassettes), "--patch")
     return r.returncode, (out / "2026-09-22-inference-e1prep.md").read_text(encoding="utf-8")
 
 
@@ -134,6 +134,17 @@ def test_the_editors_stories_are_the_increments(tmp_path: Path, demo: tuple[Desk
     assert "compose compose@" in b.footer and ZH.floor_note.split("（")[0] not in md
     points = {p["text"] for s in demo[1]["stories"] for p in s["key_points"]}
     assert all(k.text in points for i in b.increments for k in i.key_points)  # the editor's words, whole
+
+
+def test_the_living_document_gets_the_editors_line_for_each_increment(
+    tmp_path: Path, demo: tuple[Desk, dict[str, Any]]
+) -> None:
+    code, md = _run(tmp_path, compose_answer=True)
+    patch = (tmp_path / "out" / "2026-09-22-inference-e1prep.patch").read_text(encoding="utf-8")
+    added = [ln for ln in patch.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
+    lines = {s["title"]: s["living_line"].rstrip("。") for s in demo[1]["stories"]}
+    printed = [lines[i.title] for i in parse(md).increments]
+    assert code == 0 and printed and all(any(line in a for a in added) for line in printed), added
 
 
 def test_an_evening_without_a_composing_answer_is_assembled_by_the_rules_and_says_so(tmp_path: Path) -> None:

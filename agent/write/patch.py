@@ -239,11 +239,12 @@ class _Editor:
     def increment(self, inc: Increment) -> None:
         trace = next((t for t in self.record.trace.increments if t.number == inc.number), None)
         sup = trace.supplement if trace else None
+        living = trace.living if trace else ""  # the editor's line; without one, the points' facts
         if sup is not None or inc.relation_kind == "supplement":
             names = [inc.title, subject_head(inc.title), *([sup.anchor, subject_head(sup.anchor)] if sup else [])]
             anchor = self._anchor(names)
             if anchor is not None:
-                text = key_facts(inc.key_points, set(sup.adds) if sup else None)
+                text = living or key_facts(inc.key_points, set(sup.adds) if sup else None)
                 self._under(anchor, subject_head(inc.title) or inc.title, text, "supplement", inc.number)
                 return
             named = sup.anchor if sup else inc.title
@@ -254,7 +255,7 @@ class _Editor:
         entry = _Entry(
             subject=subject_of(inc),
             paren=f"arXiv {ids[0].id.display}" if ids else _externals(inc),
-            text=key_facts(inc.key_points),
+            text=living or key_facts(inc.key_points),
             note=_verify_note(self.record, trace),
             key=ids[0].id.key if ids else None,
             section=inc.suggested_section,

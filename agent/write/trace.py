@@ -243,6 +243,7 @@ def _increment(inc: Increment, g: Group, spans: _Spans) -> IncrementTrace:
         claims=list(ctraces.values()),
         points=points,
         supplement=_supplement(inc, g.lead, ctraces[g.lead.ref], spans),
+        living=g.living,
     )
 
 
