@@ -306,6 +306,7 @@ ConcurrencyOpt = Annotated[int | None, typer.Option(help=_llm_help("concurrency"
 MaxCallsOpt = Annotated[int | None, typer.Option(help=_llm_help("max_calls"))]
 MaxCostOpt = Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))]
 ExtractionOpt = Annotated[str | None, typer.Option(help=_llm_help("extraction"))]
+ComposeOpt = Annotated[bool | None, typer.Option("--compose/--no-compose", help=_llm_help("compose"))]
 PromptOpt = Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")]
 OutOpt = Annotated[Path | None, typer.Option(help="File or folder for the briefing (default: the workspace's inbox).")]
 ForceOpt = Annotated[bool, typer.Option(help="Replace an existing briefing (and, with record, reference cassettes).")]
@@ -319,7 +320,18 @@ EvalModelOpt = Annotated[str | None, typer.Option(help="Model for every case (ov
 
 # the run options that are settings, by their own name or renamed (--force also lets `record` replace
 # reference cassettes)
-_LLM_FLAGS = ("model", "mode", "backend", "cache_dir", "no_cache", "concurrency", "max_calls", "extraction")
+_LLM_FLAGS = (
+    "model",
+    "mode",
+    "backend",
+    "cache_dir",
+    "no_cache",
+    "concurrency",
+    "max_calls",
+    "extraction",
+    "compose",
+)
+_BOTH_WAYS = {"compose"}  # switches whose False is a choice (--no-compose), not an option left out
 _RENAMED = {
     "prompt": "prompt_file",
     "cassettes": "cassette_dir",
@@ -334,7 +346,7 @@ def _llm_flags(given: Mapping[str, object]) -> dict[str, object]:
     return {
         _RENAMED.get(option, option): (v.absolute() if isinstance(v, Path) else v)
         for option in (*_LLM_FLAGS, *_RENAMED)
-        if (v := given.get(option)) is not None and v is not False
+        if (v := given.get(option)) is not None and (v is not False or option in _BOTH_WAYS)
     }
 
 
@@ -369,6 +381,7 @@ def run_cmd(
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
     extraction: ExtractionOpt = None,
+    compose: ComposeOpt = None,
     explain: ExplainOpt = False,
     as_json: JsonOpt = False,
     html: HtmlOpt = False,

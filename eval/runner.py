@@ -167,11 +167,12 @@ class CaseRun:
         the budget skipped was not sent."""
         calls = [c for c in self.calls if c.source in ("live", "cache", "cassette")]  # not skipped, not offline
         llm = self.outcome.evening.llm if self.outcome is not None else None
-        if not calls or llm is None or not all(c.input_tokens for c in calls):
+        answered = [c for c in calls if not c.error]  # a replay's miss (no composing answer) carries no usage
+        if not answered or llm is None or not all(c.input_tokens for c in answered):
             return Spend(len(calls))  # an answer without usage (relayed) leaves the tokens unknown
-        tokens_in = sum(c.input_tokens for c in calls)
-        tokens_out = sum(c.output_tokens for c in calls)
-        cached = sum(c.cached_tokens for c in calls)
+        tokens_in = sum(c.input_tokens for c in answered)
+        tokens_out = sum(c.output_tokens for c in answered)
+        cached = sum(c.cached_tokens for c in answered)
         cost = llm.cost_usd(tokens_in, tokens_out, cached_tokens=cached) if llm.price() is not None else None
         return Spend(len(calls), tokens_in, cached, tokens_out, cost)
 
@@ -215,6 +216,10 @@ class CaseRun:
             label = " + ".join(_ANSWERS.get(k, k) for k in self.kinds) or "no answers"
         if self.case.extraction == "shared":
             label += f" · shared by {len(self.calls[0].topics.split(', ')) if self.calls else 0} topics"
+        if self.composed == "floor":
+            label += " · floor"  # no composing answer: the rules assembled the evening
+        elif self.composed and self.composed not in self.kinds:
+            label += f" · composed by {_ANSWERS.get(self.composed, self.composed)}"
         folder = self.cassette_folder
         if folder is not None and self.case.cassettes is not None and folder.parent.name == RECORDED_BESIDE:
             label += f" → {RECORDED_BESIDE}/{folder.name}"
@@ -222,9 +227,24 @@ class CaseRun:
 
     @property
     def kinds(self) -> list[str]:
-        """The provenance kinds of the cassettes that answered the row ('reference', 'relayed', …)."""
+        """The provenance kinds of the cassettes that answered the row's extractions ('reference',
+        'relayed', …); the composing answer's is `composed`."""
         used = {n for r in self.results for n in r.record.cassette.split(", ") if n}
         return sorted(set_kinds(self.cassette_folder, used))
+
+    @property
+    def composed(self) -> str:
+        """Who composed the row's evening: the composing cassette's kind, 'floor' when the call got no
+        answer it could use (the rules assembled it), '' when no call was made (offline)."""
+        calls = [c for c in self.calls if c.doc_path.startswith("compose/")]
+        if not calls or self.backend == "offline":
+            return ""
+        if any(c.error for c in calls):
+            return "floor"
+        if self.backend in ("live", "record"):
+            return ""  # the row's own model composed it, as its label says
+        used = {n for c in calls for n in c.cassette.split(", ") if n}
+        return ",".join(sorted(set_kinds(self.cassette_folder, used))) or "floor"
 
     @property
     def stale(self) -> tuple[str, ...]:

@@ -101,9 +101,9 @@ class LLMSettings(_Frozen):
         "(one request per document carrying every topic).",
     )
     compose: bool = Field(
-        default=False,
+        default=True,
         description="Ask the model to compose each topic's evening (one call per topic and evening, checked by "
-        "the rules); false: the rules' assembly. Off by default until the suite and the eval run it end to end.",
+        "the rules); false: the rules' assembly (the floor a failed or missing answer also falls back to).",
     )
     temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
     replace_reference: bool = Field(default=False, description="Let `record` write over reference cassettes.")
