@@ -10,11 +10,13 @@ an impossible value is the same one-line error wherever it came from.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from agent.core.errors import PredigestError, where
 
@@ -54,6 +56,10 @@ def updated(model: _M, changes: Mapping[str, Any]) -> _M:
             f"setting {key} = {first.get('input')!r}: {first['msg']}",
             hint="fix the flag (--" + key.replace("_", "-") + "), the environment variable or [llm] in predigest.toml",
         ) from None
+
+
+def _finite_non_negative(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
 
 
 class LLMSettings(_Frozen):
@@ -112,6 +118,24 @@ class LLMSettings(_Frozen):
         description="Replay: answer a request no cassette matches with the same document and part's answer "
         "recorded under another prompt (reported as stale).",
     )
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _plain_prices(cls, v: object) -> object:
+        """Each price is two or three finite numbers ≥ 0: a negative, NaN or infinite price makes
+        every cost meaningless and a `--max-cost` budget that never admits a call (it waited for
+        ever). Checked here so the message names both accepted forms, not pydantic's tuple rules."""
+        if not isinstance(v, Mapping):
+            return v
+        for model, price in v.items():
+            numbers = isinstance(price, (list, tuple)) and 2 <= len(price) <= 3
+            if not numbers or not all(_finite_non_negative(x) for x in price):
+                raise PydanticCustomError(
+                    "price",
+                    f"the price of {model!r} is {price!r}: give [input, output] or [input, output, cached input], "
+                    "USD per 1M tokens, each a finite number ≥ 0",
+                )
+        return v
 
     def with_(self, **changes: Any) -> LLMSettings:
         return updated(self, changes)

@@ -98,7 +98,7 @@ def _living_doc(ws: Workspace, topic: str) -> SourceDoc:
             f"the living document {living} is missing",
             hint=f"create it, or fix topics.{topic}.living in predigest.toml",
         )
-    return SourceDoc(path=_rel(ws, living), kind="living", topic=topic, read=True, reason=f"living document of {topic}")
+    return SourceDoc(path=ws.living_rel(topic), kind="living", topic=topic, read=True, reason=f"living document of {topic}")
 
 
 SOURCE_KINDS = ("report", "paper_card", "queue", "adjacent")
@@ -156,7 +156,7 @@ def _unlistable_doc(ws: Workspace, path: Path, kind: DocKind, why: str) -> Sourc
     return SourceDoc(
         path=_rel(ws, path),
         kind=kind,
-        agent=path.name if kind == "report" else "",
+        agent=_shown(path.name) if kind == "report" else "",
         in_window=True,
         reason=f"{UNLISTABLE} {why} — what it holds was not read",
     )
@@ -224,7 +224,7 @@ def _checked(
     return SourceDoc(
         path=_rel(ws, path),
         kind=kind,
-        agent=path.parent.name if kind == "report" else "",
+        agent=_shown(path.parent.name) if kind == "report" else "",
         timestamp=placed.timestamp if placed else None,
         in_window=in_window,
         reason=why,
@@ -232,6 +232,8 @@ def _checked(
 
 
 def _problem(path: Path, homes: list[Path], seen: dict[Path, str], rel: str) -> str | None:
+    if _shown(str(path)) != str(path):  # its shown name is not its name: it could not be opened by it
+        return f"{UNREADABLE} its name is not UTF-8 (shown with \ufffd) — rename it and run again"
     link = path.is_symlink()
     if link:
         try:
@@ -275,13 +277,13 @@ def is_run_output(name: str) -> bool:
 def _run_output_doc(ws: Workspace, path: Path, topic: str) -> SourceDoc:
     """Listed by `predigest inbox` so nothing there goes unexplained; not unreadable, so no
     briefing names it in 一 or 五, and not an input, so a re-run may replace it."""
-    stem = next(path.name.removesuffix(s) for s in (".calls.jsonl", ".json", ".html") if path.name.endswith(s))
+    stem = next(_shown(path.name).removesuffix(s) for s in (".calls.jsonl", ".json", ".html") if path.name.endswith(s))
     m = _DATED.match(stem + ".md")
     btopic = (m.group("slug") or "").removesuffix(BRIEFING_SUFFIX) if m else ""
     return SourceDoc(
         path=_rel(ws, path),
         kind="baseline" if btopic == topic else "adjacent",
-        agent=path.parent.name,
+        agent=_shown(path.parent.name),
         topic=btopic,
         reason=RUN_OUTPUT,
     )
@@ -455,8 +457,14 @@ def _read(path: Path) -> str:
 
 
 def _rel(ws: Workspace, path: Path) -> str:
-    """The path as found under the workspace (not where a symlink leads)."""
+    """The path as found under the workspace (not where a symlink leads), as text (`_shown`)."""
     try:
-        return path.relative_to(ws.root).as_posix()
+        return _shown(path.relative_to(ws.root).as_posix())
     except ValueError:
-        return path.resolve().relative_to(ws.root).as_posix()
+        return _shown(path.resolve().relative_to(ws.root).as_posix())
+
+
+def _shown(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8, which Python keeps as lone surrogates that no
+    JSON, record or terminal can carry (a run crashed after paying for its calls), become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

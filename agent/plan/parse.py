@@ -417,17 +417,23 @@ def _flattened(text: str) -> list[_Tok]:
     return toks
 
 
+# Deeper points are kept as siblings at this depth: no briefing nests so far, and a file indented a
+# thousand levels would overflow every recursive walk of the tree (RecursionError) after parsing.
+MAX_POINT_DEPTH = 10
+
+
 def _nest(tokens: list[_Tok]) -> list[KeyPoint]:
     """Build the tree: indentation when the writer gave it; otherwise a numbered step belongs to
     the bullet above it (the seed's habit). Unindented bullets stay siblings: a flattened line
-    does not say where a sub-list ends, and a sibling loses nothing."""
+    does not say where a sub-list ends, and a sibling loses nothing. Nothing nests deeper than
+    `MAX_POINT_DEPTH`."""
     roots: list[KeyPoint] = []
     stack: list[tuple[int, KeyPoint]] = []  # (indent, node) of the open ancestors
     for tok in tokens:
         indent = max(tok.indent, 0)
         if indent == 0 and tok.numbered and roots:
             indent = 1
-        while stack and stack[-1][0] >= indent:
+        while stack and (stack[-1][0] >= indent or len(stack) >= MAX_POINT_DEPTH):
             stack.pop()
         node = KeyPoint(text=tok.text, numbered=tok.numbered and bool(stack))
         (stack[-1][1].children if stack else roots).append(node)
