@@ -20,7 +20,9 @@ from schemas.documents import DocKind, SourceDoc
 _DATED = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<hhmm>\d{4}))?(?:-(?P<slug>.+))?\.md$")
 _CARD = re.compile(r"^(?P<hhmm>\d{4})-(?P<yymm>\d{4})[-.](?P<num>\d{4,5})\.md$")
 _FRONT_DATE = re.compile(r"^date:\s*[\"']?(\d{4}-\d{2}-\d{2})", re.M)
-BRIEFING_SUFFIX = "-e1prep"
+# A briefing is `DATE[-HHMM]-TOPIC-e1prep.md`, the topic never empty: read as `_DATED` would,
+# the briefing of a topic named "2026" was a report written at 20:26 (and lost as a baseline).
+_BRIEFING = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<hhmm>\d{4}))?-(?P<topic>.+)-e1prep\.md$")
 # what a run writes beside its briefing (the run record, its calls, the page): outputs, never inputs
 _RUN_OUTPUT = re.compile(r"^\d{4}-\d{2}-\d{2}(?:-\d{4})?-.+-e1prep\.(?:json|calls\.jsonl|html)$")
 RUN_OUTPUT = "a run's output (the record beside a briefing), not an input"
@@ -278,8 +280,8 @@ def _run_output_doc(ws: Workspace, path: Path, topic: str) -> SourceDoc:
     """Listed by `predigest inbox` so nothing there goes unexplained; not unreadable, so no
     briefing names it in 一 or 五, and not an input, so a re-run may replace it."""
     stem = next(_shown(path.name).removesuffix(s) for s in (".calls.jsonl", ".json", ".html") if path.name.endswith(s))
-    m = _DATED.match(stem + ".md")
-    btopic = (m.group("slug") or "").removesuffix(BRIEFING_SUFFIX) if m else ""
+    m = _BRIEFING.match(stem + ".md")
+    btopic = m.group("topic") if m else ""
     return SourceDoc(
         path=_rel(ws, path),
         kind="baseline" if btopic == topic else "adjacent",
@@ -300,11 +302,10 @@ def _left_out(doc: SourceDoc) -> SourceDoc:
 
 def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceDoc:
     agent = path.parent.name
-    m = _DATED.match(path.name)
-    slug = (m.group("slug") or "") if m else ""
-    if not m or not slug.endswith(BRIEFING_SUFFIX):
+    m = _BRIEFING.match(path.name)
+    if not m:
         return _dated_doc(ws, path, "report", window, agent=agent)
-    btopic = slug.removesuffix(BRIEFING_SUFFIX)
+    btopic = m.group("topic")
     bdate = _date(m.group("date"))
     if bdate is None or not _clock(m.group("hhmm")):
         return _unplaced(ws, path, "baseline" if btopic == topic else "adjacent", agent, _impossible(m))
