@@ -893,6 +893,7 @@ EvalCassettesOpt = Annotated[
     Path | None, typer.Option(help="Record / replay each case's cassette set under this folder instead.")
 ]
 AllowStaleOpt = Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))]
+EvalForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing --html page.")]
 AcceptDropsOpt = Annotated[bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")]
 VerboseOpt = Annotated[
     bool,
@@ -943,6 +944,7 @@ def eval_cmd(
     verbose: VerboseOpt = False,
     markdown: MarkdownOpt = False,
     wide: WideOpt = False,
+    force: EvalForceOpt = False,
 ) -> None:
     """Replay every gold case, score it against its gold briefing, and compare with the baseline:
     an overview (failing rows first), then the rows that failed or moved.
@@ -953,7 +955,9 @@ def eval_cmd(
     from agent.runlog import logs_path
     from eval import compare_logged, variants
 
-    check_page(html)  # a page that cannot be written is an error before the first case, not after every case
+    check_page(
+        html, force=force
+    )  # a page that cannot be written is an error before the first case, not after every case
     if compare is not None:
         _show_comparison(compare_logged(compare[0], compare[1], logs_path()), as_json, html)
         return
