@@ -219,11 +219,32 @@ class TopicSection(_Frozen):
     adjacent: str = ""
 
 
+MAX_TOPIC_CHARS = 64  # a briefing's file name is DATE-TOPIC-e1prep.calls.jsonl: well under any file system's 255
+
+
 class WorkspaceConfig(_Frozen):
     workspace: WorkspaceSection = Field(default_factory=WorkspaceSection)  # a factory: not validated on import
     llm: LLMSettings = Field(default_factory=LLMSettings)
     limits: LimitsSection = Field(default_factory=LimitsSection)
     topics: dict[str, TopicSection] = Field(default_factory=dict)
+
+    @field_validator("topics")
+    @classmethod
+    def _plain_topic_names(cls, v: dict[str, TopicSection]) -> dict[str, TopicSection]:
+        """A topic name is part of file names and of what is printed: '../x' wrote the briefing
+        outside --out, a newline or a right-to-left mark was printed raw, 300 characters paid for
+        every call and then failed to be a file name. Plain words only, the first odd character
+        shown escaped."""
+        for name in v:
+            odd = next((c for c in name if not (c.isalnum() or c in "-_")), None)
+            if odd is not None or not name or len(name) > MAX_TOPIC_CHARS:
+                why = f"has {odd!r}" if odd is not None else f"is {len(name)} characters long"
+                raise PydanticCustomError(
+                    "topic_name",
+                    f"the topic name {name[:MAX_TOPIC_CHARS]!r}{'…' if len(name) > MAX_TOPIC_CHARS else ''} {why}: a topic is named with letters, digits, '-' and '_' "
+                    f"(1 to {MAX_TOPIC_CHARS} of them), e.g. [topics.inference]",
+                )
+        return v
 
     @field_validator("llm", mode="before")
     @classmethod
