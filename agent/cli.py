@@ -1141,7 +1141,7 @@ def logs_list(
         return
     from dataclasses import asdict
 
-    from agent.runlog import list_runs, logs_path
+    from agent.runlog import LOG_OFF, LOG_ON, list_runs, logs_path
 
     if kind not in (None, "eval", "run"):
         raise PredigestError(f"--kind {kind!r} is not a kind of run", hint="pass --kind eval or --kind run")
@@ -1151,7 +1151,7 @@ def logs_list(
         _print_json([asdict(r) for r in runs])
         return
     if not runs:
-        out.print(f"no runs logged in {path}")
+        out.print(f"no runs logged in {path}" if path else f"{LOG_OFF}: nothing is logged — {LOG_ON}")
         return
     out.print(f"runs in {path}, newest first")
     for r in runs:  # one line per run, never folded: the id is what the next command needs
