@@ -50,7 +50,9 @@ from schemas.briefing import Briefing
 DIGITS = 6  # scores are stored and compared at this precision
 EPSILON = 1e-6  # scores are exact fractions; this only absorbs float rounding
 BASELINE_VERSION = 1
-Status = Literal["ok", "below", "new", "noncompliant", "error"]
+# new: the row has no baseline yet; missing: the row has one, without this metric (gated: a row
+# edited or cut by hand must not pass a metric unchecked)
+Status = Literal["ok", "below", "new", "missing", "noncompliant", "error"]
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,7 @@ class MetricResult:
 
     @property
     def failed(self) -> bool:
-        return self.status in ("below", "noncompliant", "error")
+        return self.status in ("below", "missing", "noncompliant", "error")
 
 
 @dataclass(frozen=True)
@@ -564,7 +566,7 @@ def compare(r: CaseRun, committed: dict[str, dict[str, object]] | None) -> CaseR
         elif metric == "rule_compliance" and value < 1.0 - EPSILON:
             status = "noncompliant"
         elif base is None:
-            status = "new"
+            status = "new" if committed is None else "missing"
         elif _worse(metric, value, base):
             status = "below"
         else:
