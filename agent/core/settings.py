@@ -239,9 +239,10 @@ class WorkspaceConfig(_Frozen):
             odd = next((c for c in name if not (c.isalnum() or c in "-_")), None)
             if odd is not None or not name or len(name) > MAX_TOPIC_CHARS:
                 why = f"has {odd!r}" if odd is not None else f"is {len(name)} characters long"
+                shown = repr(name[:MAX_TOPIC_CHARS]) + ("…" if len(name) > MAX_TOPIC_CHARS else "")
                 raise PydanticCustomError(
                     "topic_name",
-                    f"the topic name {name[:MAX_TOPIC_CHARS]!r}{'…' if len(name) > MAX_TOPIC_CHARS else ''} {why}: a topic is named with letters, digits, '-' and '_' "
+                    f"the topic name {shown} {why}: a topic is named with letters, digits, '-' and '_' "
                     f"(1 to {MAX_TOPIC_CHARS} of them), e.g. [topics.inference]",
                 )
         return v

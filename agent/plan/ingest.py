@@ -100,7 +100,8 @@ def _living_doc(ws: Workspace, topic: str) -> SourceDoc:
             f"the living document {living} is missing",
             hint=f"create it, or fix topics.{topic}.living in predigest.toml",
         )
-    return SourceDoc(path=ws.living_rel(topic), kind="living", topic=topic, read=True, reason=f"living document of {topic}")
+    why = f"living document of {topic}"
+    return SourceDoc(path=ws.living_rel(topic), kind="living", topic=topic, read=True, reason=why)
 
 
 SOURCE_KINDS = ("report", "paper_card", "queue", "adjacent")
