@@ -166,7 +166,7 @@ ROWS = [
         setup=_beside("deep.json", "[" * 100_000 + "]" * 100_000),
         command=("patch", "{tmp}/deep.json"),
         exit=2,
-        message="nested too deep to be a run record",
+        message="nested too deeply to be a run record",
     ),
     Row(
         "parse-of-deeply-nested-points", setup=_deep_points, command=("parse", "{tmp}/deep.md"), message="increments: 6"

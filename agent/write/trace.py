@@ -138,7 +138,7 @@ def load_record(json_path: Path) -> RunRecord:
     try:
         data = json.loads(Path(json_path).read_text(encoding="utf-8"))
     except RecursionError as e:  # `[[[[…` a hundred thousand deep: no record is nested past a few levels
-        raise PredigestError(f"{json_path} is nested too deep to be a run record", hint=_PASS_RECORD) from e
+        raise PredigestError(f"{json_path} is nested too deeply to be a run record", hint=_PASS_RECORD) from e
     except (OSError, UnicodeDecodeError, ValueError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else e
         raise PredigestError(f"cannot read {json_path}: {why}", hint=_PASS_RECORD) from e
