@@ -706,13 +706,16 @@ def _refuse_before_running(baseline_path: Path, variant: Variant, update_baselin
 def _check_writable(path: Path) -> None:
     """The baseline can be written: tried, not judged from permission bits (root ignores them, a
     read-only mount does not): an existing file opened for appending, which changes nothing, or
-    else a scratch file made and removed beside it. Otherwise every case would run first."""
+    else a scratch file made and removed in the nearest folder that exists (the write makes the
+    rest). Otherwise every case would run first, and the write fail after them."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
     try:
         if path.exists():
             path.open("ab").close()
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tempfile.TemporaryFile(dir=path.parent).close()
+            tempfile.TemporaryFile(dir=folder).close()
     except OSError as e:
         raise _unwritable(path, e) from e
 
