@@ -906,6 +906,7 @@ EvalCassettesOpt = Annotated[
     Path | None, typer.Option(help="Record / replay each case's cassette set under this folder instead.")
 ]
 AllowStaleOpt = Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))]
+EvalForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing --html page.")]
 AcceptDropsOpt = Annotated[bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")]
 VerboseOpt = Annotated[
     bool,
@@ -956,6 +957,7 @@ def eval_cmd(
     verbose: VerboseOpt = False,
     markdown: MarkdownOpt = False,
     wide: WideOpt = False,
+    force: EvalForceOpt = False,
 ) -> None:
     """Replay every gold case, score it against its gold briefing, and compare with the baseline:
     an overview (failing rows first), then the rows that failed or moved.
@@ -966,7 +968,9 @@ def eval_cmd(
     from agent.runlog import logs_path
     from eval import compare_logged, variants
 
-    check_page(html)  # a page that cannot be written is an error before the first case, not after every case
+    check_page(
+        html, force=force
+    )  # a page that cannot be written is an error before the first case, not after every case
     if compare is not None:
         _show_comparison(compare_logged(compare[0], compare[1], logs_path()), as_json, html)
         return
@@ -1150,7 +1154,7 @@ def logs_list(
         return
     from dataclasses import asdict
 
-    from agent.runlog import list_runs, logs_path
+    from agent.runlog import LOG_OFF, LOG_ON, list_runs, logs_path
 
     if kind not in (None, "eval", "run"):
         raise PredigestError(f"--kind {kind!r} is not a kind of run", hint="pass --kind eval or --kind run")
@@ -1160,7 +1164,7 @@ def logs_list(
         _print_json([asdict(r) for r in runs])
         return
     if not runs:
-        out.print(f"no runs logged in {path}")
+        out.print(f"no runs logged in {path}" if path else f"{LOG_OFF}: nothing is logged — {LOG_ON}")
         return
     out.print(f"runs in {path}, newest first")
     for r in runs:  # one line per run, never folded: the id is what the next command needs

@@ -86,13 +86,16 @@ def check_page_free(page: Path, *, force: bool) -> None:
         raise OutputExists(f"{page} already exists", hint="pass --force to replace it, or --out for another path")
 
 
-def check_page(path: Path | None) -> None:
-    """A page to be written at the end (`eval --html`), checked before the first case runs."""
+def check_page(path: Path | None, *, force: bool) -> None:
+    """A page to be written at the end (`eval --html`), checked before the first case runs; an
+    existing file is replaced only with --force, as `run --html` and `view` do."""
     if path is None:
         return
     check_reachable(path, hint="pass --html a path you can write")
     if path.is_dir():
         raise PredigestError(f"--html {path} is a folder", hint="pass a file name, e.g. --html eval.html")
+    if path.exists() and not force:
+        raise OutputExists(f"{path} already exists", hint="pass --force to replace it, or --html another path")
     check_writable(path.absolute().parent, hint="pass --html a path you can write")
 
 

@@ -60,8 +60,8 @@ def prepare(json_path: Path, *, workspace: Path | None = None, topic: str | None
     if topic is not None and topic != b.topic:
         raise PatchRefused(f"{json_path} is a briefing of {b.topic!r}, not {topic!r}", hint="pass a briefing of it")
     root = _workspace(json_path, ref.workspace, workspace)
-    living = load_workspace(root).living_path(b.topic)
-    rel = living.relative_to(root).as_posix()
+    loaded = load_workspace(root)
+    living, rel = loaded.living_path(b.topic), loaded.living_rel(b.topic)
     if rel != ref.path:
         raise PatchRefused(
             f"{json_path} was made against {ref.path}, but the living document of {b.topic!r} in {root} is {rel}",
