@@ -696,7 +696,14 @@ def fell_back(llm: LLMSettings, records: Sequence[CallRecord]) -> bool:
     return llm.backend == "auto" and offline(records)
 
 
-def write(outcome: Outcome, *, force: bool, allow_partial: bool = False, patch: bool = False) -> Written:
+def write(
+    outcome: Outcome,
+    *,
+    force: bool,
+    allow_partial: bool = False,
+    patch: bool = False,
+    on_written: Callable[[list[Path]], None] | None = None,
+) -> Written:
     """The `.md`, `.json` and `.calls.jsonl` as one unit. A partial briefing is not written into
     the workspace's inbox (tomorrow's run would take it as a complete baseline) unless allowed;
     nor is an offline one that nobody asked for (`auto` without a key or a cassette). `patch`:
@@ -713,7 +720,7 @@ def write(outcome: Outcome, *, force: bool, allow_partial: bool = False, patch: 
     files = {out: outcome.markdown, json_path: payload, calls_path: calls}
     if patch and not outcome.partial:
         files[out.with_suffix(".patch")] = proposed_diff(record, ev.ws.root)
-    write_set(files, force=force, guarded=out)
+    write_set(files, force=force, guarded=out, on_written=on_written)
     return Written(out, json_path, calls_path)
 
 
@@ -824,6 +831,7 @@ def run_topics(
     *,
     patch: bool = False,
     warn: Callable[[str], None] | None = None,
+    on_written: Callable[[list[Path]], None] | None = None,
 ) -> TopicsReport:
     """`run` for several topics of one evening (`s.topic` is not read): planned and checked for
     all before the first call, extracted under one budget, each topic's set written as one unit."""
@@ -837,7 +845,7 @@ def run_topics(
         composed = compose_topics(es, drafts, extractor or model, on_result)
     reports = []
     for outcome in brief_topics(es, answers, composed, drafts=drafts, allow_partial=s.allow_partial):
-        written = write(outcome, force=s.force, allow_partial=s.allow_partial, patch=patch)
+        written = write(outcome, force=s.force, allow_partial=s.allow_partial, patch=patch, on_written=on_written)
         backend, note = used_backend(outcome.evening.llm, outcome.records)
         reports.append(RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note))
     return TopicsReport(tuple(reports), time.monotonic() - started)
