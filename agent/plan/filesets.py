@@ -19,7 +19,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +64,7 @@ def locked(folder: Path, what: str) -> Iterator[None]:
             except OSError as e:
                 if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN) or time.monotonic() >= deadline:
                     raise PredigestError(
-                        f"another predigest is writing {what} (waited {LOCK_WAIT_S:.0f} s); nothing was written",
+                        f"another predigest is writing {what} (waited {LOCK_WAIT_S:g} s); nothing was written",
                         hint="wait for it to finish and run again, or write somewhere else",
                     ) from None
                 time.sleep(0.05)
@@ -175,10 +175,17 @@ def _read_journal(journal: Path) -> list[Entry]:
     return [Entry(journal.parent / r["target"], at(r["temp"]), at(r["backup"])) for r in rows]
 
 
-def _drop(paths: Iterator[Path | None] | Sequence[Path | None]) -> None:
-    for p in paths:
-        if p is not None and os.path.lexists(p):
-            os.unlink(p)
+def _drop(paths: Iterable[Path | None]) -> None:
+    """Remove each file that exists; an interruption half way still removes the rest, then goes on."""
+    rest = [p for p in paths if p is not None]
+    while rest:
+        p = rest.pop()
+        try:
+            if os.path.lexists(p):
+                os.unlink(p)
+        except BaseException:
+            _drop(rest)
+            raise
 
 
 def _mode_for(path: Path) -> int:
