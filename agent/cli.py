@@ -462,8 +462,11 @@ def _spent(recs: Sequence[CallRecord], llm: LLMSettings, seconds: float) -> str:
 
 def _report_extras(report: RunReport, *, as_json: bool, patch: bool, html: bool) -> None:
     """The patch and page beside a written briefing."""
-    if patch and not as_json and report.written.out_path is not None and not report.outcome.partial:
-        _wrote(report.written.out_path.with_suffix(".patch"))
+    if patch and not as_json and report.written.out_path is not None:
+        if report.written.no_patch:
+            err.print(f"note: no .patch written: {report.written.no_patch}")
+        else:
+            _wrote(report.written.out_path.with_suffix(".patch"))
     if html and report.written.json_path is not None:  # from the JSON just written, as `predigest view` would
         from agent.write.page import view
 
@@ -555,6 +558,7 @@ def _run_json(report: RunReport) -> dict[str, object]:
         "unread": [{"doc": d, "why": why} for d, why in report.outcome.unread],
         "written": [str(p) for p in (w.out_path, w.json_path, w.calls_path) if p],
         "withheld": w.withheld,
+        "no_patch": w.no_patch,
         "backend": report.backend,
         "documents": report.documents,
         "increments": len(b.increments),

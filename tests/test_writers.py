@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -303,3 +304,156 @@ def test_a_living_document_that_is_a_link_is_written_through(world: Path, demo: 
     assert r.returncode == 0, r.stderr
     assert (world / LIVING).is_symlink() and real.read_bytes() != before
     assert [h.read_bytes() for h in (world / "living" / ".history").glob("*.md")] == [before]
+
+
+# --- the weak rows: what was written, and what was not, is said ------------------------------------
+
+Setup = Callable[[Path, Path, Path, pytest.MonkeyPatch], None]  # (workspace, the test's folder, demo, monkeypatch)
+
+
+@dataclass(frozen=True)
+class Weak:
+    id: str
+    command: tuple[str, ...]  # {ws}, {tmp} and {record} are filled in
+    setup: Setup | None = None
+    exit: int = 0
+    said: tuple[str, ...] = ()  # in stdout + stderr, filled in likewise
+    not_said: tuple[str, ...] = ()
+    exists: tuple[str, ...] = ()  # relative to the test's folder
+    absent: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()  # files (relative to the test's folder) the command must change
+    same: tuple[str, ...] = ()  # ... and must not
+
+
+def _fail_writing(part: str) -> Setup:
+    """A disk that fills when a file whose name holds `part` is written (its copy's permissions set)."""
+
+    def setup(ws: Path, tmp: Path, demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        real = os.chmod
+
+        def chmod(path: Any, mode: int, *args: Any, **kwargs: Any) -> None:
+            if part in str(path):
+                raise OSError(28, "No space left on device")
+            real(path, mode, *args, **kwargs)
+
+        monkeypatch.setattr(os, "chmod", chmod)
+
+    return setup
+
+
+def _record_inside(ws: Path, tmp: Path, demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's record inside its workspace, then the workspace copied to `copy/`."""
+    _record_in(ws, demo, ws / "inbox" / "tom" / f"{STEM}.json")
+    shutil.copytree(ws, tmp / "copy", symlinks=True)
+
+
+def _no_sections(ws: Path, tmp: Path, demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (ws / LIVING).write_text("# inference 活文档\n\n只有一段话，没有小节。\n", encoding="utf-8")
+    (tmp / "out").mkdir()
+    (tmp / "out" / f"{STEM}.patch").write_text("a previous run's patch\n", encoding="utf-8")
+
+
+def _one_answer_missing(ws: Path, tmp: Path, demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp / "cassettes"
+    shutil.copytree(ROOT / "cassettes" / "world", folder)
+    next(folder.glob("inbox-flyp-*.json")).unlink()
+
+
+def _applied(ws: Path, tmp: Path, demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    record = _record_in(ws, demo, tmp / f"{STEM}.json")
+    assert predigest("patch", str(record), "--apply").returncode == 0
+
+
+RUN = ("run", "{ws}", "-d", DAY, "--out", "{tmp}/out/")
+WEAK = [
+    Weak(
+        "one-topic-without-answers-keeps-the-others",
+        (*RUN, "-t", "inference", "-t", "risk", "--backend", "replay"),
+        exit=2,
+        said=(
+            "every extraction for risk failed",
+            "nothing was written for risk",
+            f"written in full: {{tmp}}/out/{STEM}.md",
+        ),
+        exists=(f"out/{STEM}.md", f"out/{STEM}.json", f"out/{STEM}.calls.jsonl"),
+        absent=(f"out/{DAY}-risk-e1prep.md",),
+    ),
+    Weak(
+        "a-page-that-fails-after-the-set-says-the-set-was-written",
+        (*RUN, "-t", "inference", "--backend", "replay", "--html"),
+        setup=_fail_writing("e1prep.html"),
+        exit=2,
+        said=("No space left on device", f"written in full: {{tmp}}/out/{STEM}.md"),
+        exists=(f"out/{STEM}.md",),
+        absent=(f"out/{STEM}.html",),
+    ),
+    Weak(
+        "a-second-topic-that-fails-to-write-says-the-first-was-written",
+        (*RUN, "-t", "inference", "-t", "risk", "--backend", "offline"),
+        setup=_fail_writing("-risk-e1prep"),
+        exit=2,
+        said=("No space left on device", f"written in full: {{tmp}}/out/{STEM}.md"),
+        exists=(f"out/{STEM}.md",),
+        absent=(f"out/{DAY}-risk-e1prep.md",),
+    ),
+    Weak(
+        "a-copied-workspace-patches-itself",
+        ("patch", "{tmp}/copy/inbox/tom/" + f"{STEM}.json", "--apply"),
+        setup=_record_inside,
+        said=("patching the workspace it is in", "patched {tmp}/copy/" + LIVING),
+        changed=("copy/" + LIVING,),
+        same=("world/" + LIVING,),
+    ),
+    Weak(
+        "run-patch-writes-no-empty-patch-and-says-why",
+        (*RUN, "-t", "inference", "--backend", "offline", "--patch", "--force"),
+        setup=_no_sections,
+        said=("note: no .patch written: living/inference.md has no section headings",),
+        not_said=(f"wrote {{tmp}}/out/{STEM}.patch",),
+        absent=(f"out/{STEM}.patch",),  # and a previous run's goes with the set it belonged to
+    ),
+    Weak(
+        "a-partial-evening-says-it-has-no-patch",
+        (*RUN, "-t", "inference", "--backend", "replay", "--patch", "--cassettes", "{tmp}/cassettes"),
+        setup=_one_answer_missing,
+        exit=3,
+        said=("note: no .patch written: a partial briefing's patch would leave out the documents not read",),
+        exists=(f"out/{STEM}.md",),
+        absent=(f"out/{STEM}.patch",),
+    ),
+    Weak(
+        "patch-after-apply-agrees-with-apply",
+        ("patch", "{tmp}/" + f"{STEM}.json"),
+        setup=_applied,
+        said=("nothing to change",),
+        not_said=("--apply would refuse",),
+    ),
+]
+
+
+@pytest.mark.parametrize("row", WEAK, ids=[r.id for r in WEAK])
+def test_weak_row(row: Weak, world: Path, demo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = world
+
+    def fill(text: str) -> str:
+        return text.replace("{ws}", str(ws)).replace("{tmp}", str(tmp_path))
+
+    if row.setup is not None:
+        row.setup(ws, tmp_path, demo, monkeypatch)
+    before = {rel: (tmp_path / rel).read_bytes() for rel in (*row.changed, *row.same)}
+    r = predigest(*map(fill, row.command))
+    monkeypatch.undo()
+    said = r.stdout + r.stderr
+    assert r.returncode == row.exit and "Traceback" not in said, said
+    for text in row.said:
+        assert fill(text) in said, said
+    for text in row.not_said:
+        assert fill(text) not in said, said
+    for rel in row.exists:
+        assert (tmp_path / rel).exists(), rel
+    for rel in row.absent:
+        assert not (tmp_path / rel).exists(), rel
+    for rel in row.changed:
+        assert (tmp_path / rel).read_bytes() != before[rel], f"{rel} was not changed"
+    for rel in row.same:
+        assert (tmp_path / rel).read_bytes() == before[rel], f"{rel} was changed"

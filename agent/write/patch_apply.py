@@ -26,6 +26,7 @@ from schemas.documents import SourceDoc
 from schemas.run import PatchLine, RunRecord
 
 HISTORY = ".history"
+PARTIAL_NO_PATCH = "a partial briefing's patch would leave out the documents not read"
 
 
 class PatchRefused(PredigestError):
@@ -169,11 +170,20 @@ def patch_lines(record: RunRecord, docs: Sequence[SourceDoc]) -> list[PatchLine]
 def proposed_diff(record: RunRecord, root: Path) -> str:
     """The diff `run --patch` writes beside the briefing: its record against the living document
     it was made from. Empty when there is nothing to change or the document has no sections
-    (`predigest patch` then says why)."""
+    (`diff_or_why` says which)."""
+    return diff_or_why(record, root)[0]
+
+
+def diff_or_why(record: RunRecord, root: Path) -> tuple[str, str]:
+    """`proposed_diff`, or why there is none: a `.patch` is never an empty file with no reason."""
     if record.living is None:
-        return ""
+        return "", "the run recorded no living document"
+    path = record.living.path
     try:
-        text = read_living((root / record.living.path).read_bytes(), record.living.path)
-    except (OSError, LivingDocError):
-        return ""
-    return propose(record, text, record.living.path).diff()
+        text = read_living((root / path).read_bytes(), path)
+        diff = propose(record, text, path).diff()
+    except OSError as e:
+        return "", f"cannot read {path}: {e.strerror or e}"
+    except LivingDocError as e:
+        return "", e.message
+    return diff, "" if diff else f"{path} already holds every line this briefing proposes"
