@@ -90,6 +90,9 @@ def surroundings(text: str, start: int, end: int) -> list[str]:
     return [p.strip() for p in (own, before, after) if p.strip()]
 
 
+_SORTING = re.compile("|".join([*_TOPICS, *_STARS, *_PLACE, *_OMIT]), re.I | re.M)
+
+
 def suspect(passage: str) -> str | None:
     """The words that give an order, or None for a passage that only reports."""
     m = _ORDERS.search(passage)
@@ -133,12 +136,13 @@ def screen(
 
 
 def _order_in(text: str) -> tuple[str, str] | None:
-    """The first ordering words of a document and their paragraph. A model that obeyed "leave this
-    out of inference" or "file it under risk" leaves this topic no claim to drop: the document
-    itself is then what 五 names, so a reader checks it by hand."""
+    """The first words of a document that order where its items go (topic, stars, place, left out)
+    and their paragraph. A model that obeyed "leave this out of inference" or "file it under risk"
+    leaves this topic no claim to drop: the document itself is then what 五 names, so a reader
+    checks it by hand. Other orders ("ignore the above") are answered by dropping the claims beside them."""
     for passage in text.split("\n\n"):
-        if words := suspect(passage):
-            return words, passage.strip()
+        if m := _SORTING.search(passage):
+            return m.group(0), passage.strip()
     return None
 
 
