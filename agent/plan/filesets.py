@@ -97,8 +97,8 @@ def replace_set(files: Mapping[Path, str | None], folder: Path, on_written: Call
         elif entries and any(e.temp is not None and e.applied() for e in entries):
             on_written(written(entries))  # stopped after the commit: the new set is whole
             _drop(e.backup for e in entries)
-        else:  # stopped before the journal: nothing was renamed
-            _drop(p for e in entries for p in (e.temp, e.backup))
+        else:  # stopped before the journal stood: nothing was renamed
+            _drop([journal.with_name(f"{JOURNAL}{TMP}"), *(p for e in entries for p in (e.temp, e.backup))])
         raise
     on_written(written(entries))
     _drop(e.backup for e in entries)
