@@ -414,10 +414,11 @@ def _run(settings: Settings, topics: list[str], *, as_json: bool, explain: bool,
 
     with _progress() as (on_plan, on_result):
         on_plan, on_result = _watched(on_plan, on_result, html=html, force=settings.force)
-        report = run_topics(settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
+        report = run_topics(
+            settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning, on_written=_note_written
+        )
     reports = report.reports
     one = len(topics) == 1  # one topic is reported as one evening
-    _state["written"] = ", ".join(str(r.written.out_path) for r in reports if r.written.out_path) or None
     for rep in reports:
         log_quietly(run_log(rep, _command()), logs_path())
     if as_json:
@@ -474,8 +475,11 @@ def _spent(recs: Sequence[CallRecord], llm: LLMSettings, seconds: float) -> str:
 
 def _report_extras(report: RunReport, *, as_json: bool, patch: bool, html: bool) -> None:
     """The patch and page beside a written briefing."""
-    if patch and not as_json and report.written.out_path is not None and not report.outcome.partial:
-        _wrote(report.written.out_path.with_suffix(".patch"))
+    if patch and not as_json and report.written.out_path is not None:
+        if report.written.no_patch:
+            err.print(f"note: no .patch written: {report.written.no_patch}")
+        else:
+            _wrote(report.written.out_path.with_suffix(".patch"))
     if html and report.written.json_path is not None:  # from the JSON just written, as `predigest view` would
         from agent.write.page import view
 
@@ -507,13 +511,25 @@ def _watched(
     return plan, result
 
 
+def _note_written(paths: list[Path]) -> None:
+    """A set of files now stands whole (a briefing's, a patched living document's): an interruption
+    or an error after it says so instead of "nothing was written"."""
+    written = _state.get("written")
+    _state["written"] = [*(written if isinstance(written, list) else []), paths[0]]
+
+
+def _written() -> str:
+    written = _state.get("written")
+    return ", ".join(map(str, written)) if isinstance(written, list) else ""
+
+
 def _interrupted_line() -> str:
     """What a Ctrl-C kept and how to resume, in one line: a run writes nothing until its set is
     whole, and only the response cache keeps answers paid for."""
     run = _state.get("run")
-    if _state.get("written"):  # stopped after the set was put down: the briefing is whole
-        return f"interrupted: {_state['written']} was written in full before the interruption"
-    head = "interrupted: nothing was written (a previous briefing is unchanged)"
+    if written := _written():  # stopped after a set was put down: that set is whole, nothing else is
+        return f"interrupted: {written} was written in full before the interruption; nothing else was written"
+    head = "interrupted: nothing was written (the previous files are unchanged)"
     if not isinstance(run, dict):
         return f"{head}; run the same command again"
     got = f"{run['received']} of {run['total']} answers received"
@@ -555,6 +571,7 @@ def _run_json(report: RunReport) -> dict[str, object]:
         "unread": [{"doc": d, "why": why} for d, why in report.outcome.unread],
         "written": [str(p) for p in (w.out_path, w.json_path, w.calls_path) if p],
         "withheld": w.withheld,
+        "no_patch": w.no_patch,
         "backend": report.backend,
         "documents": report.documents,
         "increments": len(b.increments),
@@ -678,12 +695,15 @@ def patch_cmd(
     from agent.write.patch_apply import apply_patch, prepare
 
     target = prepare(record, workspace=workspace.absolute() if workspace else None, topic=topic)
-    history = apply_patch(target) if apply else None  # a refusal is its one line, before any note
-    for note in target.proposal.findings:
-        err.print(f"note: {note}")
+    history = apply_patch(target, _note_written) if apply else None  # a refusal is its one line, before any note
+    for note in [target.moved, *target.proposal.findings]:
+        if note:
+            err.print(f"note: {note}")
     if not apply:
         for why in target.refusals:
             err.print(f"warning: {why}; --apply would refuse it")
+        if not target.proposal.changed and not target.partial:  # what --apply would say
+            err.print(f"note: {target.living}: nothing to change (the patch is already in it)")
         sys.stdout.write(target.proposal.diff())
         return
     if history is None:
@@ -1342,7 +1362,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except PredigestError as e:
         if _state["debug"]:
             raise
-        err.print(f"error: {e}")
+        written = f" (already written in full: {w})" if (w := _written()) else ""
+        err.print(f"error: {e}{written}")
         raise SystemExit(2) from None
     except Exception as e:  # a bug or an unforeseen environment: one line, the traceback with --debug
         if hasattr(e, "show") and isinstance(getattr(e, "exit_code", None), int):
@@ -1352,8 +1373,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             _interrupted()
         if _state["debug"]:
             raise
+        written = f" (already written in full: {w})" if (w := _written()) else ""
         err.print(
-            f"error: unexpected {type(e).__name__}: {e} — run again with --debug for the traceback, and report it",
+            f"error: unexpected {type(e).__name__}: {e} — run again with --debug for the traceback, and report it"
+            + written,
         )
         raise SystemExit(EXIT_BUG) from None
     finally:
