@@ -725,11 +725,13 @@ def prompt_show(
     all_topics: AllTopicsOpt = False,
     prompt: PromptOpt = None,
     extraction: ExtractionOpt = None,
+    cassettes: CassettesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the exact messages one document would be sent (--json: with the response schema sent).
     With several topics and --extraction shared, the one request that carries them all. With
-    --doc compose/TOPIC, the topic's composing request, built from the evening's cassettes' answers.
+    --doc compose/TOPIC, the topic's composing request, built from the evening's cassettes' answers
+    (--cassettes: another folder's, as `cassettes add-reference --cassettes` stores the answer).
 
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
@@ -738,8 +740,15 @@ def prompt_show(
     from agent.pipeline import composing_request, plan_topics, requests_for
 
     llm = {"extraction": extraction} if extraction else {}
+    folder = cassettes.absolute() if cassettes else None  # as add-reference: relative to here, not the workspace
     s, topics = _selected(
-        workspace, date, topic, all_topics, prompt_file=prompt.absolute() if prompt else None, llm=llm
+        workspace,
+        date,
+        topic,
+        all_topics,
+        prompt_file=prompt.absolute() if prompt else None,
+        llm=llm,
+        cassette_dir=folder,
     )
     if doc.startswith(compose_path("")):  # the editor's request, built from the evening's replayed extractions
         _, request = composing_request(s, topics, doc)
