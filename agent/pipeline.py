@@ -961,5 +961,11 @@ def rekey(s: Settings, topics: Sequence[str]) -> list[Path]:
     # those; a topic nobody wrote a composing answer for has nothing to re-key, and is not warned about
     # (a composing answer is one topic's, asked from that topic's own extractions, so each is re-asked alone)
     held = {c.provenance.document for c in CassetteIndex.load(folder).all()}
-    composing = [r for t in topics if compose_path(t) in held for r in compose_requests(s, [t])[1].values()]
-    return written + (rekey_reference_cassettes(folder, composing, es.llm) if composing else [])
+    wanted = [t for t in topics if compose_path(t) in held]
+    if not wanted:
+        return written
+    try:  # asked as the extractions were: one topic's, or with several topics out of their shared answers
+        composing = [r for t, r in compose_requests(s, topics)[1].items() if t in wanted]
+    except PredigestError:  # the folder's extractions answer other requests (a shared folder, one topic asked)
+        return written
+    return written + rekey_reference_cassettes(folder, composing, es.llm)

@@ -15,7 +15,7 @@ from pathlib import Path
 from agent.extract.llm import check_requests
 from agent.pipeline import compose_requests
 from eval.cases import load_rows
-from eval.runner import Variant, not_asked, row_requests
+from eval.runner import Variant, not_asked, row_requests, shared_plan
 
 
 @dataclass(frozen=True)
@@ -61,9 +61,12 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
         folder = llm.cassette_dir
         result = check_requests(requests, llm)
         used.setdefault(folder, set()).update(result.used)
-        if case.extraction != "shared" and not (result.missing or result.stale):
-            # a composing answer is used when the row's evening asks it (from these answers); none is required
-            composing = list(compose_requests(variant.settings(case, "replay"), [case.topic])[1].values())
+        if not (result.missing or result.stale):
+            # a composing answer is used when the row's evening asks it (from these answers); none is required.
+            # A shared row's topic composes out of the all-topics evening's shared answers.
+            s = variant.settings(case, "replay")
+            topics = shared_plan(case, s).topics if case.extraction == "shared" else [case.topic]
+            composing = [r for t, r in compose_requests(s, topics)[1].items() if t == case.topic]
             used[folder].update(check_requests(composing, llm).used)
         checks.append(CaseCheck(case.name, folder, len(result.answered), result.stale, result.missing))
     unused = {

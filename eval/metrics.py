@@ -186,11 +186,15 @@ def match_increments(gold: Briefing, out: Briefing, threshold: float = TITLE_THR
             if ids := sorted(increment_arxiv(g) & increment_arxiv(o)):
                 strong += 1
                 reasons.append("arXiv " + ", ".join(ids))
+            weight = 2.0 * strong  # what the increments rest on outweighs how their titles read
+            if (release := _release(g.title)) and release == _release(o.title):
+                weight += 1  # one release however its title is worded: 'SGLang v0.5.19 …' and 'SGLang v0.5.19：…'
+                reasons.append(f"release {release}")
             sim = similarity(g.title, o.title)
             if sim >= threshold:
                 reasons.append(f"title {sim:.2f}")
-            if strong or sim >= threshold:
-                cands.append(Pair(gi, oi, strong + sim, tuple(reasons)))
+            if weight or sim >= threshold:
+                cands.append(Pair(gi, oi, weight + sim, tuple(reasons)))
     return greedy(cands, len(gold.increments), len(out.increments))
 
 

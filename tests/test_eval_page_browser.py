@@ -152,7 +152,9 @@ def test_the_overview_comes_first_failing_rows_first_and_the_last_line_counts_ro
     assert md.returncode == 1
     rows = [ln for ln in md.stdout.splitlines() if ln.startswith("| ")]
     assert rows[0].startswith("| status | case | answers | increment F1 |") and len(rows) == mine + 1
-    assert rows[1].startswith(f"| FAILED | {CASE} | real model (relayed) | 0.923 ▼0.027 |")
+    assert rows[1].startswith(
+        f"| FAILED | {CASE} | real model (relayed) · composed by reference answers | 0.923 ▼0.027 |"
+    )
 
 
 # Every word and number of the matrix, each a range: one broken across lines has two boxes.

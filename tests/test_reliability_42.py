@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agent.extract.llm.cassettes import cached_tokens
-from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, world_answers, world_responder
+from tests.fake_openai import FAKE_KEY, WORLD_CALLS, FakeOpenAI, Reply, world_answers, world_responder
 from tests.paths import ROOT, SEED, predigest
 from tests.test_reliability import ADJACENT, DAY, REPORT, Row, Setup, _beside, _toml
 from tests.test_reliability import test_row as _through_the_harness
@@ -144,7 +144,7 @@ ROWS = [
         live=True,
         args=("--out", "-"),
         exists=("out/2026-09-22-inference-e1prep.md",),
-        max_requests=14,  # the evening's 14 documents; none for a file that cannot be opened by its name
+        max_requests=WORLD_CALLS,  # the evening's 14 documents and composing; none for a file it cannot open
         listed=("inbox/jay/2026-09-22-1612-jay-\ufffd\ufffd.md", "its name is not UTF-8"),
     ),
     Row(
