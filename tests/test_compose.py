@@ -155,3 +155,27 @@ def test_an_evening_without_a_composing_answer_is_assembled_by_the_rules_and_say
     assert note in b.summary.count_note
     assert any(n.source == ZH.floor_source and note in n.note for n in b.no_increment)
     assert "compose compose@" not in b.footer
+
+
+def test_an_editors_control_characters_reach_no_file() -> None:
+    """A composing answer is stripped of ESC and NUL where it enters, as an extraction is."""
+    from schemas.compose import EveningComposition
+
+    raw = {
+        "stories": [
+            {
+                "claims": ["C1"],
+                "title": "vLLM\x1b[31m v0.23.0\x00",
+                "key_points": [{"text": "移除 --swap-space\x07", "refs": ["C1"]}],
+                "credibility_reason": "官方",
+                "relation": "新",
+                "section": "§1.1",
+                "living_line": "",
+            }
+        ],
+        "left_out": [],
+        "doc_lines": [],
+        "questions": [],
+    }
+    got = EveningComposition.model_validate(raw)
+    assert got.stories[0].title == "vLLM[31m v0.23.0" and got.stories[0].key_points[0].text == "移除 --swap-space"
