@@ -33,7 +33,14 @@ from agent.core.errors import LLMError, PredigestError, PromptError, WorkspaceEr
 from agent.core.labels import ZH, Labels
 from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
-from agent.extract.backends import answers_offline, model_extractor, offline, offline_extractor, used_backend
+from agent.extract.backends import (
+    answers_offline,
+    model_extractor,
+    offline,
+    offline_extractor,
+    unanswered_topic,
+    used_backend,
+)
 from agent.extract.chunking import merge_chunks
 from agent.extract.prompting import (
     COMPOSE,
@@ -296,6 +303,8 @@ def extract_topics(
         if warn is not None and ev.llm.backend == "auto":
             warn(f"{ev.settings.topic}: {no_model_note(ev)}" if len(es.evenings) > 1 else no_model_note(ev))
     answers: dict[str, list[ExtractionResult]] = {}
+    if extractor is None and (why := unanswered_topic(es.llm, {ev.settings.topic: ev.requests for ev in by_model})):
+        raise LLMError(why, hint="record that topic's answers, or run the other topics with --topic")
     if by_model:
         results = _answered(by_model[0].llm, [r for ev in by_model for r in ev.requests], extractor or model, on_result)
         for ev in by_model:

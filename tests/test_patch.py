@@ -30,9 +30,8 @@ STEM = "2026-09-22-inference-e1prep"
 def _copy_world(dest: Path) -> Path:
     shutil.copytree(WORLD, dest, symlinks=True)
     toml = dest / "predigest.toml"
-    cassettes = ROOT / "cassettes" / "world"
     toml.write_text(
-        toml.read_text(encoding="utf-8").replace('"../../cassettes/world"', f'"{cassettes}"'), encoding="utf-8"
+        toml.read_text(encoding="utf-8").replace('"../../cassettes/', f'"{ROOT / "cassettes"}/'), encoding="utf-8"
     )
     return dest
 

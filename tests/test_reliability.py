@@ -635,7 +635,7 @@ def _world_copy(folder: Path) -> Path:
     shutil.copytree(WORLD, ws, symlinks=True)
     toml = ws / "predigest.toml"
     toml.write_text(
-        toml.read_text(encoding="utf-8").replace('"../../cassettes/world"', f'"{CASSETTES}"'), encoding="utf-8"
+        toml.read_text(encoding="utf-8").replace('"../../cassettes/', f'"{ROOT / "cassettes"}/'), encoding="utf-8"
     )
     return ws
 
