@@ -569,7 +569,7 @@ def _print_run(report: RunReport, explain: bool) -> None:
     )
     by_source = ", ".join(f"{k} {v}" for k, v in sorted(Counter(r.source for r in recs).items()))
     spent = _spent(recs, report.evening.llm, report.seconds)
-    out.print(f"calls {len(recs)} ({by_source}) · backend {report.backend} · {spent}")
+    out.print(f"calls {len(recs)}{f' ({by_source})' if by_source else ''} · backend {report.backend} · {spent}")
     out.print(
         "rules: " + " · ".join(f"{k} {v}" for k, v in sorted(Counter(f.decision for f in report.findings).items()))
     )

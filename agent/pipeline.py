@@ -175,11 +175,6 @@ def plan_from(ws: Workspace, s: Settings, docs: list[SourceDoc], *, for_writing:
     template = load_template_file(s.prompt_file) if s.prompt_file else load_template()
     srcs = sources(docs)
     window = evening_window(ws, s.date)
-    if not srcs:
-        raise WorkspaceError(
-            f"no document of {ws.root} falls in the window {window}",
-            hint=f"check --date, or run `predigest inbox {s.workspace} --topic {s.topic} --date {s.date}`",
-        )
     llm = resolve_llm(ws.config.llm, s.llm, ws.root)
     if llm.backend == "record":  # every answer paid for is kept there: a folder that refuses it loses them
         check_writable(llm.cassette_dir, hint="pass --cassettes a folder you can write")
@@ -298,11 +293,13 @@ def extract_topics(
     offline_evenings: list[Evening] = []
     by_model: list[Evening] = []
     for ev in es.evenings:
+        if not ev.requests:  # a quiet evening: nothing to ask, so no extractor and no "no model" warning
+            continue
         (offline_evenings if extractor is None and answers_offline(ev.llm, ev.requests) else by_model).append(ev)
     for ev in offline_evenings:  # said before the first call; a run of several topics names the topic
         if warn is not None and ev.llm.backend == "auto":
             warn(f"{ev.settings.topic}: {no_model_note(ev)}" if len(es.evenings) > 1 else no_model_note(ev))
-    answers: dict[str, list[ExtractionResult]] = {}
+    answers: dict[str, list[ExtractionResult]] = {ev.settings.topic: [] for ev in es.evenings}
     if extractor is None and (why := unanswered_topic(es.llm, {ev.settings.topic: ev.requests for ev in by_model})):
         raise LLMError(why, hint="record that topic's answers, or run the other topics with --topic")
     if by_model:
@@ -519,9 +516,10 @@ def _drafted(ev: Evening, results: Sequence[ExtractionResult], read: Callable[[s
     baselines = [d for d in ev.docs if d.kind == "baseline" and d.read]
     limits = Limits(**ev.ws.config.limits.model_dump())
     living = next((d.text for d in ev.docs if d.kind == "living"), "")
-    scope = Scope(doc_results, ev.registry, baselines, s.topic, s.date, str(ev.window), limits, read, living)
-    chain = prepare(scope)
     was_offline = offline([r.record for r in results])
+    judge = "offline extractor" if was_offline else "model"
+    scope = Scope(doc_results, ev.registry, baselines, s.topic, s.date, str(ev.window), limits, read, living, judge)
+    chain = prepare(scope)
     return Draft(chain, Desk.of(chain), [*bounded, *screened], unread, was_offline)
 
 
@@ -617,6 +615,8 @@ def answered_by(records: Sequence[CallRecord], model: str) -> str:
     or a recorded cassette); hand-written reference answers, relayed ones and the offline extractor
     by their own names. Several kinds are joined, the most frequent first. A call that failed
     answered nothing (a composing call no cassette holds is not a model's answer)."""
+    if not records:  # a quiet evening: nothing was asked, so no model is named
+        return ZH.answered_nobody
     said: dict[str, int] = {}
     for r in records:
         if r.source != "skipped" and not r.error:
