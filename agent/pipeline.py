@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
-from agent.core.errors import LLMError, PredigestError, PromptError, WorkspaceError, first_problem
+from agent.core.errors import LLMError, PredigestError, PromptError, first_problem
 from agent.core.labels import ZH, Labels
 from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
@@ -603,9 +603,11 @@ def sibling_row(other: Outcome, ev: Evening, labels: Labels = ZH) -> SourceRow:
         else labels.sibling_empty.format(topic=topic)
     )
     out = other.evening.out_path
-    folder = out.parent.resolve()
-    root = ev.ws.root.resolve()
-    directory = folder.relative_to(root).as_posix() if folder.is_relative_to(root) else str(folder)
+    folder, root = out.parent.resolve(), ev.ws.root.resolve()
+    if not folder.is_relative_to(root):  # written outside the workspace (--out): a briefing names no machine
+        # path, so it names the folder the workspace's inbox holds such a briefing in
+        folder = out_path_for(ev.ws, None, ev.settings.date, topic).parent.resolve()
+    directory = folder.relative_to(root).as_posix() if folder.is_relative_to(root) else labels.this_run
     return SourceRow(directory=directory, key_file=out.name, held=held, relevance=labels.adjacent_level)
 
 

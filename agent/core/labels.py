@@ -86,6 +86,7 @@ class Labels:
     adjacent_level: str = "邻接"
     # another topic's briefing written by the same run: what it holds, said from that run's result
     sibling_held: str = "本次运行同晚的 {topic} 简报，{n}条增量：{headlines}；邻接参考，不作增量来源"
+    this_run: str = "本次运行"  # 一's folder of a sibling briefing written where the workspace has no name for
     sibling_empty: str = "本次运行同晚的 {topic} 简报，无主增量；邻接参考，不作增量来源"
     named: str = "{name}（{what}）"
     other_cards: str = "其余 {n} 张卡主分类非 {topic}"
