@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
-from agent.core.errors import LLMError, PredigestError, PromptError, first_problem
+from agent.core.errors import LLMError, PredigestError, PromptError, WorkspaceError, first_problem, shown
 from agent.core.labels import ZH, Labels
 from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
@@ -153,6 +153,7 @@ def plan_topics(
     of this run writes is not read by the others (it is about to be replaced): it is listed in
     their 一 from this run's result instead. `own_tonight=False` is for the eval (see `scan`)."""
     ws = load_workspace(s.workspace)
+    check_paths(ws, s)
     outs = {t: out_path_for(ws, s.out, s.date, t) for t in topics}
     _check_distinct(outs)
     shared = len(topics) > 1 and resolve_llm(ws.config.llm, s.llm, ws.root).extraction == "shared"
@@ -166,6 +167,27 @@ def plan_topics(
         docs = [_rewritten(d) if real_path(ws.root / d.path) in others else d for d in judged]
         evenings.append(plan_from(ws, own.model_copy(update={"topic": topic}), docs, for_writing=for_writing))
     return shared_set(evenings, s) if shared else EveningSet(tuple(evenings))
+
+
+def check_paths(ws: Workspace, s: Settings) -> None:
+    """The folders predigest.toml names that do not exist, named with the key that set them before
+    any call; a replay's cassette folder among them (`auto` says so in its fallback line instead)."""
+    if missing := ws.missing_folders():
+        raise WorkspaceError(f"the folder {missing[0]} does not exist", hint="create it, or fix the key")
+    llm = resolve_llm(ws.config.llm, s.llm, ws.root)
+    if llm.backend == "replay" and (gone := missing_cassettes(ws, s, llm)):
+        raise WorkspaceError(gone, hint="pass --cassettes with the folder that holds this workspace's answers")
+
+
+def missing_cassettes(ws: Workspace, s: Settings, llm: LLMSettings) -> str:
+    """'the cassette folder X (set by …) does not exist', or '' when every folder is there."""
+    gone = [d for d in llm.cassette_dirs if not d.is_dir()]
+    if not gone:
+        return ""
+    origin = (
+        "given by --cassettes" if {"cassette_dir", "cassettes"} & set(s.llm) else f"set by {ws.set_by('llm.cassettes')}"
+    )
+    return f"the cassette folder {shown(gone[0])} ({origin}) does not exist"
 
 
 def plan_from(ws: Workspace, s: Settings, docs: list[SourceDoc], *, for_writing: bool = True) -> Evening:
@@ -857,8 +879,10 @@ def run_topics(
 def no_model_note(ev: Evening) -> str:
     """What a run under `auto` says first when neither a key nor a cassette answers the evening."""
     where = f"not written into {ev.out_path.parent}" if ev.into_inbox else f"written to {ev.out_path}, exit status 4"
+    folders = ", ".join(shown(d) for d in ev.llm.cassette_dirs)
+    why = missing_cassettes(ev.ws, ev.settings, ev.llm) or f"no cassette in {folders} answers this evening"
     return (
-        f"no model will answer: no OPENAI_API_KEY and no cassette in {ev.llm.cassette_dir} answers this evening; "
+        f"no model will answer: no OPENAI_API_KEY, and {why}; "
         f"the offline extractor reads the documents' structure instead, and its briefing is {where} "
         "(set OPENAI_API_KEY, or pass --backend offline to mean it)"
     )
