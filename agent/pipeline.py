@@ -202,9 +202,22 @@ def plan_from(ws: Workspace, s: Settings, docs: list[SourceDoc], *, for_writing:
         check_writable(llm.cassette_dir, hint="pass --cassettes a folder you can write")
     out = out_path_for(ws, s.out, s.date, s.topic)
     if for_writing:
-        check_out(out, ws, docs, out_path_for(ws, None, s.date, s.topic), force=s.force)
+        check_out(out, ws, docs, out_path_for(ws, None, s.date, s.topic), force=s.force or rerun_of_own(out, s))
     requests = build_requests(srcs, registry, ws, s.topic, template, llm)
     return Evening(s, ws, llm, window, docs, registry, template, requests, out, load_template(COMPOSE))
+
+
+def rerun_of_own(out: Path, s: Settings) -> bool:
+    """Whether `out` is this evening's briefing as a run wrote it: its record beside it, of the same
+    topic and date, and the Markdown still what that record renders. A re-run of the evening (cron's,
+    run again after a failure) then replaces it without --force, so the same line is safe to run
+    twice; a briefing someone edited, or another evening's, still needs --force."""
+    try:
+        record = RunRecord.model_validate_json(out.with_suffix(".json").read_text(encoding="utf-8"))
+        same = record.briefing.topic == s.topic and record.briefing.date == s.date
+        return same and render(record.briefing) == out.read_text(encoding="utf-8")
+    except (OSError, ValueError):  # no record, not ours, or of another schema: the user decides
+        return False
 
 
 def as_shared(s: Settings) -> Settings:
@@ -870,7 +883,8 @@ def run_topics(
         composed = compose_topics(es, drafts, extractor or model, on_result)
     reports = []
     for outcome in brief_topics(es, answers, composed, drafts=drafts, allow_partial=s.allow_partial):
-        written = write(outcome, force=s.force, allow_partial=s.allow_partial, patch=patch)
+        force = s.force or rerun_of_own(outcome.evening.out_path, outcome.evening.settings)
+        written = write(outcome, force=force, allow_partial=s.allow_partial, patch=patch)
         backend, note = used_backend(outcome.evening.llm, outcome.records)
         reports.append(RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note))
     return TopicsReport(tuple(reports), time.monotonic() - started)
