@@ -153,7 +153,7 @@ def plan_topics(
     of this run writes is not read by the others (it is about to be replaced): it is listed in
     their 一 from this run's result instead. `own_tonight=False` is for the eval (see `scan`)."""
     ws = load_workspace(s.workspace)
-    check_paths(ws, s)
+    check_paths(ws, s, replay=for_writing)
     outs = {t: out_path_for(ws, s.out, s.date, t) for t in topics}
     _check_distinct(outs)
     shared = len(topics) > 1 and resolve_llm(ws.config.llm, s.llm, ws.root).extraction == "shared"
@@ -169,13 +169,14 @@ def plan_topics(
     return shared_set(evenings, s) if shared else EveningSet(tuple(evenings))
 
 
-def check_paths(ws: Workspace, s: Settings) -> None:
+def check_paths(ws: Workspace, s: Settings, *, replay: bool = True) -> None:
     """The folders predigest.toml names that do not exist, named with the key that set them before
-    any call; a replay's cassette folder among them (`auto` says so in its fallback line instead)."""
+    any call; with `replay`, a replay's cassette folder among them (`auto` says so in its fallback
+    line instead; the eval and `cassettes check` report a missing set as a row's misses)."""
     if missing := ws.missing_folders():
         raise WorkspaceError(f"the folder {missing[0]} does not exist", hint="create it, or fix the key")
     llm = resolve_llm(ws.config.llm, s.llm, ws.root)
-    if llm.backend == "replay" and (gone := missing_cassettes(ws, s, llm)):
+    if replay and llm.backend == "replay" and (gone := missing_cassettes(ws, s, llm)):
         raise WorkspaceError(gone, hint="pass --cassettes with the folder that holds this workspace's answers")
 
 
@@ -336,7 +337,8 @@ def extract_topics(
             warn(f"{ev.settings.topic}: {no_model_note(ev)}" if len(es.evenings) > 1 else no_model_note(ev))
     answers: dict[str, list[ExtractionResult]] = {ev.settings.topic: [] for ev in es.evenings}
     if extractor is None and (why := unanswered_topic(es.llm, {ev.settings.topic: ev.requests for ev in by_model})):
-        raise LLMError(why, hint="record that topic's answers, or run the other topics with --topic")
+        hint = "pass --cassettes a folder that holds this topic's answers, or record them with a key (--backend record)"
+        raise LLMError(why, hint=hint + ", or run the other topics with --topic")
     if by_model:
         results = _answered(by_model[0].llm, [r for ev in by_model for r in ev.requests], extractor or model, on_result)
         for ev in by_model:
