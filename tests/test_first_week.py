@@ -41,6 +41,14 @@ def _demo_ran(repo: Path) -> Path:
     return repo
 
 
+def _demo_out(repo: Path) -> Path:
+    """The README's demo line ran first: its briefing is in out/."""
+    args = ("run", "examples/world", "--topic", "inference", "--date", DAY, "--out", "out/", "--force")
+    r = predigest(*args, "--backend", "replay", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    return repo
+
+
 def _at_repo(repo: Path) -> Path:
     return repo
 
@@ -63,6 +71,13 @@ class Row:
 
 
 ROWS = {
+    # 1. the offline all-topics example after the demo: the demo's unedited briefing is this evening's own
+    "offline-all-topics-after-the-demo": Row(
+        ("run", "examples/world", "--all-topics", "-d", DAY, "--backend", "offline", "--out", "out/"),
+        0,
+        where=_demo_out,
+        briefing="out/2026-09-22-risk-e1prep.md",
+    ),
     # 2. a copied workspace: its relative cassette folder does not exist there, and the fallback says so
     "copied-workspace-says-why-no-model-answers": Row(
         ("run", "world", "-t", "inference", "-d", DAY, "--out", "out/"),
