@@ -29,7 +29,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
-from agent.core.errors import LLMError, PredigestError, PromptError, WorkspaceError, first_problem, shown
+from agent.core.errors import (
+    LLMError,
+    PredigestError,
+    PromptError,
+    WorkspaceError,
+    did_you_mean,
+    first_problem,
+    shown,
+)
 from agent.core.labels import ZH, Labels
 from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
@@ -273,9 +281,10 @@ def requests_for(where: Evening | EveningSet, doc: str) -> list[ExtractionReques
     rel = workspace_relative(evenings[0].ws, doc)
     reqs = [r for r in where.requests if r.doc_path == rel]
     if not reqs:
-        known = ", ".join(d.path for d in evening_sources(evenings))
+        paths = [d.path for d in evening_sources(evenings)]
         raise PredigestError(
-            f"{doc} is not a source of the evening {evenings[0].window.date}", hint=f"pick one of: {known}"
+            f"{doc} is not a source of the evening {evenings[0].window.date}",
+            hint=did_you_mean(rel, paths) + f"pick one of: {', '.join(paths)}",
         )
     return reqs
 

@@ -132,6 +132,21 @@ ROWS = {
         said=("did you mean --topic inference", "examples/world/predigest.toml"),
         not_said=("[topics.inferance]",),
     ),
+    "document-typo": Row(
+        (
+            "prompt",
+            "show",
+            "examples/world",
+            "-t",
+            "inference",
+            "-d",
+            DAY,
+            "--doc",
+            "inbox/jay/2026-09-22-1050-jay-engineering-fliter.md",
+        ),
+        2,
+        said=("did you mean 'inbox/jay/2026-09-22-1050-jay-engineering-filter.md'",),
+    ),
     "eval-from-another-folder": Row(
         ("eval",),
         2,
