@@ -20,6 +20,8 @@ answer is split back into each topic's own answers before the rules.
 from __future__ import annotations
 
 import json
+import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -713,7 +715,7 @@ def _doc_results(
         if not parts or failed:
             why = failed[0].record.error if failed else "no extraction result"
             unread.append((doc.path, why))
-            out.append(DocResult(doc, None, ZH.unread_note.format(why=why)))
+            out.append(DocResult(doc, None, ZH.unread_note.format(why=said_in_briefing(why, ev.ws.root))))
             continue
         answers, bounded = bound_claims([r.extraction for r in parts if r.extraction], doc)
         findings += bounded
@@ -734,6 +736,17 @@ def _doc_results(
         if doc.reason.startswith(UNLISTABLE):  # a whole folder of the evening unread: the briefing is partial
             unread.append((doc.path, doc.reason.removeprefix(UNREADABLE).strip()))
     return out, unread, findings
+
+
+_ABSOLUTE = re.compile(r"(?<![\w.~])/[^\s:;,()（）]+")
+
+
+def said_in_briefing(error: str, root: Path) -> str:
+    """An error as a briefing says it: what happened, without the advice meant for whoever ran the
+    command, and with each path of the machine said relative to the workspace (a briefing is read
+    elsewhere, and by tomorrow's run)."""
+    what = error.split(" — ", 1)[0]
+    return _ABSOLUTE.sub(lambda m: os.path.relpath(m[0], root), what)
 
 
 # --- 4. write -------------------------------------------------------------------------------------

@@ -49,6 +49,13 @@ def _demo_out(repo: Path) -> Path:
     return repo
 
 
+def _one_answer_gone(repo: Path) -> Path:
+    """A document's answer missing from the demo's set: a partial evening, its 五 saying why."""
+    for gone in (repo / "cassettes" / "world").glob("inbox-jay-2026-09-22-1050-jay-engineering-filter--*.json"):
+        gone.unlink()
+    return repo
+
+
 def _at_repo(repo: Path) -> Path:
     return repo
 
@@ -124,6 +131,17 @@ ROWS = {
         briefing="out/2026-09-22-inference-e1prep.md",
         in_briefing=("| inbox/tom | 2026-09-22-risk-e1prep.md",),
         not_in_briefing=("/repo/",),
+    ),
+    "partial-evening-names-no-machine-path": Row(
+        ("run", "examples/world", "-t", "inference", "-d", DAY, "--backend", "replay", "--out", "out/"),
+        3,
+        where=_one_answer_gone,
+        briefing="out/2026-09-22-inference-e1prep.md",
+        in_briefing=(
+            "未读取：no cassette for inbox/jay/2026-09-22-1050-jay-engineering-filter.md",
+            "../../cassettes/world",
+        ),
+        not_in_briefing=("/repo/", " — pass"),
     ),
     # 6. hints that point the right way
     "topic-typo": Row(
