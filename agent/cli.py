@@ -902,7 +902,7 @@ VerboseOpt = Annotated[
 ]
 WideOpt = Annotated[bool, typer.Option("--wide", help="Every column of the overview, whatever the terminal's width.")]
 MarkdownOpt = Annotated[
-    bool, typer.Option("--markdown", help="Print the overview as a Markdown table (as the README quotes it).")
+    bool, typer.Option("--markdown", help="Print the overview as a Markdown table (as docs/eval.md quotes it).")
 ]
 CompareOpt = Annotated[
     tuple[str, str] | None,
@@ -1047,7 +1047,7 @@ def _prompt_named(variant: Variant) -> str:
 
 def _print_eval(report: EvalReport, *, as_json: bool, alone: bool, named: str, options: dict[str, Any]) -> None:
     """One variant's report: JSON when it is the only one (two are compared as JSON instead), the
-    README's Markdown table, or the terminal report (headed by the prompt's name when there are two)."""
+    Markdown table docs/eval.md quotes, or the terminal report (headed by the prompt's name when there are two)."""
     from eval import overview_markdown, print_report, to_json
 
     if as_json and alone:
