@@ -738,7 +738,7 @@ def _doc_results(
     return out, unread, findings
 
 
-_ABSOLUTE = re.compile(r"(?<![\w.~])/[^\s:;,()（）]+")
+_ABSOLUTE = re.compile(r"(?<![\w.~:/])/(?!/)[^\s:;,()（）]+")  # a path of the machine, not a URL's
 
 
 def said_in_briefing(error: str, root: Path) -> str:

@@ -207,3 +207,25 @@ def test_a_first_week(row: Row, repo: Path) -> None:
             assert text in md, md
         for text in row.not_in_briefing:
             assert text not in md, md
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        pytest.param(
+            "no cassette (request ab12) in /m/repo/cassettes/world: none — pass --cassettes X",
+            "no cassette (request ab12) in ../../cassettes/world: none",
+            id="a-folder-of-the-machine",
+        ),
+        pytest.param(
+            "POST https://api.example.com/v1/chat/completions: 500",
+            "POST https://api.example.com/v1/chat/completions: 500",
+            id="a-url-stays",
+        ),
+        pytest.param("timed out after 3 attempts", "timed out after 3 attempts", id="no-path"),
+    ],
+)
+def test_an_unread_reason_as_the_briefing_says_it(error: str, said: str) -> None:
+    from agent.pipeline import said_in_briefing
+
+    assert said_in_briefing(error, Path("/m/repo/examples/world")) == said
