@@ -306,6 +306,7 @@ ConcurrencyOpt = Annotated[int | None, typer.Option(help=_llm_help("concurrency"
 MaxCallsOpt = Annotated[int | None, typer.Option(help=_llm_help("max_calls"))]
 MaxCostOpt = Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))]
 ExtractionOpt = Annotated[str | None, typer.Option(help=_llm_help("extraction"))]
+ComposeOpt = Annotated[bool | None, typer.Option("--compose/--no-compose", help=_llm_help("compose"))]
 PromptOpt = Annotated[Path | None, typer.Option(help="A prompt template file (default: prompts/extract.md).")]
 OutOpt = Annotated[Path | None, typer.Option(help="File or folder for the briefing (default: the workspace's inbox).")]
 ForceOpt = Annotated[bool, typer.Option(help="Replace an existing briefing (and, with record, reference cassettes).")]
@@ -319,7 +320,18 @@ EvalModelOpt = Annotated[str | None, typer.Option(help="Model for every case (ov
 
 # the run options that are settings, by their own name or renamed (--force also lets `record` replace
 # reference cassettes)
-_LLM_FLAGS = ("model", "mode", "backend", "cache_dir", "no_cache", "concurrency", "max_calls", "extraction")
+_LLM_FLAGS = (
+    "model",
+    "mode",
+    "backend",
+    "cache_dir",
+    "no_cache",
+    "concurrency",
+    "max_calls",
+    "extraction",
+    "compose",
+)
+_BOTH_WAYS = {"compose"}  # switches whose False is a choice (--no-compose), not an option left out
 _RENAMED = {
     "prompt": "prompt_file",
     "cassettes": "cassette_dir",
@@ -334,7 +346,7 @@ def _llm_flags(given: Mapping[str, object]) -> dict[str, object]:
     return {
         _RENAMED.get(option, option): (v.absolute() if isinstance(v, Path) else v)
         for option in (*_LLM_FLAGS, *_RENAMED)
-        if (v := given.get(option)) is not None and v is not False
+        if (v := given.get(option)) is not None and (v is not False or option in _BOTH_WAYS)
     }
 
 
@@ -369,6 +381,7 @@ def run_cmd(
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
     extraction: ExtractionOpt = None,
+    compose: ComposeOpt = None,
     explain: ExplainOpt = False,
     as_json: JsonOpt = False,
     html: HtmlOpt = False,
@@ -401,10 +414,11 @@ def _run(settings: Settings, topics: list[str], *, as_json: bool, explain: bool,
 
     with _progress() as (on_plan, on_result):
         on_plan, on_result = _watched(on_plan, on_result, html=html, force=settings.force)
-        report = run_topics(settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning)
+        report = run_topics(
+            settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning, on_written=_note_written
+        )
     reports = report.reports
     one = len(topics) == 1  # one topic is reported as one evening
-    _state["written"] = ", ".join(str(r.written.out_path) for r in reports if r.written.out_path) or None
     for rep in reports:
         log_quietly(run_log(rep, _command()), logs_path())
     if as_json:
@@ -461,8 +475,11 @@ def _spent(recs: Sequence[CallRecord], llm: LLMSettings, seconds: float) -> str:
 
 def _report_extras(report: RunReport, *, as_json: bool, patch: bool, html: bool) -> None:
     """The patch and page beside a written briefing."""
-    if patch and not as_json and report.written.out_path is not None and not report.outcome.partial:
-        _wrote(report.written.out_path.with_suffix(".patch"))
+    if patch and not as_json and report.written.out_path is not None:
+        if report.written.no_patch:
+            err.print(f"note: no .patch written: {report.written.no_patch}")
+        else:
+            _wrote(report.written.out_path.with_suffix(".patch"))
     if html and report.written.json_path is not None:  # from the JSON just written, as `predigest view` would
         from agent.write.page import view
 
@@ -494,13 +511,25 @@ def _watched(
     return plan, result
 
 
+def _note_written(paths: list[Path]) -> None:
+    """A set of files now stands whole (a briefing's, a patched living document's): an interruption
+    or an error after it says so instead of "nothing was written"."""
+    written = _state.get("written")
+    _state["written"] = [*(written if isinstance(written, list) else []), paths[0]]
+
+
+def _written() -> str:
+    written = _state.get("written")
+    return ", ".join(map(str, written)) if isinstance(written, list) else ""
+
+
 def _interrupted_line() -> str:
     """What a Ctrl-C kept and how to resume, in one line: a run writes nothing until its set is
     whole, and only the response cache keeps answers paid for."""
     run = _state.get("run")
-    if _state.get("written"):  # stopped after the set was put down: the briefing is whole
-        return f"interrupted: {_state['written']} was written in full before the interruption"
-    head = "interrupted: nothing was written (a previous briefing is unchanged)"
+    if written := _written():  # stopped after a set was put down: that set is whole, nothing else is
+        return f"interrupted: {written} was written in full before the interruption; nothing else was written"
+    head = "interrupted: nothing was written (the previous files are unchanged)"
     if not isinstance(run, dict):
         return f"{head}; run the same command again"
     got = f"{run['received']} of {run['total']} answers received"
@@ -542,6 +571,7 @@ def _run_json(report: RunReport) -> dict[str, object]:
         "unread": [{"doc": d, "why": why} for d, why in report.outcome.unread],
         "written": [str(p) for p in (w.out_path, w.json_path, w.calls_path) if p],
         "withheld": w.withheld,
+        "no_patch": w.no_patch,
         "backend": report.backend,
         "documents": report.documents,
         "increments": len(b.increments),
@@ -665,12 +695,15 @@ def patch_cmd(
     from agent.write.patch_apply import apply_patch, prepare
 
     target = prepare(record, workspace=workspace.absolute() if workspace else None, topic=topic)
-    history = apply_patch(target) if apply else None  # a refusal is its one line, before any note
-    for note in target.proposal.findings:
-        err.print(f"note: {note}")
+    history = apply_patch(target, _note_written) if apply else None  # a refusal is its one line, before any note
+    for note in [target.moved, *target.proposal.findings]:
+        if note:
+            err.print(f"note: {note}")
     if not apply:
         for why in target.refusals:
             err.print(f"warning: {why}; --apply would refuse it")
+        if not target.proposal.changed and not target.partial:  # what --apply would say
+            err.print(f"note: {target.living}: nothing to change (the patch is already in it)")
         sys.stdout.write(target.proposal.diff())
         return
     if history is None:
@@ -692,11 +725,13 @@ def prompt_show(
     all_topics: AllTopicsOpt = False,
     prompt: PromptOpt = None,
     extraction: ExtractionOpt = None,
+    cassettes: CassettesOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the exact messages one document would be sent (--json: with the response schema sent).
     With several topics and --extraction shared, the one request that carries them all. With
-    --doc compose/TOPIC, the topic's composing request, built from the evening's cassettes' answers.
+    --doc compose/TOPIC, the topic's composing request, built from the evening's cassettes' answers
+    (--cassettes: another folder's, as `cassettes add-reference --cassettes` stores the answer).
 
     Example: predigest prompt show examples/world -t inference -d 2026-09-22 \
         --doc inbox/jay/2026-09-22-1050-jay-engineering-filter.md
@@ -705,8 +740,15 @@ def prompt_show(
     from agent.pipeline import composing_request, plan_topics, requests_for
 
     llm = {"extraction": extraction} if extraction else {}
+    folder = cassettes.absolute() if cassettes else None  # as add-reference: relative to here, not the workspace
     s, topics = _selected(
-        workspace, date, topic, all_topics, prompt_file=prompt.absolute() if prompt else None, llm=llm
+        workspace,
+        date,
+        topic,
+        all_topics,
+        prompt_file=prompt.absolute() if prompt else None,
+        llm=llm,
+        cassette_dir=folder,
     )
     if doc.startswith(compose_path("")):  # the editor's request, built from the evening's replayed extractions
         _, request = composing_request(s, topics, doc)
@@ -893,6 +935,7 @@ EvalCassettesOpt = Annotated[
     Path | None, typer.Option(help="Record / replay each case's cassette set under this folder instead.")
 ]
 AllowStaleOpt = Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))]
+EvalForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing --html page.")]
 AcceptDropsOpt = Annotated[bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")]
 VerboseOpt = Annotated[
     bool,
@@ -943,6 +986,7 @@ def eval_cmd(
     verbose: VerboseOpt = False,
     markdown: MarkdownOpt = False,
     wide: WideOpt = False,
+    force: EvalForceOpt = False,
 ) -> None:
     """Replay every gold case, score it against its gold briefing, and compare with the baseline:
     an overview (failing rows first), then the rows that failed or moved.
@@ -953,7 +997,9 @@ def eval_cmd(
     from agent.runlog import logs_path
     from eval import compare_logged, variants
 
-    check_page(html)  # a page that cannot be written is an error before the first case, not after every case
+    check_page(
+        html, force=force
+    )  # a page that cannot be written is an error before the first case, not after every case
     if compare is not None:
         _show_comparison(compare_logged(compare[0], compare[1], logs_path()), as_json, html)
         return
@@ -1137,7 +1183,7 @@ def logs_list(
         return
     from dataclasses import asdict
 
-    from agent.runlog import list_runs, logs_path
+    from agent.runlog import LOG_OFF, LOG_ON, list_runs, logs_path
 
     if kind not in (None, "eval", "run"):
         raise PredigestError(f"--kind {kind!r} is not a kind of run", hint="pass --kind eval or --kind run")
@@ -1147,7 +1193,7 @@ def logs_list(
         _print_json([asdict(r) for r in runs])
         return
     if not runs:
-        out.print(f"no runs logged in {path}")
+        out.print(f"no runs logged in {path}" if path else f"{LOG_OFF}: nothing is logged — {LOG_ON}")
         return
     out.print(f"runs in {path}, newest first")
     for r in runs:  # one line per run, never folded: the id is what the next command needs
@@ -1325,7 +1371,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     except PredigestError as e:
         if _state["debug"]:
             raise
-        err.print(f"error: {e}")
+        written = f" (already written in full: {w})" if (w := _written()) else ""
+        err.print(f"error: {e}{written}")
         raise SystemExit(2) from None
     except Exception as e:  # a bug or an unforeseen environment: one line, the traceback with --debug
         if hasattr(e, "show") and isinstance(getattr(e, "exit_code", None), int):
@@ -1335,8 +1382,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             _interrupted()
         if _state["debug"]:
             raise
+        written = f" (already written in full: {w})" if (w := _written()) else ""
         err.print(
-            f"error: unexpected {type(e).__name__}: {e} — run again with --debug for the traceback, and report it",
+            f"error: unexpected {type(e).__name__}: {e} — run again with --debug for the traceback, and report it"
+            + written,
         )
         raise SystemExit(EXIT_BUG) from None
     finally:

@@ -74,7 +74,7 @@ from agent.rules.grounding import DocText, bound_claims
 from agent.rules.injection import screen
 from agent.rules.layout import Composed, lay_out
 from agent.rules.merge import short_subject
-from agent.write.patch_apply import patch_lines, proposed_diff
+from agent.write.patch_apply import PARTIAL_NO_PATCH, diff_or_why, patch_lines
 from agent.write.render import render
 from agent.write.trace import run_record
 from schemas.briefing import SourceRow
@@ -327,15 +327,19 @@ def extract_topics(
     on_result: Callable[[ExtractionResult], None] | None = None,
     warn: Callable[[str], None] | None = None,
     model: Extractor | None = None,
+    *,
+    refuse: bool = True,
 ) -> list[list[ExtractionResult]]:
     """Each topic's answers, in its requests' order. The topics a model answers share one
     extractor (one budget, one cache, one cassette index); a topic the offline extractor answers
     (`--backend offline`, or `auto` with nothing else) gets its own, since it reads for a topic.
     With shared requests, their answers are split by topic (`split_shared`). `model`: the run's model
-    extractor, when the run asks it more than the extractions (`ModelOnce`)."""
+    extractor, when the run asks it more than the extractions (`ModelOnce`). `refuse=False`: a topic
+    that got no answer is returned, not raised (see `answered_topics`)."""
+    checked = _checked if refuse else (lambda es, answers: answers)
     if es.shared and (extractor is not None or not answers_offline(es.llm, es.shared)):
         results = _answered(es.llm, es.shared, extractor or model, on_result)
-        return _checked(es, [split_shared(results, ev) for ev in es.evenings])
+        return checked(es, [split_shared(results, ev) for ev in es.evenings])
     # the offline extractor reads for one topic at a time, so it answers each topic's own requests
     offline_evenings: list[Evening] = []
     by_model: list[Evening] = []
@@ -358,7 +362,7 @@ def extract_topics(
         topic = ev.settings.topic
         with offline_extractor(ev.docs, ev.registry, topic, ev.ws.topic(topic)) as own:
             answers[topic] = own.extract_all(ev.requests, on_result)
-    return _checked(es, [answers[t] for t in es.topics])
+    return checked(es, [answers[t] for t in es.topics])
 
 
 def _answered(
@@ -402,6 +406,24 @@ def _checked(es: EveningSet, answers: list[list[ExtractionResult]]) -> list[list
     return [refuse_nothing_read(got, ev.settings.topic if named else "") for ev, got in pairs]
 
 
+def answered_topics(
+    es: EveningSet, answers: list[list[ExtractionResult]]
+) -> tuple[EveningSet, list[list[ExtractionResult]], LLMError | None]:
+    """The topics that got an answer, and the error of the first that got none, to be raised once
+    the others are written: one topic's failure does not throw away the others' paid answers. When
+    no topic got one, that error is raised now."""
+    kept: list[tuple[Evening, list[ExtractionResult]]] = []
+    errors: list[LLMError] = []
+    for ev, got in zip(es.evenings, answers, strict=True):
+        try:
+            kept.append((ev, refuse_nothing_read(got, ev.settings.topic if len(es.evenings) > 1 else "")))
+        except LLMError as e:
+            errors.append(e)
+    if not kept:
+        raise errors[0]
+    return replace(es, evenings=tuple(ev for ev, _ in kept)), [got for _, got in kept], next(iter(errors), None)
+
+
 def refuse_nothing_read(results: list[ExtractionResult], topic: str = "") -> list[ExtractionResult]:
     """The results, unless every one failed: a briefing built from nothing would read as "a
     quiet evening". `topic` names it when a run makes several."""
@@ -409,7 +431,7 @@ def refuse_nothing_read(results: list[ExtractionResult], topic: str = "") -> lis
     if results and len(failed) == len(results):
         of = f" for {topic}" if topic else ""
         raise LLMError(
-            f"every extraction{of} failed ({len(failed)} of {len(results)}); nothing was written. "
+            f"every extraction{of} failed ({len(failed)} of {len(results)}); nothing was written{of}. "
             f"First: {failed[0].record.doc_path}: {failed[0].record.error}",
             hint="fix the endpoint or the cassettes and run again",
         )
@@ -758,6 +780,7 @@ class Written:
     json_path: Path | None
     calls_path: Path | None
     withheld: str = ""  # why nothing was written
+    no_patch: str = ""  # why `--patch` wrote no `.patch`, if it did not
 
 
 def fell_back(llm: LLMSettings, records: Sequence[CallRecord]) -> bool:
@@ -766,7 +789,14 @@ def fell_back(llm: LLMSettings, records: Sequence[CallRecord]) -> bool:
     return llm.backend == "auto" and offline(records)
 
 
-def write(outcome: Outcome, *, force: bool, allow_partial: bool = False, patch: bool = False) -> Written:
+def write(
+    outcome: Outcome,
+    *,
+    force: bool,
+    allow_partial: bool = False,
+    patch: bool = False,
+    on_written: Callable[[list[Path]], None] | None = None,
+) -> Written:
     """The `.md`, `.json` and `.calls.jsonl` as one unit. A partial briefing is not written into
     the workspace's inbox (tomorrow's run would take it as a complete baseline) unless allowed;
     nor is an offline one that nobody asked for (`auto` without a key or a cassette). `patch`:
@@ -780,11 +810,13 @@ def write(outcome: Outcome, *, force: bool, allow_partial: bool = False, patch: 
     record = outcome.record()
     payload = record.model_dump_json(indent=2) + "\n"
     calls = "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in outcome.records)
-    files = {out: outcome.markdown, json_path: payload, calls_path: calls}
-    if patch and not outcome.partial:
-        files[out.with_suffix(".patch")] = proposed_diff(record, ev.ws.root)
-    write_set(files, force=force, guarded=out)
-    return Written(out, json_path, calls_path)
+    files: dict[Path, str | None] = {out: outcome.markdown, json_path: payload, calls_path: calls}
+    no_patch = ""
+    if patch:
+        diff, no_patch = diff_or_why(record, ev.ws.root) if not outcome.partial else ("", PARTIAL_NO_PATCH)
+        files[out.with_suffix(".patch")] = diff or None  # none: a previous run's .patch goes with the set
+    write_set(files, force=force, guarded=out, on_written=on_written)
+    return Written(out, json_path, calls_path, no_patch=no_patch)
 
 
 def withheld(outcome: Outcome, *, allow_partial: bool) -> str:
@@ -894,6 +926,7 @@ def run_topics(
     *,
     patch: bool = False,
     warn: Callable[[str], None] | None = None,
+    on_written: Callable[[list[Path]], None] | None = None,
 ) -> TopicsReport:
     """`run` for several topics of one evening (`s.topic` is not read): planned and checked for
     all before the first call, extracted under one budget, each topic's set written as one unit."""
@@ -902,15 +935,18 @@ def run_topics(
     if on_plan is not None:
         on_plan(es)
     with ModelOnce(es.llm) as model:
-        answers = extract_topics(es, extractor, on_result, warn, model=model)
+        answers = extract_topics(es, extractor, on_result, warn, model=model, refuse=False)
+        es, answers, failed = answered_topics(es, answers)
         drafts = draft_topics(es, answers)
         composed = compose_topics(es, drafts, extractor or model, on_result)
     reports = []
     for outcome in brief_topics(es, answers, composed, drafts=drafts, allow_partial=s.allow_partial):
         force = s.force or rerun_of_own(outcome.evening.out_path, outcome.evening.settings)
-        written = write(outcome, force=force, allow_partial=s.allow_partial, patch=patch)
+        written = write(outcome, force=force, allow_partial=s.allow_partial, patch=patch, on_written=on_written)
         backend, note = used_backend(outcome.evening.llm, outcome.records)
         reports.append(RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note))
+    if failed is not None:  # said after the others are written, naming them (the CLI's one line)
+        raise failed
     return TopicsReport(tuple(reports), time.monotonic() - started)
 
 

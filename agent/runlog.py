@@ -47,6 +47,11 @@ def logs_path() -> Path | None:
     return Path(given) if given else Path(platformdirs.user_data_dir("predigest")) / "logs.db"
 
 
+# what is said when the log is off: "no runs logged in None" said neither that nor how to undo it
+LOG_OFF = f"the run log is off ({LOGS_ENV}=off)"
+LOG_ON = f"unset {LOGS_ENV} (or set it to a file) to log the runs from now on"
+
+
 # --- the database ---------------------------------------------------------------------------------
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -181,7 +186,9 @@ def load_run(path: Path | None, ref: str, kind: str | None = None) -> RunLog:
     """A run by id, unique id prefix, `last` or `last~N` (N runs before the last). With `kind`
     ('eval' where an eval is expected), `last` and `last~N` count runs of that kind only, so a
     `predigest run` in between does not shift them."""
-    if path is None or not path.is_file():
+    if path is None:
+        raise PredigestError(LOG_OFF, hint=LOG_ON)
+    if not path.is_file():
         raise PredigestError(f"no run log at {path}", hint="run `predigest run` or `predigest eval` first")
     with closing(connect(path)) as db:
         if m := _BACK.match(ref):

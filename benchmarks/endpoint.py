@@ -176,8 +176,8 @@ def is_composing(body: Any) -> bool:
 
 def composition_for(body: Any) -> dict[str, Any]:
     """An `EveningComposition` (as JSON) a plain editor could give: one story per listed claim, its
-    top-level points copied (those repeating an earlier point's figure, or stating a disputed value,
-    left out), at most eight. It merges nothing; it is valid, so the rules check real work."""
+    top-level points copied (those repeating an earlier point's figure, flag or CVE ID, or stating a
+    disputed value, left out), at most eight. It merges nothing; it is valid, so the rules check real work."""
     user = body["messages"][1]["content"]
     disputed = {v for line in _DISPUTED.findall(user) for v in re.findall(r"says ([^;]+)", line)}
     values = {x.strip() for v in disputed for x in v.split(" / ")}
@@ -186,11 +186,8 @@ def composition_for(body: Any) -> dict[str, Any]:
         cid, reason, section, title, block = m[1], m[3], m[4], m[5], m[6]
         points: list[dict[str, Any]] = []
         seen: set[str] = set()
-        for line in block.splitlines():
-            if not line.startswith("  - "):
-                continue
-            text = line[4:].strip()
-            numbers = set(re.findall(r"\d+(?:\.\d+)?\s*(?:%|×|x|倍)", text))
+        for text in _top_points(block):
+            numbers = set(re.findall(r"--[A-Za-z][\w-]*|CVE-\d+-\d+|\d+(?:\.\d+)?\s*(?:%|×|x|倍)", text, re.I))
             if (numbers & seen) or any(v and v in text for v in values) or len(points) == 8:
                 continue
             seen |= numbers
@@ -208,6 +205,23 @@ def composition_for(body: Any) -> dict[str, Any]:
             }
         )
     return {"stories": stories, "left_out": [], "doc_lines": [], "questions": []}
+
+
+def _top_points(block: str) -> list[str]:
+    """A claim's top-level points, each with its nested steps joined on ('三坑：A；B'), as one
+    sentence a plain editor would write."""
+    points: list[list[str]] = []
+    for line in block.splitlines():
+        if line.startswith("  - "):
+            points.append([line[4:].strip()])
+        elif line.startswith("    ") and line.strip().startswith("- ") and points:
+            points[-1].append(line.strip()[2:].strip())
+    return [p[0] + ("" if p[0].endswith(("：", ":")) else "：") + "；".join(p[1:]) if p[1:] else p[0] for p in points]
+
+
+def plain_editor(body: Any) -> Reply:
+    """The composing call answered as a plain editor would (`composition_for`)."""
+    return Reply(body=completion(body, composition_for(body), usage=(3000, 800)))
 
 
 class PrefixCache:
@@ -263,9 +277,12 @@ class Endpoint:
     `keep_bodies=False` keeps only counts and the prefix statistics (a 200-document benchmark
     need not hold every prompt in memory twice)."""
 
-    def __init__(self, default: Responder | None = None, *, keep_bodies: bool = True) -> None:
+    def __init__(
+        self, default: Responder | None = None, *, composer: Responder | None = None, keep_bodies: bool = True
+    ) -> None:
         self.script: deque[Reply | Responder] = deque()
         self.default: Responder = default or simulated()
+        self.composer: Responder = composer or plain_editor  # who answers the composing calls
         self.keep_bodies = keep_bodies
         self.requests: list[SeenRequest] = []
         self.served = 0
@@ -310,8 +327,8 @@ class Endpoint:
             self.requests = []
 
     def _next(self, body: Any) -> Reply:
-        if is_composing(body):  # every responder of an extraction answers the editor's call as a plain editor
-            return Reply(body=completion(body, composition_for(body), usage=(3000, 800)))
+        if is_composing(body):  # the editor's call, whatever answers the extractions
+            return self.composer(body)
         with self._lock:
             step = self.script.popleft() if self.script else self.default
         return step if isinstance(step, Reply) else step(body)

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agent.core.arxiv import find_ids, normalise, validate
 from agent.core.dates import month_day
 from agent.core.labels import ZH
 from agent.core.text import facts, fold, similarity
-from schemas.briefing import Briefing, Increment, VerifyItem
+from schemas.briefing import Briefing, Increment, KeyPoint, VerifyItem
 
 TITLE_THRESHOLD = 0.5  # unrelated seed titles stay below 0.15; a paraphrase of one title scores ≥ 0.5
 PRIORITY_LINK = 0.3  # a priority row "is about" the increment whose title is most like it, if this alike
@@ -46,9 +46,14 @@ METRICS: dict[str, str] = {
     "releases_split": "increments beyond the first that name one release (product and version) in their titles",
     "multi_question_items": "to-verify items holding several questions (joined by a semicolon, or two question marks)",
     "disputed_stated": "figures the gold's to-verify items dispute that an output increment still states as fact",
+    "points_over_8": "top-level key points beyond 8 in an increment, summed over the increments",
+    "cut_sentences": "key points that end where a clause began (a comma, an opening bracket, a connective, an "
+    "ellipsis; a colon only when no sub-point follows)",
 }
 # Counts of what an editor would rewrite: lower is better, and 0 is the target.
-COUNTS = frozenset({"facts_twice", "releases_split", "multi_question_items", "disputed_stated"})
+COUNTS = frozenset(
+    {"facts_twice", "releases_split", "multi_question_items", "disputed_stated", "points_over_8", "cut_sentences"}
+)
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,8 @@ def score(gold: Briefing, out: Briefing, ctx: RuleContext, *, threshold: float =
         releases_split(out),
         multi_question_items(out),
         disputed_stated(gold, out),
+        points_over_8(out),
+        cut_sentences(out),
     ]
     by_name = {s.metric: s for s in found}
     return Scorecard({name: by_name[name] for name in METRICS}, m)
@@ -589,6 +596,43 @@ def disputed_stated(gold: Briefing, out: Briefing) -> Score:
                 if re.search(rf"(?<![\d.]){re.escape(value)}(?![\d])\s*{re.escape(unit)}", p.text):
                     stated.append(f"{inc_label(inc)} · {value}{unit}")
     return Score("disputed_stated", float(len(stated)), extra=tuple(dict.fromkeys(stated)))
+
+
+MAX_POINTS = 8  # what an editor keeps in one increment; the seed's longest has eight
+
+
+def points_over_8(out: Briefing) -> Score:
+    """Top-level key points beyond eight in an increment: a story an editor would cut to what matters."""
+    over = [(inc_label(inc), n - MAX_POINTS) for inc in out.increments if (n := len(inc.key_points)) > MAX_POINTS]
+    return Score("points_over_8", float(sum(n for _, n in over)), extra=tuple(f"{lab} · +{n}" for lab, n in over))
+
+
+# How a sentence ends when it was cut where a clause began: a comma, a semicolon, an opening bracket or
+# dash, an ellipsis, or a connective whose clause never came. A colon ends a point only when sub-points
+# follow it (the seed's "三种方案 overhead 对比：").
+_CUT = re.compile(
+    r"(?:[，,、；;（(\[—–]|…|\.\.\.|(?<![A-Za-z])(?:and|or|but|with|to|of|the|a)"
+    r"|即使|但是?|而且?|以及|并且?|或者?|如果|因为|所以|由于|虽然|包括|例如|比如|其中)$",
+    re.I,
+)
+
+
+def cut_sentences(out: Briefing) -> Score:
+    """Key points that stop where a clause began: the mark of a trimming rule, not of an editor."""
+    cut = []
+    for inc in out.increments:
+        for siblings in _lists(inc.key_points):
+            for i, p in enumerate(siblings):
+                text = p.text.strip().rstrip("*`\"'”’」』 ")
+                last = i == len(siblings) - 1 and not p.children  # a colon with nothing after it
+                if _CUT.search(text) or (last and text.endswith(("：", ":"))):
+                    cut.append(f"{inc_label(inc)} · …{text[-24:]}")
+    return Score("cut_sentences", float(len(cut)), extra=tuple(cut))
+
+
+def _lists(points: Sequence[KeyPoint]) -> list[Sequence[KeyPoint]]:
+    """A point list and every sub-list under it (a flat list's colon is followed by its next point)."""
+    return [points, *(x for p in points for x in _lists(p.children))]
 
 
 def rule_compliance(out: Briefing, ctx: RuleContext) -> Score:

@@ -30,6 +30,8 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("releases_split", "split releases", "split"),
     ("multi_question_items", "multi-question items", "multi-Q"),
     ("disputed_stated", "disputed as fact", "disput"),
+    ("points_over_8", "points beyond 8", ">8"),
+    ("cut_sentences", "cut sentences", "cut"),
 ]
 # what the row's requests take (a shared request serves every topic of the run), beside its scores
 SPEND = [("calls", "calls"), ("prompt tokens", "in tok"), ("cached", "cached"), ("cost (live)", "$")]
@@ -124,6 +126,8 @@ PRIORITY = [
     "releases_split",
     "multi_question_items",
     "disputed_stated",
+    "points_over_8",
+    "cut_sentences",
 ]
 _SHORT = {metric: short for metric, _, short in COLUMNS}
 
@@ -136,8 +140,8 @@ def short_answers(r: CaseResult) -> str:
         return run.backend
     word = "+".join(run.kinds) or "none"
     if run.case.extraction == "shared":
-        return "shared" if word == "reference" else f"{word} shared"
-    return word
+        word = "shared" if word == "reference" else f"{word} shared"
+    return f"{word} floor" if run.composed == "floor" else word
 
 
 def compact(m: MetricResult | None) -> str:

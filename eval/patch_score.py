@@ -37,8 +37,8 @@ def patch_score(case_dir: Path, run_record: RunRecord) -> dict[str, Any]:
     gold_path = case.folder / LIVING_GOLD
     if not gold_path.is_file():
         return {}
-    living = load_workspace(case.workspace).living_path(case.topic)
-    rel = living.relative_to(case.workspace.resolve()).as_posix()
+    ws = load_workspace(case.workspace)
+    living, rel = ws.living_path(case.topic), ws.living_rel(case.topic)
     base = read_living(living.read_bytes(), rel)
     gold = read_living(gold_path.read_bytes(), str(gold_path))
     return {"case": case.name, **score_lines(base, gold, propose(run_record, base, rel).new)}

@@ -46,6 +46,8 @@ def _moved_lines(r: CaseResult, room: int) -> list[str]:
         lists = [("now missed", m.newly_missed), ("now extra", m.newly_extra), ("fixed", m.fixed)]
         if m.status == "noncompliant":
             lists.append(("broken", tuple(r.run.scores[m.metric].missed)))
+        if m.status == "missing":
+            lists.append(("unscored", ("the baseline's row has no score for it: --update-baseline records one",)))
         for label, items in lists:
             fresh = [i for i in items if (label, i) not in seen]
             seen.update((label, i) for i in fresh)

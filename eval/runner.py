@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import tempfile
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,7 +50,9 @@ from schemas.briefing import Briefing
 DIGITS = 6  # scores are stored and compared at this precision
 EPSILON = 1e-6  # scores are exact fractions; this only absorbs float rounding
 BASELINE_VERSION = 1
-Status = Literal["ok", "below", "new", "noncompliant", "error"]
+# new: the row has no baseline yet; missing: the row has one, without this metric (gated: a row
+# edited or cut by hand must not pass a metric unchecked)
+Status = Literal["ok", "below", "new", "missing", "noncompliant", "error"]
 
 
 @dataclass(frozen=True)
@@ -167,11 +170,12 @@ class CaseRun:
         the budget skipped was not sent."""
         calls = [c for c in self.calls if c.source in ("live", "cache", "cassette")]  # not skipped, not offline
         llm = self.outcome.evening.llm if self.outcome is not None else None
-        if not calls or llm is None or not all(c.input_tokens for c in calls):
+        answered = [c for c in calls if not c.error]  # a replay's miss (no composing answer) carries no usage
+        if not answered or llm is None or not all(c.input_tokens for c in answered):
             return Spend(len(calls))  # an answer without usage (relayed) leaves the tokens unknown
-        tokens_in = sum(c.input_tokens for c in calls)
-        tokens_out = sum(c.output_tokens for c in calls)
-        cached = sum(c.cached_tokens for c in calls)
+        tokens_in = sum(c.input_tokens for c in answered)
+        tokens_out = sum(c.output_tokens for c in answered)
+        cached = sum(c.cached_tokens for c in answered)
         cost = llm.cost_usd(tokens_in, tokens_out, cached_tokens=cached) if llm.price() is not None else None
         return Spend(len(calls), tokens_in, cached, tokens_out, cost)
 
@@ -215,6 +219,10 @@ class CaseRun:
             label = " + ".join(_ANSWERS.get(k, k) for k in self.kinds) or "no answers"
         if self.case.extraction == "shared":
             label += f" · shared by {len(self.calls[0].topics.split(', ')) if self.calls else 0} topics"
+        if self.composed == "floor":
+            label += " · floor"  # no composing answer: the rules assembled the evening
+        elif self.composed and self.composed not in self.kinds:
+            label += f" · composed by {_ANSWERS.get(self.composed, self.composed)}"
         folder = self.cassette_folder
         if folder is not None and self.case.cassettes is not None and folder.parent.name == RECORDED_BESIDE:
             label += f" → {RECORDED_BESIDE}/{folder.name}"
@@ -222,9 +230,24 @@ class CaseRun:
 
     @property
     def kinds(self) -> list[str]:
-        """The provenance kinds of the cassettes that answered the row ('reference', 'relayed', …)."""
+        """The provenance kinds of the cassettes that answered the row's extractions ('reference',
+        'relayed', …); the composing answer's is `composed`."""
         used = {n for r in self.results for n in r.record.cassette.split(", ") if n}
         return sorted(set_kinds(self.cassette_folder, used))
+
+    @property
+    def composed(self) -> str:
+        """Who composed the row's evening: the composing cassette's kind, 'floor' when the call got no
+        answer it could use (the rules assembled it), '' when no call was made (offline)."""
+        calls = [c for c in self.calls if c.doc_path.startswith("compose/")]
+        if not calls or self.backend == "offline":
+            return ""
+        if any(c.error for c in calls):
+            return "floor"
+        if self.backend in ("live", "record"):
+            return ""  # the row's own model composed it, as its label says
+        used = {n for c in calls for n in c.cassette.split(", ") if n}
+        return ",".join(sorted(set_kinds(self.cassette_folder, used))) or "floor"
 
     @property
     def stale(self) -> tuple[str, ...]:
@@ -248,7 +271,7 @@ class MetricResult:
 
     @property
     def failed(self) -> bool:
-        return self.status in ("below", "noncompliant", "error")
+        return self.status in ("below", "missing", "noncompliant", "error")
 
 
 @dataclass(frozen=True)
@@ -448,8 +471,9 @@ def load_baseline(path: Path) -> Committed:
         return Committed({}, {})
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CaseError(f"not valid JSON: {e}", path=path, hint="regenerate it with --update-baseline") from e
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        why = "nested too deep" if isinstance(e, RecursionError) else e
+        raise CaseError(f"not valid JSON: {why}", path=path, hint="regenerate it with --update-baseline") from e
     cases = data.get("cases") if isinstance(data, dict) else None
     if not isinstance(cases, dict):
         raise CaseError("no 'cases' object", path=path, hint="regenerate it with --update-baseline")
@@ -463,7 +487,22 @@ def load_baseline(path: Path) -> Committed:
             # a bare number is accepted too, for a baseline written by hand
             out[name][metric] = entry if isinstance(entry, dict) else {"score": entry}
             _check_score(out[name][metric].get("score"), f"{name} {metric}", path)
-    return Committed(out, stamps if isinstance(stamps, dict) else {})
+    return Committed(out, _checked_stamps(stamps, path))
+
+
+def _checked_stamps(stamps: object, path: Path) -> Stamps:
+    """Each case's stamp an object of strings: another value (a string written by hand) made the
+    comparison of stamps crash after every case had run."""
+    if not isinstance(stamps, dict):
+        return {}
+    for name, stamp in stamps.items():
+        if not isinstance(stamp, dict) or not all(isinstance(v, str) for v in stamp.values()):
+            raise CaseError(
+                f"the stamp of {name} is {stamp!r}, not an object of strings (prompt, model, cassettes, backend)",
+                path=path,
+                hint="regenerate it with --update-baseline",
+            )
+    return stamps
 
 
 def _check_score(score: object, where: str, path: Path) -> None:
@@ -494,8 +533,11 @@ def write_baseline(path: Path, runs: list[CaseRun], previous: Committed, keep: s
         "cases": {name: cases[name] for name in sorted(cases)},
         "stamps": {name: stamps[name] for name in sorted(stamps) if name in cases},
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    except OSError as e:  # checked before the run, but a disk may fill or a mount turn read-only since
+        raise _unwritable(path, e) from e
     return cases
 
 
@@ -544,7 +586,7 @@ def compare(r: CaseRun, committed: dict[str, dict[str, object]] | None) -> CaseR
         elif metric == "rule_compliance" and value < 1.0 - EPSILON:
             status = "noncompliant"
         elif base is None:
-            status = "new"
+            status = "new" if committed is None else "missing"
         elif _worse(metric, value, base):
             status = "below"
         else:
@@ -672,11 +714,38 @@ def _refuse_before_running(baseline_path: Path, variant: Variant, update_baselin
             f"the baseline {baseline_path} does not exist",
             hint="pass the committed eval/baseline.json, or --update-baseline to create it",
         )
+    if update_baseline:
+        _check_writable(baseline_path)
     if variant.backend in ("live", "record") and not variant.llm.get("api_key"):
         raise PredigestError(
             f"eval --backend {variant.backend} needs an API key",
             hint="set OPENAI_API_KEY (and OPENAI_BASE_URL for a server other than OpenAI's)",
         )
+
+
+def _check_writable(path: Path) -> None:
+    """The baseline can be written: tried, not judged from permission bits (root ignores them, a
+    read-only mount does not): an existing file opened for appending, which changes nothing, or
+    else a scratch file made and removed in the nearest folder that exists (the write makes the
+    rest). Otherwise every case would run first, and the write fail after them."""
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        if path.exists():
+            path.open("ab").close()
+        else:
+            tempfile.TemporaryFile(dir=folder).close()
+    except OSError as e:
+        raise _unwritable(path, e) from e
+
+
+def _unwritable(path: Path, e: OSError) -> PredigestError:
+    why = "a file stands where its folder would be" if isinstance(e, FileExistsError | NotADirectoryError) else ""
+    return PredigestError(
+        f"cannot write the baseline {path}: {why or e.strerror or e}",
+        hint="pass --baseline a file you can write, or fix its permissions",
+    )
 
 
 def _rewrite_baseline(

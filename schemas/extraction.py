@@ -6,7 +6,8 @@ rule layer can check every claim against the document without trusting the model
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
@@ -15,6 +16,22 @@ from schemas.briefing import KeyPoint, Strict
 Relevance = Literal["高", "中", "邻接", "参考"]
 CredLevel = Literal["高", "中高", "中", "低"]
 Relation = Literal["new", "supplement", "covered"]
+
+# C0 controls but tab and newline, DEL, and C1 (CSI is \x9b): ESC, NUL, BEL and their kind
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def without_controls(value: Any) -> Any:
+    """`value` (a model's answer as JSON values) with control characters removed from every string
+    in it: a model's raw ESC or NUL reached the briefing's `.md`, where `cat` obeys it. Tab and
+    newline stay; keys are the schema's names, not the model's text."""
+    if isinstance(value, str):
+        return _CONTROL.sub("", value)
+    if isinstance(value, list):
+        return [without_controls(v) for v in value]
+    if isinstance(value, dict):
+        return {k: without_controls(v) for k, v in value.items()}
+    return value
 
 
 class ArxivRef(Strict):
@@ -97,6 +114,13 @@ class FileExtraction(Strict):
         default_factory=list,
         description="Open to-verify items from earlier briefings that this document settles (confirms or refutes). Only with a verbatim quote.",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_text(cls, data: Any) -> Any:
+        """Every answer, alone or a shared answer's part, is stripped of control characters here, where
+        it enters: everything written from it (briefing, record, page, patch) is then plain text."""
+        return without_controls(data)
 
 
 class TopicReading(Strict):

@@ -66,8 +66,8 @@ def sample_extraction(title: str = "vLLM 0.11 enables prefix caching by default"
 class FakeOpenAI(Endpoint):
     """The loopback endpoint of `benchmarks.endpoint`, answering `sample_extraction()` by default."""
 
-    def __init__(self, default: Responder | None = None) -> None:
-        super().__init__(default or answer_with(sample_extraction()))
+    def __init__(self, default: Responder | None = None, *, composer: Responder | None = None) -> None:
+        super().__init__(default or answer_with(sample_extraction()), composer=composer)
 
 
 def make_request(
@@ -108,6 +108,12 @@ def make_config(tmp_path: Path, base_url: str, **overrides: Any) -> LLMConfig:
     return LLMConfig(**settings)
 
 
+# What the demo evening (examples/world, 2026-09-22, one topic) asks an endpoint: one extraction per
+# document, and the topic's composing call.
+WORLD_DOCS = 14
+WORLD_CALLS = WORLD_DOCS + 1
+
+
 def world_answers(folder: str = "world") -> dict[str, Any]:
     """Document path → its reference extraction for the demo evening, read from the committed
     cassettes (`folder`: one topic's set, cassettes/world is inference's)."""
@@ -124,9 +130,25 @@ def world_answers(folder: str = "world") -> dict[str, Any]:
     return out
 
 
+def world_composition(folder: str = "world", topic: str = "inference") -> Responder:
+    """Answers a topic's composing call of the demo evening with its committed reference answer."""
+    from agent.extract.llm.cassettes import read_cassette
+
+    root = Path(__file__).resolve().parent.parent / "cassettes" / folder
+    found = [read_cassette(f) for f in root.glob("compose-*.json")]
+    (cassette,) = [c for c in found if c.provenance.document == f"compose/{topic}"]
+    args = cassette.exchange.response_body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+    answer = json.loads(args) if isinstance(args, str) else args
+
+    def compose(body: Any) -> Reply:
+        return Reply(body=completion(body, answer, usage=(4000, 1500)))
+
+    return compose
+
+
 def world_responder(answers: dict[str, Any]) -> Responder:
     """Answers each document of the demo evening with its reference answer (found by its path in
-    the prompt); an unknown document gets a 400."""
+    the prompt); an unknown document gets a 400. (The endpoint answers the composing call itself.)"""
 
     def answer(body: Any) -> Reply:
         user = body["messages"][-1]["content"]

@@ -17,7 +17,7 @@ import pytest
 from agent.plan.anchors import AnchorRegistry, OpenItem
 from agent.rules.claims import Candidate, DocResult, Finding, Group
 from agent.rules.compose import Composed, Limits, compose
-from agent.rules.edit import _clauses, edit
+from agent.rules.edit import edit
 from agent.rules.merge import merge
 from agent.runlog import claim_fate
 from agent.write.trace import run_record
@@ -249,233 +249,83 @@ TITLE = "vLLM v0.23.0 发布"
 SUBJECT = "PreemptServe 抢占式调度"
 
 
-def test_a_point_another_member_states_more_fully_is_folded_into_it() -> None:
-    short = claim(TITLE, "移除 --enable-chunked-prefill 参数", stars=4)
-    full = claim(TITLE, "移除 --enable-chunked-prefill 参数，改为默认开启，无别名", "新增 KV Connector API v2", stars=5)
-    g, findings = edited((short, A), (full, B))
-    kept = [p.point.text for p in g.points]
-    assert kept == ["移除 --enable-chunked-prefill 参数，改为默认开启，无别名", "新增 KV Connector API v2"]
-    (fold,) = [f for f in findings if f.decision == "point folded"]
-    assert fold.ref is not None and fold.ref.doc == A.path
-    assert fold.target == f"{B.path}#2"  # the fuller point's claim
-
-
-@pytest.mark.parametrize(
-    ("a_point", "b_point"),
-    [
-        pytest.param("KV 缓存命中率 40%", "长上下文场景下 TTFT 降低 40%", id="one-shared-figure-other-statement"),
-        pytest.param("移除 --enable-chunked-prefill", "新增 --kv-pin-budget 参数", id="other-flag"),
-        pytest.param("支持 Blackwell 架构", "前缀缓存默认开启", id="no-figures-other-wording"),
-    ],
-)
-def test_a_point_saying_something_else_stays(a_point: str, b_point: str) -> None:
-    g, findings = edited((claim(TITLE, a_point), A), (claim(TITLE, b_point), B))
-    assert sorted(p.point.text for p in g.points) == sorted([a_point, b_point])
-    assert not [f for f in findings if f.decision == "point folded"]
-
-
-def test_a_trailing_clause_restating_a_figure_stated_elsewhere_is_trimmed() -> None:
-    a = claim("MemGate 记忆门控", "LongBench 准确率 71.4%")
-    b = claim("MemGate 记忆门控", "门控过滤无关记忆，记忆库缩小 58%，准确率 71.4%")
-    g, findings = edited((a, A), (b, B))
-    kept = [p.point.text for p in g.points]
-    assert sum("71.4%" in t for t in kept) == 1
-    assert any(t.startswith("门控过滤无关记忆") and "58%" in t for t in kept)
-    assert any(f.decision == "point folded" for f in findings)
-
-
-def test_a_later_summary_keeps_only_what_it_adds_after_the_point_it_continues() -> None:
-    first = claim(
-        TITLE, "v0.23.0 移除 `--swap-space`，无废弃别名", "`--preemption-mode swap` 一并移除，抢占只剩 recompute"
-    )
-    summary = claim(TITLE, "破坏性变更：移除 `--swap-space` 与 `--preemption-mode swap`，改用 `--kv-offload-gb`")
-    g, findings = edited((first, A), (summary, B))
-    assert [p.point.text for p in g.points] == [
-        "v0.23.0 移除 `--swap-space`，无废弃别名",
-        "改用 `--kv-offload-gb`",
-        "`--preemption-mode swap` 一并移除，抢占只剩 recompute",
-    ]
-    moved = next(p for p in g.points if p.point.text == "改用 `--kv-offload-gb`")
-    assert moved.ref.doc == B.path  # still linked to the claim it came from
-    (f,) = [f for f in findings if f.decision == "point folded" and f.doc == B.path]
-    assert f.target == f"{A.path}#1"
-
-
-def test_two_later_points_continuing_one_follow_it_in_their_order() -> None:
-    first = claim(TITLE, "v0.23.0 移除 `--swap-space`，无废弃别名（#31877）")
-    second = claim(TITLE, "v0.23.0 移除 `--swap-space`，改用 `--kv-offload-gb`，")
-    third = claim(TITLE, "v0.23.0 移除 `--swap-space`，另需 `--cpu-offload-gb` 配合")
-    g, _ = edited((first, A), (second, B), (third, C))
-    assert [p.point.text for p in g.points] == [
-        "v0.23.0 移除 `--swap-space`，无废弃别名（#31877）",
-        "改用 `--kv-offload-gb`",
-        "另需 `--cpu-offload-gb` 配合",
-    ]
-
-
-@pytest.mark.parametrize(
-    ("text", "clauses"),
-    [
-        pytest.param("A，`b, c`，D", ["A", "`b, c`", "D"], id="a-code-span-is-one-part"),
-        pytest.param("A（注，甲），B", ["A（注，甲）", "B"], id="a-bracket-is-one-part"),
-        pytest.param("共 1,000 条，B", ["共 1,000 条", "B"], id="a-thousands-comma"),
-        pytest.param("A（注意，未闭合，B；C", ["A（注意", "未闭合", "B", "C"], id="an-unclosed-bracket-is-plain-text"),
-    ],
-)
-def test_a_sentence_splits_at_its_own_commas(text: str, clauses: list[str]) -> None:
-    assert _clauses(text)[::2] == clauses
-
-
-@pytest.mark.parametrize(
-    ("first", "second"),
-    [
-        pytest.param(
-            ["v0.23.0 移除 `--swap-space`，无废弃别名"],
-            "v0.23.0 移除 `--swap-space`，升级前先 grep 启动脚本",
-            id="the-second-point-adds-no-fact",
-        ),
-        pytest.param(
-            ["`--swap-space` 移除"],
-            "新增 `POST /v1/cache/pin` 接口，默认上限 0.2",
-            id="its-opening-says-something-new",
-        ),
-        pytest.param(
-            ["v0.23.0 移除 `--swap-space`，无废弃别名"],
-            "若仍传 `--swap-space`，进程以 exit code 2 退出",
-            id="its-opening-is-a-condition",
-        ),
-        pytest.param(
-            [
-                "移除 `--preemption-mode swap` 与 `--swap-space`",
-                "抢占只剩 recompute",
-                "显式写参数的脚本需检查，升级不受影响",
-            ],
-            "显式写 `--preemption-mode` recompute 的脚本不受影响，改用 `--kv-offload-gb`",
-            id="its-opening-words-are-scattered-over-points-not-stating-its-facts",
-        ),
-    ],
-)
-def test_a_later_point_stays_whole_unless_it_opens_by_restating(first: list[str], second: str) -> None:
-    g, _ = edited((claim(TITLE, *first), A), (claim(TITLE, second), B))
-    assert second in [p.point.text for p in g.points]
-
-
-def test_a_clause_whose_words_are_scattered_over_several_points_stays() -> None:
-    kept = "显式写 --preemption-mode recompute 的脚本不受影响"
-    a = claim(TITLE, f"--preemption-mode swap 一并移除，{kept}")
-    b = claim(
-        TITLE,
-        "移除 --preemption-mode swap 与 --swap-space",
-        "抢占只剩 recompute",
-        "显式写参数的脚本需检查，升级不受影响",
-    )
-    g, _ = edited((a, A), (b, B))
-    assert any(kept in p.point.text for p in g.points)
-
-
-def test_a_middle_clause_stated_elsewhere_goes_and_the_sentence_ends_once() -> None:
-    a = claim(TITLE, "`--port` 默认值：TGI 80 / vLLM 8000 / SGLang 30000")
-    b = claim(TITLE, "TGI 容器内部 port 80，vLLM 默认 8000；LB 后端与 health check 要一起改。")
-    g, _ = edited((a, A), (b, B))
-    assert "TGI 容器内部 port 80；LB 后端与 health check 要一起改。" in [p.point.text for p in g.points]
-
-
-def test_a_heading_whose_steps_are_all_stated_elsewhere_goes() -> None:
-    a = claim(SUBJECT, "吞吐提升 1.7×，显存降低 20%", "P99 TTFT 降低 40%，GPU 利用率 90%")
-    b = claim(SUBJECT, kp("结果：", "吞吐提升 1.7×", "P99 TTFT 降低 40%"), "开源于 GitHub")
-    g, _ = edited((a, A), (b, B))
-    stated = [n.text for p in g.points for n in p.point.walk()]
-    assert "结果：" not in stated
-    assert sum("1.7×" in t for t in stated) == 1 and sum("40%" in t for t in stated) == 1
-    assert "开源于 GitHub" in stated
-
-
-def test_the_fuller_point_is_kept_with_its_nested_steps() -> None:
-    short = claim(TITLE, "移除 --enable-chunked-prefill")
-    full = claim(TITLE, kp("移除 --enable-chunked-prefill，默认开启", "迁移：删除启动参数即可"), stars=5)
-    g, _ = edited((short, A), (full, B))
-    assert [[n.text for n in p.point.walk()] for p in g.points] == [
-        ["移除 --enable-chunked-prefill，默认开启", "迁移：删除启动参数即可"]
-    ]
-
-
-def test_of_three_restatements_the_fullest_is_kept() -> None:
-    g, _ = edited(
-        (claim(TITLE, "移除 --enable-chunked-prefill"), A),
-        (claim(TITLE, "移除 --enable-chunked-prefill 参数"), B),
-        (claim(TITLE, "移除 --enable-chunked-prefill 参数，无别名"), C),
-    )
-    assert [p.point.text for p in g.points] == ["移除 --enable-chunked-prefill 参数，无别名"]
-
-
-MCP = "MCP Python SDK 会话劫持 CVE-2026-41207"
-ADVISORY = "影响 `mcp` 1.19.0 – 1.24.1；修复版本 1.24.2（改用 `secrets.token_urlsafe` 生成会话 ID）"
-VLLM = "vLLM v0.23.0 发布"
 PIN = "v0.23.0 新增 KV Pin API（#41234）"
 
 
 @pytest.mark.parametrize(
-    ("title", "kept", "point"),
+    ("points", "kept"),
     [
         pytest.param(
-            MCP, ADVISORY, "MCP Python SDK 会话劫持漏洞 CVE-2026-41207，修复版本 1.24.2", id="the-title-again"
+            [("移除 --enable-chunked-prefill 参数", A), ("移除 --enable-chunked-prefill 参数", B)],
+            ["移除 --enable-chunked-prefill 参数"],
+            id="the-same-words-twice",
         ),
         pytest.param(
-            MCP, ADVISORY, "mcp（Python SDK）影响 1.19.0–1.24.1，修复版 1.24.2", id="named-as-the-title-names-it"
+            [("移除 --enable-chunked-prefill 参数，无别名", A), ("移除 --enable-chunked-prefill 参数", B)],
+            ["移除 --enable-chunked-prefill 参数，无别名"],
+            id="a-part-of-a-kept-point-word-for-word",
         ),
         pytest.param(
-            "vLLM v0.23.0 移除 --swap-space",
-            "移除 --swap-space 无别名，升级前改掉启动脚本",
-            "vLLM v0.23.0 移除 --swap-space 无别名",
-            id="the-title-s-version-again",  # the title names the release; its version is no figure
+            [("移除 --enable-chunked-prefill 参数", A), ("移除 --enable-chunked-prefill 参数，无别名", B)],
+            ["移除 --enable-chunked-prefill 参数，无别名"],
+            id="a-later-point-writing-a-kept-one-whole-takes-its-place",
         ),
         pytest.param(
-            "vLLM v0.23.0 移除 --swap-space",
-            "`--swap-space`移除且无别名，旧启动脚本会直接报错",
-            "移除`--swap-space`，无别名",
-            id="a-flag-in-code-beside-chinese-is-named-elsewhere",  # folded text has no space around it
+            [("TTFT 降低 40%，显存降低 20%", A), ("长上下文场景下 TTFT 降低 40%", B)],
+            ["TTFT 降低 40%，显存降低 20%"],
+            id="every-fact-stated-before-of-the-same-measure",
+        ),
+        pytest.param(
+            [("KV 缓存命中率 40%", A), ("长上下文场景下 TTFT 降低 40%", B)],
+            ["KV 缓存命中率 40%", "长上下文场景下 TTFT 降低 40%"],
+            id="one-figure-of-another-measure-stays",
+        ),
+        pytest.param(
+            [("LongBench 准确率 71.4%", A), ("门控过滤无关记忆，记忆库缩小 58%，准确率 71.4%", B)],
+            ["LongBench 准确率 71.4%", "门控过滤无关记忆，记忆库缩小 58%，准确率 71.4%"],
+            id="a-point-adding-a-fact-stays-whole-no-clause-cut",
+        ),
+        pytest.param(
+            [("支持 Blackwell 架构", A), ("Blackwell 架构已支持", B)],
+            ["支持 Blackwell 架构", "Blackwell 架构已支持"],
+            id="a-paraphrase-is-the-editors-call",
+        ),
+        pytest.param(
+            [
+                ("v0.23.0 移除 `--swap-space`，无废弃别名", A),
+                ("破坏性变更：移除 `--swap-space`，改用 `--kv-offload-gb`", B),
+            ],
+            ["v0.23.0 移除 `--swap-space`，无废弃别名", "破坏性变更：移除 `--swap-space`，改用 `--kv-offload-gb`"],
+            id="a-summary-adding-a-flag-stays-whole",
         ),
     ],
 )
-def test_a_point_saying_nothing_beyond_the_title_and_another_point_is_folded(title: str, kept: str, point: str) -> None:
-    g, findings = edited((claim(title, kept), A), (claim(title, point), B))
-    assert [p.point.text for p in g.points] == [kept]
+def test_the_floor_keeps_points_whole_and_drops_only_what_is_written_before(
+    points: list[tuple[str, SourceDoc]], kept: list[str]
+) -> None:
+    g, findings = edited(*((claim(TITLE, text, stars=5 - n), d) for n, (text, d) in enumerate(points)))
+    assert [p.point.text for p in g.points] == kept
+    dropped = [f for f in findings if f.decision == "point folded"]
+    assert len(dropped) == len(points) - len(kept)
+    assert all(f.ref is not None for f in dropped)
+
+
+def test_a_point_dropped_for_a_word_for_word_repeat_names_the_point_kept() -> None:
+    _, findings = edited((claim(TITLE, PIN, stars=5), A), (claim(TITLE, PIN), B))
     (fold,) = [f for f in findings if f.decision == "point folded"]
     assert fold.ref is not None and fold.ref.doc == B.path and fold.target == f"{A.path}#1"
 
 
-@pytest.mark.parametrize(
-    ("title", "fuller", "point"),
-    [
-        pytest.param(
-            "Microsoft Agent Framework 1.0 GA",
-            "Agent Framework 1.0.0 GA：合并 Semantic Kernel 与 AutoGen，Python ≥ 3.10",
-            "`agent-framework` 1.0.0（PyPI）GA，合并 Semantic Kernel 与 AutoGen",
-            id="a-package-nothing-else-names",
-        ),
-        pytest.param(MCP, ADVISORY, "影响 `cp` 1.19.0 – 1.24.1", id="a-name-inside-another-is-not-it"),
-        pytest.param(VLLM, PIN, "vLLM v0.23.0 已撤回", id="the-title-and-news"),
-        pytest.param(VLLM, PIN, "vLLM v0.23.0 的 KV Pin API 仅限 Linux", id="the-title-another-points-words-and-news"),
-        pytest.param(
-            "MemGate 写入门控", "写入门控后准确率 71.4%", "accuracy rises to 71.4%", id="one-figure-in-another-language"
-        ),
-        pytest.param(
-            "MemGate 写入门控",
-            "吞吐提升 30%，单 token 成本降低 50%",
-            "TTFT 降低 30%，显存占用降低 50%",
-            id="figures-of-other-measures",
-        ),
-    ],
-)
-def test_a_point_adding_a_name_a_figure_or_news_stays(title: str, fuller: str, point: str) -> None:
-    g, findings = edited((claim(title, fuller), A), (claim(title, point), B))
-    assert [p.point.text for p in g.points] == [fuller, point]
-    assert not [f for f in findings if f.decision == "point folded"]
+def test_the_floor_keeps_at_most_eight_points_and_names_the_rest() -> None:
+    many = [f"新增 --flag-{n} 参数" for n in range(11)]
+    g, findings = edited((claim(TITLE, *many[:6], stars=5), A), (claim(TITLE, *many[6:]), B))
+    assert [p.point.text for p in g.points] == many[:8]
+    left = [f for f in findings if f.decision == "left out"]
+    assert [f.subject for f in left] == many[8:] and all("beyond 8" in f.detail for f in left)
 
 
 def test_points_are_weighed_against_the_title_printed() -> None:
-    """The lead's title states a disputed figure, so another member's titles the increment; a point
-    repeating the lead's title says what the printed title no longer does, and stays."""
+    """The lead's title states a disputed figure, so another member's titles the increment."""
     lead = claim(
         "SGLang 0.5.3 默认开启 overlap 调度，TTFT 降低 2.1×",
         "v0.5.3 新增 EAGLE-3 投机解码（#9001），H100 上 TTFT 降低 2.1×",
@@ -483,7 +333,7 @@ def test_points_are_weighed_against_the_title_printed() -> None:
     other = claim("SGLang 0.5.3 发布", "v0.5.3 TTFT 降低 1.6×（#9001）", "SGLang 0.5.3 默认开启 overlap")
     g, _ = edited((lead, A), (other, B))
     assert g.title == "SGLang 0.5.3 发布"
-    assert "SGLang 0.5.3 默认开启 overlap" in [p.point.text for p in g.points]
+    assert [p.point.text for p in g.points] == ["SGLang 0.5.3 默认开启 overlap"]
 
 
 def test_a_work_queue_task_alone_keeps_its_points() -> None:
@@ -579,12 +429,15 @@ def test_no_dispute_without_two_documents_disagreeing(
     assert not bf.to_verify
 
 
-def test_a_disputed_clause_goes_and_the_rest_of_its_point_stays() -> None:
-    a = claim(SUBJECT, "TTFT 降低 2.1×，吞吐提升 1.7×")
+def test_a_point_stating_a_disputed_figure_is_withheld_whole() -> None:
+    """The floor cuts no clause from a sentence: the point goes, and 三 says why."""
+    a = claim(SUBJECT, "TTFT 降低 2.1×，吞吐提升 1.7×", "支持 vLLM 插件")
     b = claim(SUBJECT, "TTFT 降低 1.6×")
-    (inc,) = brief(written(A, a), written(B, b)).briefing.increments
-    assert "吞吐提升 1.7×" in texts(inc)
+    bf = brief(written(A, a), written(B, b)).briefing
+    (inc,) = bf.increments
+    assert "支持 vLLM 插件" in texts(inc) and not any("1.7×" in t for t in texts(inc))
     assert not any(_states(t, "2.1") or _states(t, "1.6") for t in texts(inc))
+    assert len(bf.to_verify) == 1
 
 
 def test_a_title_stating_a_disputed_figure_is_not_the_increments_title() -> None:

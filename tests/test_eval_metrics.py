@@ -181,6 +181,28 @@ def fact_twice(b: Briefing) -> Briefing:
     return _with_increments(b, [inc.model_copy(update={"key_points": [*inc.key_points, again]}), *b.increments[1:]])
 
 
+def cut_points(b: Briefing) -> Briefing:
+    """Three points of the second increment cut where a clause began, as a trimming rule leaves them:
+    a trailing comma, a connective whose clause never came, an ellipsis."""
+    inc = b.increments[1]
+    cut = [
+        p.model_copy(update={"text": p.text.rstrip("。") + end})
+        for p, end in zip(inc.key_points[:3], ("，", "即使", "…"), strict=True)
+    ]
+    return _with_increments(
+        b, [b.increments[0], inc.model_copy(update={"key_points": [*cut, *inc.key_points[3:]]}), *b.increments[2:]]
+    )
+
+
+def colon_heading_kept(b: Briefing) -> Briefing:
+    """A point ending in a colon with its steps nested under it is a heading, not a cut sentence."""
+    inc = b.increments[1]
+    head = KeyPoint(text="三种方案对比：", children=list(inc.key_points[:2]))
+    return _with_increments(
+        b, [b.increments[0], inc.model_copy(update={"key_points": [head, *inc.key_points[2:]]}), *b.increments[2:]]
+    )
+
+
 def release_split(b: Briefing) -> Briefing:
     """One release told as two increments: 'SGLang v0.5.19 …' and 'SGLang v0.5.19.0：…'."""
     inc = b.increments[0]
@@ -244,7 +266,9 @@ CASES: list[tuple[str, Callable[[Briefing], Briefing], dict[str, float | tuple[s
     ("relevance label changed", relevance_changed, {"relevance_agreement": 11 / 12}),
     ("source row dropped", source_row_dropped, {"sources_recall": 11 / 12, "relevance_agreement": 11 / 12}),
     ("priorities reversed", priorities_reversed, {"priority_agreement": ("<", 0.6)}),
-    ("a fact stated twice", fact_twice, {"facts_twice": ("≥", 1.0)}),
+    ("a fact stated twice", fact_twice, {"facts_twice": ("≥", 1.0), "points_over_8": 1.0}),  # its ninth point
+    ("points cut mid-clause", cut_points, {"cut_sentences": 3.0, "key_fact_recall": ("≥", 0.0)}),
+    ("a colon heading over its steps", colon_heading_kept, {"key_fact_recall": ("≥", 0.0)}),
     (
         "one release in two increments",
         release_split,

@@ -212,9 +212,11 @@ def test_a_shared_row_scores_its_topic_out_of_one_request_per_document_for_every
     own, both = run_case(per_topic), run_case(shared)
     assert not own.errors and not both.errors
     assert both.outcome is not None and both.outcome.evening.settings.topic == "risk"
-    assert {c.topics for c in both.calls} == {"inference, llm-infra, risk"} and len(both.calls) == 14
-    assert [len(own.calls), own.spend.calls, both.spend.calls] == [13, 13, 14]
-    assert both.answers == "reference answers · shared by 3 topics"
+    extractions = [c for c in both.calls if not c.doc_path.startswith("compose/")]
+    assert {c.topics for c in extractions} == {"inference, llm-infra, risk"} and len(extractions) == 14
+    assert [c.doc_path for c in both.calls if c not in extractions] == ["compose/risk"]  # the row's topic composes
+    assert [len(own.calls), own.spend.calls, both.spend.calls] == [13 + 1, 13 + 1, 14 + 1]
+    assert both.answers == "reference answers · shared by 3 topics · floor"  # no composing answer for risk's share
     assert both.spend.prompt_tokens is not None and own.spend.prompt_tokens is not None
     assert 0 < both.spend.cached_tokens < both.spend.prompt_tokens  # type: ignore[operator]
     assert both.spend.cost_usd is not None and both.spend.cost_usd > 0  # priced at the world's [llm.prices]
@@ -244,8 +246,8 @@ def test_a_prompt_runs_only_the_rows_it_can_ask_and_says_so(prompt: str, said: s
 
 
 def test_one_shared_evening_answers_every_shared_row_of_an_eval(tmp_path: Path) -> None:
-    """The three 9-22 shared rows are one all-topics evening: it is asked once (14 answers), not
-    once per row, and each row is its own topic's briefing of it."""
+    """The three 9-22 shared rows are one all-topics evening: it is asked once (14 answers, and
+    each topic's composing call), not once per row, and each row is its own topic's briefing of it."""
     from eval.runner import evaluate
 
     answered: list[str] = []
@@ -256,7 +258,7 @@ def test_one_shared_evening_answers_every_shared_row_of_an_eval(tmp_path: Path) 
     )
     rows = {r.name: r for r in report.results}
     assert sorted(rows) == [f"2026-09-22-{t}@world-shared" for t in ("inference", "llm-infra", "risk")]
-    assert len(answered) == 14 and all(r.ok for r in rows.values())
+    assert len(answered) == 14 + 3 and all(r.ok for r in rows.values())
     assert {rows[n].run.outcome.evening.settings.topic for n in rows} == {"inference", "llm-infra", "risk"}  # type: ignore[union-attr]
 
 

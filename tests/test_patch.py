@@ -38,10 +38,20 @@ def _copy_world(dest: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo evening run once, replayed, without cache, briefing and patch outside the workspace."""
+    """The demo evening run once, replayed, without cache, briefing and patch outside the workspace.
+    The rules assemble it (no composing call): these tests name the lines the floor writes, so they
+    weigh how a patch places lines, not what an editor's answer says (tests/test_compose.py does)."""
     base = tmp_path_factory.mktemp("demo")
     ws = _copy_world(base / "world")
-    s = Settings(workspace=ws, topic="inference", date=DATE, out=base / "out", backend="replay", no_cache=True)
+    s = Settings(
+        workspace=ws,
+        topic="inference",
+        date=DATE,
+        out=base / "out",
+        backend="replay",
+        no_cache=True,
+        llm={"compose": False},
+    )
     run(s, patch=True)
     return base
 

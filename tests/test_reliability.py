@@ -22,7 +22,15 @@ from typing import Any
 import pytest
 
 from agent.plan.ingest import MAX_DOC_BYTES
-from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, answer_with, world_answers, world_responder
+from tests.fake_openai import (
+    FAKE_KEY,
+    WORLD_CALLS,
+    FakeOpenAI,
+    Reply,
+    answer_with,
+    world_answers,
+    world_responder,
+)
 from tests.paths import ROOT, WORLD, predigest
 
 CASSETTES = ROOT / "cassettes" / "world"
@@ -288,7 +296,7 @@ ROWS = [
             live=backend == "live",
             message="1 file(s) of the inbox were not read",
             listed=(HUGE, "too large to read (50.0 MB, over the limit of 2.0 MB; no call made)"),
-            max_requests=14 if backend == "live" else None,  # the evening's other documents, one call each
+            max_requests=WORLD_CALLS if backend == "live" else None,  # the evening's other documents, and composing
         )
         for backend in ("live", "offline")
     ],
@@ -298,7 +306,7 @@ ROWS = [
         listed=("inbox/jay/2026-09-22-1606-empty.md", "empty file (no call made)"),
         live=True,
         args=("--out", "-"),
-        max_requests=14,
+        max_requests=WORLD_CALLS,
     ),
     # the BOM is dropped, so the request is exactly the one the cassette answers
     Row(
@@ -384,7 +392,7 @@ ROWS = [
         live=True,
         args=("--out", "-", "--cache-dir", "{tmp}/cache"),
         message="cannot be used",
-        max_requests=14,
+        max_requests=WORLD_CALLS,
     ),
     Row(
         "cache-folder-is-a-symlink-to-itself",
@@ -738,7 +746,7 @@ def test_an_invalid_answer_is_not_cached(world: Path, tmp_path: Path) -> None:
     with FakeOpenAI(default=world_responder(world_answers())) as fixed:
         r = predigest(*args, "--out", str(tmp_path / "b") + "/", env={**env, "OPENAI_BASE_URL": fixed.base_url})
         assert r.returncode == 0, r.stderr
-        assert fixed.count == 14  # every document asked again: nothing invalid was cached
+        assert fixed.count == WORLD_CALLS  # every document asked again: nothing invalid was cached
     with FakeOpenAI(default=world_responder(world_answers())) as again:
         r = predigest(*args, "--out", str(tmp_path / "c") + "/", env={**env, "OPENAI_BASE_URL": again.base_url})
         assert r.returncode == 0 and again.count == 0  # the valid answers were
@@ -968,7 +976,9 @@ def test_a_huge_document_is_cut_and_capped_and_the_rest_reported_unread(world: P
         )
     assert r.returncode == 3, r.stderr
     assert "not read (over [llm] max_parts)" in r.stderr
-    assert server.count == 14 + 12 and max(sizes) < 60_000  # 12 parts of the huge document, each one call's worth
+    assert (
+        server.count == WORLD_CALLS + 12 and max(sizes) < 60_000
+    )  # 12 parts of the huge document, each one call's worth
     briefing = (tmp_path / "out" / f"{DAY}-inference-e1prep.md").read_text(encoding="utf-8")
     assert "第 13-" in briefing.split("五、", 1)[1] and "部分运行" in briefing
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.plan.parse import parse
-from tests.fake_openai import FAKE_KEY, FakeOpenAI, world_answers, world_responder
+from tests.fake_openai import FAKE_KEY, FakeOpenAI, world_answers, world_composition, world_responder
 from tests.paths import WORLD, predigest
 
 
@@ -29,7 +29,7 @@ def test_live_record_then_cached_rerun(tmp_path: Path) -> None:
         env={**os.environ},
     )
     assert replayed.returncode == 0, replayed.stderr
-    with FakeOpenAI(default=world_responder(answers)) as server:
+    with FakeOpenAI(default=world_responder(answers), composer=world_composition()) as server:
         env = {
             **os.environ,
             "OPENAI_API_KEY": FAKE_KEY,
@@ -56,7 +56,7 @@ def test_live_record_then_cached_rerun(tmp_path: Path) -> None:
         first = predigest(*args, env=env)
         assert first.returncode == 0, first.stderr
         calls = server.count
-        assert calls == len(answers)
+        assert calls == len(answers) + 1  # a document each, and the evening's composing call
         assert server.max_in_flight <= 3
         assert all(r.headers.get("authorization") == f"Bearer {FAKE_KEY}" for r in server.requests)
         second = predigest(*args, "--force", env=env)
@@ -64,7 +64,7 @@ def test_live_record_then_cached_rerun(tmp_path: Path) -> None:
         assert server.count == calls, "the cached re-run must not call the endpoint"
         assert "cache" in second.stdout
     written = list(cassettes.glob("*.json"))
-    assert len(written) == len(answers)
+    assert len(written) == len(answers) + 1
     for f in written:
         text = f.read_text(encoding="utf-8")
         assert FAKE_KEY not in text and "authorization" not in text.lower()

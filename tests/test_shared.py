@@ -20,7 +20,7 @@ from agent.extract.llm.budget import WORST_ANSWER_TOKENS, Budget
 from agent.extract.llm.cassettes import CACHE_MIN_TOKENS, CACHE_STEP_TOKENS, cached_tokens
 from agent.extract.prompting import SHARED, response_schema
 from agent.pipeline import plan_topics
-from benchmarks.endpoint import simulated
+from benchmarks.endpoint import is_composing, simulated
 from schemas.extraction import SharedExtraction
 from tests.fake_openai import FAKE_KEY, WORLD_SETS, FakeOpenAI, SeenRequest, shared_responder, world_topic_answers
 from tests.paths import ROOT, WORLD, predigest
@@ -35,6 +35,9 @@ def _name(topic: str) -> str:
 
 
 def _shared_run(tmp: Path, server: FakeOpenAI, *extra: str) -> Any:
+    """The demo evening for every topic with shared extraction; the rules assemble each topic's
+    briefing (--no-compose) unless `extra` says --compose, so these tests weigh the extraction alone."""
+    extra = extra if "--compose" in extra else ("--no-compose", *extra)
     env = {
         **os.environ,
         "OPENAI_API_KEY": FAKE_KEY,
@@ -77,7 +80,7 @@ def test_one_request_per_document_for_all_topics_and_the_same_briefings(
         shutil.copytree(ROOT / "cassettes" / name, union / name)
     per = predigest(
         "run", str(WORLD), "--all-topics", "-d", DAY, "--out", f"{tmp_path / 'per'}/",
-        "--backend", "replay", "--no-cache", "--cassettes", str(union),
+        "--backend", "replay", "--no-cache", "--cassettes", str(union), "--no-compose",
     )  # fmt: skip
     assert per.returncode == 0, per.stderr
     r, ran = answered["run"], answered["tmp"]
@@ -91,6 +94,22 @@ def test_one_request_per_document_for_all_topics_and_the_same_briefings(
         assert f"prompt {SHARED}@1#" in shared.splitlines()[-1], "stamped with the prompt that asked"
         calls = (ran / "shared" / _name(topic)).with_suffix(".calls.jsonl").read_text(encoding="utf-8")
         assert all(json.loads(c)["topics"] == ", ".join(TOPICS) for c in calls.splitlines())
+
+
+def test_a_shared_evening_composes_each_topic_once(tmp_path: Path) -> None:
+    """Shared extraction, then one composing call per topic, each read from that topic's parts."""
+    with FakeOpenAI(default=shared_responder(world_topic_answers())) as server:
+        r = _shared_run(tmp_path, server, "--compose")
+        composing = [s.body for s in server.requests if is_composing(s.body)]
+    assert r.returncode == 0, r.stderr
+    assert len(composing) == len(TOPICS) and "topics 3 · calls 17 ·" in r.stdout.splitlines()[-1]
+    for topic in TOPICS:
+        (asked,) = [b for b in composing if f"· topic: {topic}\n" in b["messages"][1]["content"]]
+        assert len(asked["messages"]) == 2, "valid the first time: no re-ask"
+        written = tmp_path / "shared" / _name(topic)
+        assert "compose compose@" in written.read_text(encoding="utf-8").splitlines()[-1], "the footer names it"
+        record = json.loads(written.with_suffix(".json").read_text(encoding="utf-8"))
+        assert not [f for f in record["findings"] if f["decision"] == "floor"], topic
 
 
 def _prefix(seen: SeenRequest) -> str:
@@ -170,7 +189,7 @@ def test_cached_prompt_tokens_are_counted_priced_and_shown(tmp_path: Path) -> No
         }
         r = predigest(
             "run", str(ws), "--all-topics", "-d", DAY, "--out", f"{tmp_path / 'out'}/", "--backend", "live",
-            "--extraction", "shared", "--no-cache", env=env,
+            "--extraction", "shared", "--no-cache", "--no-compose", env=env,
         )  # fmt: skip
     assert r.returncode == 0, r.stderr
     evening = r.stdout.splitlines()[-1]

@@ -91,12 +91,12 @@ def test_eval_records_the_second_prompt_against_the_endpoint(workbench: dict[str
     live = workbench["live"]
     assert live.returncode == 1, live.stdout + live.stderr  # scores fell below the baseline: the run says so
     assert "below" in live.stdout
-    assert workbench["calls"] == 14  # every document of the evening asked once, over HTTP
+    assert workbench["calls"] == 14 + 1  # every document of the evening asked once, over HTTP, and the composing call
     recorded = list((workbench["tmp"] / "cassettes" / "world").glob("*.json"))
-    assert len(recorded) == 14
+    assert len(recorded) == 14 + 1
     provenance = [json.loads(p.read_text(encoding="utf-8"))["provenance"] for p in recorded]
     assert {p["kind"] for p in provenance} == {"recorded"}
-    assert {p["prompt"].split("#")[0] for p in provenance} == {"extract-terse@1"}
+    assert {p["prompt"].split("#")[0] for p in provenance} == {"extract-terse@1", "compose@1"}
     assert all(FAKE_KEY not in p.read_text(encoding="utf-8") for p in recorded)
 
 
@@ -138,7 +138,10 @@ def test_compare_names_every_flipped_item_and_the_stage_that_lost_it(workbench: 
         still = {m for m, d in c["metrics"].items() if d["delta"] == 0}
         assert not [f for f in c["flips"] if f["metric"] in still], c["case"]
     # the key facts of an unmatched increment are one line, and they are facts
-    facts = [f for f in case["flips"] if f["metric"] == "key_fact_recall"]
+    facts = [f for f in case["flips"] if f["metric"] == "key_fact_recall" and f["matched_in"] == "A"]
+    # what the second run states that the first run's editor left out is a flip the other way, said as such
+    gained = [f for f in case["flips"] if f["metric"] == "key_fact_recall" and f["matched_in"] == "B"]
+    assert all(f["stage"] == "not stated" and "its matched output increment" in f["detail"] for f in gained)
     assert [f["item"].split(":", 1)[0] for f in facts] == [
         "2 key facts of unmatched 增量 3",
         "6 key facts of unmatched 增量 4",
@@ -460,7 +463,7 @@ def test_record_never_writes_over_relayed_answers(tmp_path: Path) -> None:
     assert {p.name: p.read_bytes() for p in relayed.glob("*.json")} == before
     beside = relayed.parent / "recorded" / "world-relayed"
     kinds = {json.loads(p.read_text(encoding="utf-8"))["provenance"]["kind"] for p in beside.glob("*.json")}
-    assert len(list(beside.glob("*.json"))) == 14 and kinds == {"recorded"}
+    assert len(list(beside.glob("*.json"))) == 14 + 1 and kinds == {"recorded"}  # and the composing answer
     row = next(ln for ln in r.stdout.splitlines() if ln.startswith("ok ") and f" {CASE} " in ln and "offline" not in ln)
     assert "record gpt-4o-mini → recorded/world-relayed" in row, r.stdout
     assert f"recorded beside it into {beside} (replay it with --cassettes {beside.parent})" in r.stdout

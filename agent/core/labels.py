@@ -143,6 +143,10 @@ class Labels:
     unread_note: str = "未读取：{why}"
     parts_subject: str = "第 {first}-{total} 部分"
     injection_note: str = "疑似注入：证据所在或相邻的段落在向读者或模型下指令（“{passage}”），已剔除"
+    injection_doc_note: str = (
+        "疑似注入：文档中有向读者或模型下指令的段落（“{passage}”），"
+        "本主题的条目可能因此被移走、漏掉或改了星级，请人工核对"
+    )
 
     def circled(self, n: int) -> str:
         return CIRCLED[n - 1] if 1 <= n <= len(CIRCLED) else f"({n})"

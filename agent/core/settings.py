@@ -10,11 +10,13 @@ an impossible value is the same one-line error wherever it came from.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from agent.core.errors import PredigestError, where
 
@@ -54,6 +56,10 @@ def updated(model: _M, changes: Mapping[str, Any]) -> _M:
             f"setting {key} = {first.get('input')!r}: {first['msg']}",
             hint="fix the flag (--" + key.replace("_", "-") + "), the environment variable or [llm] in predigest.toml",
         ) from None
+
+
+def _finite_non_negative(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
 
 
 class LLMSettings(_Frozen):
@@ -105,9 +111,9 @@ class LLMSettings(_Frozen):
         "(one request per document carrying every topic).",
     )
     compose: bool = Field(
-        default=False,
+        default=True,
         description="Ask the model to compose each topic's evening (one call per topic and evening, checked by "
-        "the rules); false: the rules' assembly. Off by default until the suite and the eval run it end to end.",
+        "the rules); false: the rules' assembly (the floor a failed or missing answer also falls back to).",
     )
     temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature.")
     replace_reference: bool = Field(default=False, description="Let `record` write over reference cassettes.")
@@ -116,6 +122,24 @@ class LLMSettings(_Frozen):
         description="Replay: answer a request no cassette matches with the same document and part's answer "
         "recorded under another prompt (reported as stale).",
     )
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _plain_prices(cls, v: object) -> object:
+        """Each price is two or three finite numbers ≥ 0: a negative, NaN or infinite price makes
+        every cost meaningless and a `--max-cost` budget that never admits a call (it waited for
+        ever). Checked here so the message names both accepted forms, not pydantic's tuple rules."""
+        if not isinstance(v, Mapping):
+            return v
+        for model, price in v.items():
+            numbers = isinstance(price, (list, tuple)) and 2 <= len(price) <= 3
+            if not numbers or not all(_finite_non_negative(x) for x in price):
+                raise PydanticCustomError(
+                    "price",
+                    f"the price of {model!r} is {price!r}: give [input, output] or [input, output, cached input], "
+                    "USD per 1M tokens, each a finite number ≥ 0",
+                )
+        return v
 
     @model_validator(mode="before")
     @classmethod
@@ -219,11 +243,33 @@ class TopicSection(_Frozen):
     adjacent: str = ""
 
 
+MAX_TOPIC_CHARS = 64  # a briefing's file name is DATE-TOPIC-e1prep.calls.jsonl: well under any file system's 255
+
+
 class WorkspaceConfig(_Frozen):
     workspace: WorkspaceSection = Field(default_factory=WorkspaceSection)  # a factory: not validated on import
     llm: LLMSettings = Field(default_factory=LLMSettings)
     limits: LimitsSection = Field(default_factory=LimitsSection)
     topics: dict[str, TopicSection] = Field(default_factory=dict)
+
+    @field_validator("topics")
+    @classmethod
+    def _plain_topic_names(cls, v: dict[str, TopicSection]) -> dict[str, TopicSection]:
+        """A topic name is part of file names and of what is printed: '../x' wrote the briefing
+        outside --out, a newline or a right-to-left mark was printed raw, 300 characters paid for
+        every call and then failed to be a file name. Plain words only, the first odd character
+        shown escaped."""
+        for name in v:
+            odd = next((c for c in name if not (c.isalnum() or c in "-_")), None)
+            if odd is not None or not name or len(name) > MAX_TOPIC_CHARS:
+                why = f"has {odd!r}" if odd is not None else f"is {len(name)} characters long"
+                shown = repr(name[:MAX_TOPIC_CHARS]) + ("…" if len(name) > MAX_TOPIC_CHARS else "")
+                raise PydanticCustomError(
+                    "topic_name",
+                    f"the topic name {shown} {why}: a topic is named with letters, digits, '-' and '_' "
+                    f"(1 to {MAX_TOPIC_CHARS} of them), e.g. [topics.inference]",
+                )
+        return v
 
     @field_validator("llm", mode="before")
     @classmethod

@@ -20,7 +20,9 @@ from schemas.documents import DocKind, SourceDoc
 _DATED = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<hhmm>\d{4}))?(?:-(?P<slug>.+))?\.md$")
 _CARD = re.compile(r"^(?P<hhmm>\d{4})-(?P<yymm>\d{4})[-.](?P<num>\d{4,5})\.md$")
 _FRONT_DATE = re.compile(r"^date:\s*[\"']?(\d{4}-\d{2}-\d{2})", re.M)
-BRIEFING_SUFFIX = "-e1prep"
+# A briefing is `DATE[-HHMM]-TOPIC-e1prep.md`, the topic never empty: read as `_DATED` would,
+# the briefing of a topic named "2026" was a report written at 20:26 (and lost as a baseline).
+_BRIEFING = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?:-(?P<hhmm>\d{4}))?-(?P<topic>.+)-e1prep\.md$")
 # what a run writes beside its briefing (the run record, its calls, the page): outputs, never inputs
 _RUN_OUTPUT = re.compile(r"^\d{4}-\d{2}-\d{2}(?:-\d{4})?-.+-e1prep\.(?:json|calls\.jsonl|html)$")
 RUN_OUTPUT = "a run's output (the record beside a briefing), not an input"
@@ -98,7 +100,8 @@ def _living_doc(ws: Workspace, topic: str) -> SourceDoc:
             f"the living document {shown(living)} (set by {ws.set_by(f'topics.{topic}.living')}) is missing",
             hint=f"create it, or fix topics.{topic}.living in predigest.toml",
         )
-    return SourceDoc(path=_rel(ws, living), kind="living", topic=topic, read=True, reason=f"living document of {topic}")
+    why = f"living document of {topic}"
+    return SourceDoc(path=ws.living_rel(topic), kind="living", topic=topic, read=True, reason=why)
 
 
 SOURCE_KINDS = ("report", "paper_card", "queue", "adjacent")
@@ -157,7 +160,7 @@ def _unlistable_doc(ws: Workspace, path: Path, kind: DocKind, why: str) -> Sourc
     return SourceDoc(
         path=_rel(ws, path),
         kind=kind,
-        agent=path.name if kind == "report" else "",
+        agent=_shown(path.name) if kind == "report" else "",
         in_window=True,
         reason=f"{UNLISTABLE} {why} — what it holds was not read",
     )
@@ -225,7 +228,7 @@ def _checked(
     return SourceDoc(
         path=_rel(ws, path),
         kind=kind,
-        agent=path.parent.name if kind == "report" else "",
+        agent=_shown(path.parent.name) if kind == "report" else "",
         timestamp=placed.timestamp if placed else None,
         in_window=in_window,
         reason=why,
@@ -233,6 +236,8 @@ def _checked(
 
 
 def _problem(path: Path, homes: list[Path], seen: dict[Path, str], rel: str) -> str | None:
+    if _shown(str(path)) != str(path):  # its shown name is not its name: it could not be opened by it
+        return f"{UNREADABLE} its name is not UTF-8 (shown with \ufffd) — rename it and run again"
     link = path.is_symlink()
     if link:
         try:
@@ -276,13 +281,13 @@ def is_run_output(name: str) -> bool:
 def _run_output_doc(ws: Workspace, path: Path, topic: str) -> SourceDoc:
     """Listed by `predigest inbox` so nothing there goes unexplained; not unreadable, so no
     briefing names it in 一 or 五, and not an input, so a re-run may replace it."""
-    stem = next(path.name.removesuffix(s) for s in (".calls.jsonl", ".json", ".html") if path.name.endswith(s))
-    m = _DATED.match(stem + ".md")
-    btopic = (m.group("slug") or "").removesuffix(BRIEFING_SUFFIX) if m else ""
+    stem = next(_shown(path.name).removesuffix(s) for s in (".calls.jsonl", ".json", ".html") if path.name.endswith(s))
+    m = _BRIEFING.match(stem + ".md")
+    btopic = m.group("topic") if m else ""
     return SourceDoc(
         path=_rel(ws, path),
         kind="baseline" if btopic == topic else "adjacent",
-        agent=path.parent.name,
+        agent=_shown(path.parent.name),
         topic=btopic,
         reason=RUN_OUTPUT,
     )
@@ -299,11 +304,10 @@ def _left_out(doc: SourceDoc) -> SourceDoc:
 
 def _inbox_doc(ws: Workspace, path: Path, topic: str, window: Window) -> SourceDoc:
     agent = path.parent.name
-    m = _DATED.match(path.name)
-    slug = (m.group("slug") or "") if m else ""
-    if not m or not slug.endswith(BRIEFING_SUFFIX):
+    m = _BRIEFING.match(path.name)
+    if not m:
         return _dated_doc(ws, path, "report", window, agent=agent)
-    btopic = slug.removesuffix(BRIEFING_SUFFIX)
+    btopic = m.group("topic")
     bdate = _date(m.group("date"))
     if bdate is None or not _clock(m.group("hhmm")):
         return _unplaced(ws, path, "baseline" if btopic == topic else "adjacent", agent, _impossible(m))
@@ -456,8 +460,14 @@ def _read(path: Path) -> str:
 
 
 def _rel(ws: Workspace, path: Path) -> str:
-    """The path as found under the workspace (not where a symlink leads)."""
+    """The path as found under the workspace (not where a symlink leads), as text (`_shown`)."""
     try:
-        return path.relative_to(ws.root).as_posix()
+        return _shown(path.relative_to(ws.root).as_posix())
     except ValueError:
-        return path.resolve().relative_to(ws.root).as_posix()
+        return _shown(path.resolve().relative_to(ws.root).as_posix())
+
+
+def _shown(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8, which Python keeps as lone surrogates that no
+    JSON, record or terminal can carry (a run crashed after paying for its calls), become U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

@@ -1,9 +1,9 @@
 """Where the briefing goes, checked before the first call, and how its files are put down.
 
-The three files of a run (`.md`, `.json`, `.calls.jsonl`) are one unit: all are written to
-temporary files first, then renamed into place; if anything fails, the previous set is restored
-and no temporary file stays. An output path that is one of the workspace's inputs (a report, a
-card, a baseline, the living document) is refused whatever `--force` says.
+The three files of a run (`.md`, `.json`, `.calls.jsonl`) are one unit, written by one writer at
+a time and replaced all or nothing, even across a kill (`agent.plan.filesets`). An output path
+that is one of the workspace's inputs (a report, a card, a baseline, the living document) is
+refused whatever `--force` says.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ import datetime as dt
 import errno
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from agent.core.errors import OutputExists, PredigestError, shown
 from agent.core.labels import ZH
+from agent.plan.filesets import locked, recover, replace_set
 from agent.plan.ingest import is_run_output
 from agent.plan.workspace import Workspace
 from schemas.documents import SourceDoc
@@ -89,13 +90,16 @@ def check_page_free(page: Path, *, force: bool) -> None:
         raise OutputExists(f"{page} already exists", hint="pass --force to replace it, or --out for another path")
 
 
-def check_page(path: Path | None) -> None:
-    """A page to be written at the end (`eval --html`), checked before the first case runs."""
+def check_page(path: Path | None, *, force: bool) -> None:
+    """A page to be written at the end (`eval --html`), checked before the first case runs; an
+    existing file is replaced only with --force, as `run --html` and `view` do."""
     if path is None:
         return
     check_reachable(path, hint="pass --html a path you can write")
     if path.is_dir():
         raise PredigestError(f"--html {path} is a folder", hint="pass a file name, e.g. --html eval.html")
+    if path.exists() and not force:
+        raise OutputExists(f"{path} already exists", hint="pass --force to replace it, or --html another path")
     check_writable(path.absolute().parent, hint="pass --html a path you can write")
 
 
@@ -132,60 +136,26 @@ def _nearest_existing(path: Path) -> Path:
     return path
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def write_set(files: Mapping[Path, str], *, force: bool, guarded: Path) -> None:
-    """Write every file of `files` or none. `guarded` (the briefing) is never replaced without
-    `force`, even if it appeared while the run was working."""
-    if not force and guarded.exists():
-        raise OutputExists(f"{guarded} appeared while the run was writing", hint="pass --force to replace it")
-    mode = 0o666 & ~_umask()
-    temps: dict[Path, str] = {}
-    backups: dict[Path, str] = {}
-    done: list[Path] = []
-    try:
-        for path, text in files.items():
-            temps[path] = _written_beside(path, text, mode)
-        for path in files:
-            if path.exists():
-                backup = f"{temps[path]}.old"
-                os.link(path, backup)
-                backups[path] = backup
-        for path in files:
-            os.replace(temps[path], path)
-            del temps[path]
-            done.append(path)
-    except BaseException as e:  # a full disk, a Ctrl-C, a bug: the previous set comes back whole
-        for path in done:
-            if path in backups:
-                os.replace(backups.pop(path), path)
-            else:
-                os.unlink(path)
-        if not isinstance(e, OSError):
-            raise
-        raise PredigestError(
-            f"cannot write {next(iter(files))}: {e}; the previous files are unchanged",
-            hint="check the folder is writable and the disk has room",
-        ) from e
-    finally:
-        for leftover in [*temps.values(), *backups.values()]:
-            if os.path.exists(leftover):
-                os.unlink(leftover)
-
-
-def _written_beside(path: Path, text: str, mode: int) -> str:
-    """`text` in a new temporary file beside `path` (same folder: the rename into place is atomic)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-    except BaseException:  # a half-written copy is not left behind
-        os.unlink(tmp)
-        raise
-    return tmp
+def write_set(
+    files: Mapping[Path, str | None],
+    *,
+    force: bool,
+    guarded: Path,
+    on_written: Callable[[list[Path]], None] | None = None,
+) -> None:
+    """Write every file of `files` or none (None: remove that file with the set), one writer of the
+    folder at a time (`filesets`). `guarded` (the briefing) is never replaced without `force`, even
+    if it appeared while the run was working; its folder holds the lock and the journal, and what a
+    killed writer left there is put right first. `on_written` hears of the files once they stand."""
+    folder = guarded.parent
+    with locked(folder, f"into {folder}"):
+        recover([folder, *(p.parent for p in files if p.parent != folder)])
+        if not force and guarded.exists():
+            raise OutputExists(f"{guarded} appeared while the run was writing", hint="pass --force to replace it")
+        try:
+            replace_set(files, folder, on_written or (lambda paths: None))
+        except OSError as e:  # a full disk, a folder gone read-only: the previous set is back whole
+            raise PredigestError(
+                f"cannot write {next(iter(files))}: {e}; the previous files are unchanged",
+                hint="check the folder is writable and the disk has room",
+            ) from e

@@ -335,8 +335,13 @@ def _increments(lines: list[_Line], path: str, L: Labels) -> list[Increment]:
 
 
 def _drafts(lines: list[_Line], path: str, L: Labels) -> list[_Draft]:
-    """The increments of 二 as read line by line, before any model is built from them."""
-    head = re.compile(rf"^{L.increment}\s*(\d+)\s*{COLON}\s*(.*?)\s*[（(]\s*([⭐★]+)\s*[）)]\s*$")
+    """The increments of 二 as read line by line, before any model is built from them.
+
+    A heading's stars may stand anywhere in its closing brackets (`（补充，⭐⭐⭐⭐）`, as another
+    writer puts it); a line that opens like a heading but has no stars there is an error naming
+    it, never a key point of the increment above (tomorrow's anchors would lose it silently)."""
+    opens = re.compile(rf"^{L.increment}\s*(\d+)\s*{COLON}")
+    head = re.compile(rf"^{L.increment}\s*(\d+)\s*{COLON}\s*(.*?)\s*[（(][^（）()]*?([⭐★]+)[^（）()]*[）)]\s*$")
     drafts: list[_Draft] = []
     current = ""  # the field the last label opened; continuation lines belong to it
     for ln in lines:
@@ -345,6 +350,11 @@ def _drafts(lines: list[_Line], path: str, L: Labels) -> list[_Draft]:
             drafts.append(_Draft(int(m.group(1)), m.group(2), len(m.group(3)), ln))
             current = ""
             continue
+        if opens.match(t):
+            want = f"'{L.increment} N：…（{L.star * 4}）'"
+            raise _error(
+                f"an {L.increment} heading with no stars in its closing brackets (write {want})", L.increments, ln, path
+            )
         if not drafts:
             raise _error(f"text before the first '{L.increment} N：…（{L.star}…）' line", L.increments, ln, path)
         draft = drafts[-1]
@@ -417,17 +427,23 @@ def _flattened(text: str) -> list[_Tok]:
     return toks
 
 
+# Deeper points are kept as siblings at this depth: no briefing nests so far, and a file indented a
+# thousand levels would overflow every recursive walk of the tree (RecursionError) after parsing.
+MAX_POINT_DEPTH = 10
+
+
 def _nest(tokens: list[_Tok]) -> list[KeyPoint]:
     """Build the tree: indentation when the writer gave it; otherwise a numbered step belongs to
     the bullet above it (the seed's habit). Unindented bullets stay siblings: a flattened line
-    does not say where a sub-list ends, and a sibling loses nothing."""
+    does not say where a sub-list ends, and a sibling loses nothing. Nothing nests deeper than
+    `MAX_POINT_DEPTH`."""
     roots: list[KeyPoint] = []
     stack: list[tuple[int, KeyPoint]] = []  # (indent, node) of the open ancestors
     for tok in tokens:
         indent = max(tok.indent, 0)
         if indent == 0 and tok.numbered and roots:
             indent = 1
-        while stack and stack[-1][0] >= indent:
+        while stack and (stack[-1][0] >= indent or len(stack) >= MAX_POINT_DEPTH):
             stack.pop()
         node = KeyPoint(text=tok.text, numbered=tok.numbered and bool(stack))
         (stack[-1][1].children if stack else roots).append(node)

@@ -6,6 +6,7 @@ The sections themselves are defined once, in `agent.core.settings`.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -76,6 +77,12 @@ class Workspace(BaseModel):
 
     def living_path(self, topic: str) -> Path:
         return self.root / self.topic(topic).living
+
+    def living_rel(self, topic: str) -> str:
+        """The living document's path as runs record it: relative to the workspace, with `..` when
+        the user keeps it outside (`living = "../notes/inference.md"`, or an absolute path), so a
+        record names the same file from either side. Lexical: a symbolic link is not followed."""
+        return Path(os.path.relpath(self.living_path(topic), self.root)).as_posix()
 
     def inbox(self) -> Path:
         return self.root / self.config.workspace.inbox_dir

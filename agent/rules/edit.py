@@ -1,35 +1,31 @@
-"""An editor's pass over each merged subject: each fact once, no disputed figure stated, one
-credibility line.
+"""The floor's pass over each merged subject, when no editor's composition stands: the points as
+the documents wrote them, whole, with what a rule can tell without reading for meaning.
 
-- A key point whose every figure, flag, version and name the group's other points state, and
-  most of its words (or of those beyond the title's), is folded into them; poorest first, so of
-  two points saying one thing the fuller stays. A point naming in code a package, an API or a
-  file that nothing else names stays.
-- A later source's point that opens by restating earlier points ('破坏性变更：移除 A 与 B，改用 C'
-  after a point on A and one on B) keeps only what it adds ('改用 C'), after the point it
-  continues; the points it restates are not folded into it.
+- Every member's points, strongest source first, each kept whole: no clause is cut from a sentence
+  and no sentence is joined to another. A point another kept point writes word for word (the same
+  text, or a part of it) is dropped, and so is one whose every figure, flag, version and name the
+  points before it state (a later source's restatement); what two documents say in other words
+  beyond that is the editor's call.
+- A work-queue task adds no points to a subject the reports state.
 - When two documents give different values for one measure of the subject (TTFT 2.1× vs 1.6×,
-  CVSS 8.8 vs 7.1), neither value is stated: the points that state one are withheld, and the
+  CVSS 8.8 vs 7.1), neither value is stated: a point that states one is withheld whole, and the
   dispute goes to 三 (`agent.rules.verify`), which names both documents and both values.
+- At most eight points, in that order; the rest are named in the run record.
 - The credibility line is the strongest source's level and its first reason.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent.core.text import facts, fold
+from agent.core.text import fold
 from agent.rules.claims import CRED_RANK, Candidate, ClaimRef, Finding, Group, Point
 from agent.rules.grounding import point_facts
 from agent.rules.merge import subject_head
 from schemas.briefing import KeyPoint
-
-FOLD_WITH_FACTS = 0.6  # share of a point's wording the others must also cover, when they state all its facts
-FOLD_WORDING_ONLY = 0.65  # a point with no figure, flag or name: the share one other point must cover
-
+from schemas.compose import MAX_POINTS
 
 # --- measures and disputes --------------------------------------------------------------------------
 
@@ -148,258 +144,67 @@ def edit(groups: Sequence[Group]) -> tuple[list[Group], list[Finding]]:
     findings: list[Finding] = []
     for g in groups:
         conflicts = number_conflicts(g, g.lead.claim.title)
-        g = replace(g, title=_title(g, conflicts))  # the points are weighed against the title printed
         points, f = _points(g, conflicts)
         findings += f
-        out.append(replace(g, points=tuple(points), reason=_reason(g), disputes=tuple(conflicts)))
+        out.append(
+            replace(g, title=_title(g, conflicts), points=tuple(points), reason=_reason(g), disputes=tuple(conflicts))
+        )
     return out, findings
 
 
 def _points(g: Group, conflicts: Sequence[NumberConflict]) -> tuple[list[Point], list[Finding]]:
     findings: list[Finding] = []
-    units: list[Point] = []
+    kept: list[Point] = []
     reported = any(c.doc.kind != "queue" for c in g.members)
     for c in g.members:
         if reported and c.doc.kind == "queue":  # a task about the subject; the reports state its facts
             why = "a work-queue task about a subject the reports state"
-            findings += [_folded(g, Point(p, c.ref), why) for p in c.claim.key_points]
+            findings += [_folded(Point(p, c.ref), why) for p in c.claim.key_points]
             continue
         for p in c.claim.key_points:
-            kept = _without(p, conflicts)
-            if kept is None:
+            unit = Point(p, c.ref)
+            if any(d.states(n.text) for n in p.walk() for d in conflicts):
                 why = "states a figure the sources dispute (raised in 三)"
                 findings.append(Finding("merge", p.text[:40], c.doc.path, "figure withheld", why, ref=c.ref))
+            elif into := next((k for k in kept if _plain(p) in _plain(k.point)), None):
+                findings.append(_folded(unit, f"written word for word in {into.point.text[:40]!r}", into.ref))
+            elif written := [k for k in kept if _plain(k.point) in _plain(p)]:  # it writes earlier points whole
+                at = kept.index(written[0])
+                for k in written:
+                    findings.append(_folded(k, f"written word for word in {p.text[:40]!r}", c.ref))
+                kept = [*kept[:at], unit, *(k for k in kept[at:] if k not in written)]
+            elif _restates(p, kept):
+                findings.append(_folded(unit, "every figure, flag, version and name of it a point before states"))
             else:
-                units.append(Point(kept, c.ref))
-    points, findings = _fold(units, g, findings)
-    return _trim(points, g, findings)
+                kept.append(unit)
+    for unit in kept[MAX_POINTS:]:
+        why = f"beyond {MAX_POINTS} points (the floor keeps the strongest sources' first)"
+        findings.append(Finding("merge", unit.point.text[:40], unit.ref.doc, "left out", why, ref=unit.ref))
+    return kept[:MAX_POINTS], findings
 
 
-def _without(p: KeyPoint, conflicts: Sequence[NumberConflict]) -> KeyPoint | None:
-    """The point without the clauses and steps that state a disputed value; None when nothing
-    of it is left."""
-    clauses = _clauses(p.text)
-    kept = [c for i, c in enumerate(clauses) if i % 2 == 1 or not any(d.states(c) for d in conflicts)]
-    text = "".join(kept).strip("，,；; ") if len(kept) < len(clauses) else p.text
-    text = re.sub(r"[，,；;]\s*(?=[，,；;])", "", text)  # a separator left beside a removed clause
-    children = [k for child in p.children if (k := _without(child, conflicts)) is not None]
-    if not text or (text != p.text and not children and not facts(text) and len(text) < 8):
-        return None
-    if text == p.text and children == p.children:
-        return p
-    return p.model_copy(update={"text": text, "children": children})
+def _restates(p: KeyPoint, kept: Sequence[Point]) -> bool:
+    """Whether the kept points state every fact of `p`, each figure of the same measure ('TTFT 降低
+    40%' is not restated by '命中率 40%'). A point with no measured figure and no flag ('部分层跳过 FP8
+    量化' after a point naming FP8) says something its names do not: it is the editor's to weigh."""
+    said, mine = point_facts(p), [m for n in p.walk() for m in measures(n.text)]
+    if not mine and not any(f.startswith("--") for f in said):
+        return False
+    if not said <= {f for k in kept for f in point_facts(k.point)}:
+        return False
+    known = [m for k in kept for n in k.point.walk() for m in measures(n.text)]
+    return all(any(m.unit == k.unit and m.value == k.value and _alike(m.label, k.label) for k in known) for m in mine)
 
 
-def _fold(units: list[Point], g: Group, findings: list[Finding]) -> tuple[list[Point], list[Finding]]:
-    """Drop each point the others already state, weighing the poorest first."""
-    facts = [point_facts(u.point) for u in units]
-    grams = [_grams(u.point) for u in units]
-    named = _names(g.headline)  # the title names the subject; it states no figure
-    title = _grams(KeyPoint(text=g.headline))
-    code = [_code_names(u.point) for u in units]
-    written = [fold(" ".join(n.text for n in u.point.walk())).lower() for u in units]
-    alive = list(range(len(units)))
-    holds: set[int] = set()  # points something was folded into: what they absorbed must stay stated
-    # a later point that opens by restating earlier ones keeps only what it adds (`_trim`): the
-    # points it restates are not folded into it
-    sums = {j for j in range(1, len(units)) if _continuation(units[j].point, units[:j]) is not None}
-
-    def richness(i: int) -> tuple[int, int, int]:
-        """What a point says beyond the title: a restatement of the title is weighed first."""
-        return (len(facts[i] - named), len(grams[i] - title), -i)
-
-    for i in sorted(alive, key=richness):
-        # not against a poorer point that says no more than it: of two saying one thing, the fuller stays
-        others = [
-            j
-            for j in alive
-            if j != i and not (richness(j) < richness(i) and facts[j] <= facts[i]) and not (j in sums and j > i)
-        ]
-        if i in holds or not others:
-            continue
-        known = [named, *(facts[j] for j in others)]
-        if not _code_named(code[i], [fold(g.headline).lower(), *(written[j] for j in others)]):
-            continue  # it names a package, an API or a file nothing else names: it says something new
-        if not _said_by(facts[i], grams[i], known, [grams[j] for j in others], title):
-            continue
-        alive.remove(i)
-        into = max(others, key=lambda j: (facts[i] <= facts[j], len(grams[i] & grams[j]), richness(j)))
-        holds.add(into)
-        findings.append(_folded(g, units[i], f"stated by {units[into].point.text[:40]!r}", units[into].ref))
-    return [units[i] for i in alive], findings
+def _plain(p: KeyPoint) -> str:
+    """A point's words as a repeat is recognised: folded, without spaces or a closing full stop."""
+    return re.sub(r"\s+", "", fold(" ".join(n.text for n in p.walk()))).lower().rstrip("。.")
 
 
-def _folded(g: Group, unit: Point, detail: str, into: ClaimRef | None = None) -> Finding:
-    """The finding of a point folded (into the point `into` that states it, if one does)."""
+def _folded(unit: Point, detail: str, into: ClaimRef | None = None) -> Finding:
+    """The finding of a point dropped (for the point `into` that writes it, if one does)."""
     target = str(into) if into else ""
     return Finding("merge", unit.point.text[:40], unit.ref.doc, "point folded", detail, unit.ref, target)
-
-
-def _trim(points: list[Point], g: Group, findings: list[Finding]) -> tuple[list[Point], list[Finding]]:
-    """Within the points kept, drop a nested step or a later clause of a sentence whose every fact
-    another statement also states, in much the same words ('记忆库体积缩小 58%' / '记忆库缩小 58%';
-    not '新增 B300 支持' beside '+35% on B300'). A point's first clause carries its subject and stays."""
-    told = Counter[str](_names(g.headline))  # the title names; it states no figure
-    told.update(f for p in points for n in p.point.walk() for f in facts(n.text))  # told once per text stating it
-    out: list[Point] = []
-    tails: dict[int, list[Point]] = {}  # what later points add to out[i], in their order
-    grams = [_grams(p.point) for p in points]
-    for i, p in enumerate(points):
-        trimmed = _trim_node(p.point, told, grams[:i] + grams[i + 1 :])
-        if trimmed is None or trimmed.model_dump() != p.point.model_dump():
-            findings.append(_folded(g, p, "a part stated twice"))
-        if trimmed is None:
-            continue
-        if (cont := _continuation(trimmed, out)) is None:
-            out.append(Point(trimmed, p.ref))
-            continue
-        after, rest_of_it = cont
-        told.subtract(facts(_clauses(trimmed.text)[0]))
-        detail = "its opening clause stated by the points before it; the rest follows the one it continues"
-        findings.append(_folded(g, p, detail, out[after].ref))
-        tails.setdefault(after, []).append(Point(rest_of_it, p.ref))
-    return [q for i, p in enumerate(out) for q in (p, *tails.get(i, ()))], findings
-
-
-def _continuation(node: KeyPoint, earlier: Sequence[Point]) -> tuple[int, KeyPoint] | None:
-    """For a point that opens by restating earlier points and then adds to them ('破坏性变更：移除
-    `--swap-space` 与 `--preemption-mode swap`，改用 `--kv-offload-gb`'): the index of the earlier point
-    its opening continues, and the point without that opening. None when the opening says something
-    new or nothing new follows. Only earlier points count: of two restating each other, the first stays."""
-    clauses = _clauses(node.text)
-    head = facts(clauses[0])
-    if len(clauses) < 3 or not head or not earlier or _CONDITION.search(clauses[0]):
-        return None  # a condition ('若仍传 `--swap-space`，…') is not a restatement: what follows needs it
-    stated = [facts(" ".join(n.text for n in e.point.walk())) for e in earlier]
-    # a summary restates several points at once: the words of those stating its facts, together
-    said_before = set().union(*(_grams(e.point) for e, said in zip(earlier, stated, strict=True) if said & head))
-    if not head <= set().union(*stated) or not _covered(clauses[0], [said_before]):
-        return None
-    tail = "".join(clauses[2:]).strip().rstrip("，,；; ")
-    if not facts(tail) - set().union(*stated):
-        return None
-    after = max(range(len(earlier)), key=lambda j: (len(head & stated[j]), -j))
-    return after, node.model_copy(update={"text": tail})
-
-
-def _trim_node(node: KeyPoint, told: Counter[str], others: Sequence[set[str]]) -> KeyPoint | None:
-    """The node without what is said twice (`others`: each other point's bigrams); None for a
-    heading ('结果：') whose steps all went."""
-    clauses = _clauses(node.text)
-    kept = [clauses[0]]
-    for i in range(2, len(clauses), 2):  # the split keeps each separator before its clause
-        if not _told_twice(clauses[i], told, others):
-            kept += [clauses[i - 1], clauses[i]]
-    text = "".join(kept)
-    if len(kept) < len(clauses):  # a sentence that lost its last clauses still ends as it did
-        text = text.rstrip("，,；; ")
-        text += "。" if node.text.rstrip().endswith("。") and not text.endswith("。") else ""
-    children = []
-    for child in node.children:
-        if _told_twice(" ".join(x.text for x in child.walk()), told, others):
-            continue
-        if (kept_child := _trim_node(child, told, others)) is not None:
-            children.append(kept_child)
-    if node.children and not children and not facts(text):
-        return None
-    if text == node.text and children == node.children:
-        return node
-    return node.model_copy(update={"text": text, "children": children})
-
-
-def _told_twice(text: str, told: Counter[str], others: Sequence[set[str]]) -> bool:
-    """Whether every fact of `text` is told twice and its words restate another point: then it
-    goes, and its facts count as told once less."""
-    said = facts(text)
-    if said and all(told[s] >= 2 for s in said) and _covered(text, others):
-        told.subtract(said)
-        return True
-    return False
-
-
-def _covered(text: str, others: Sequence[set[str]]) -> bool:
-    """Most of `text`'s wording is in one of `others` (each a point's bigrams). One point, not all
-    together: words scattered over several ('显式写 `--preemption-mode recompute` 的脚本不受影响') say
-    what none of them says."""
-    grams = _grams(KeyPoint(text=text))
-    return bool(grams) and any(len(grams & o) / len(grams) >= FOLD_WITH_FACTS for o in others)
-
-
-_SEPARATOR = re.compile(r"[，；;]|,(?!\d{3})")
-_CONDITION = re.compile(r"^\s*(?:若|如果|假如|假设|当|除非|只有|仅当|一旦|(?:if|when|unless|once)\b)|时\s*$", re.I)
-
-
-def _clauses(text: str) -> list[str]:
-    """[clause, separator, clause, …], split at commas and semicolons outside brackets and code
-    spans: '（文本或 token ids，可选）' and '`a, b`' are one clause's parts."""
-    out, start, depth, code = [], 0, 0, False
-    for i, ch in enumerate(text):
-        if ch == "`":
-            code = not code
-        elif ch in "（(" and not code:
-            depth += 1
-        elif ch in "）)" and not code:
-            depth = max(depth - 1, 0)
-        elif not code and not depth and _SEPARATOR.match(text, i):
-            out += [text[start:i], ch]
-            start = i + 1
-    if depth or code:  # an opener never closed: split as if it were plain text
-        return re.split(f"({_SEPARATOR.pattern})", text)
-    return [*out, text[start:]]
-
-
-def _names(title: str) -> set[str]:
-    """What a title names (versions, flags, IDs), not its figures: a figure in the title alone
-    would be a fact the increment's points no longer state."""
-    return {f for f in facts(title) if not _FIGURE_FACT.fullmatch(f)}
-
-
-# A figure, not a dotted version ("0.23.0" names a release; "1.9" and "16,200" measure something).
-_FIGURE_FACT = re.compile(r"(?!\d+\.\d+\.\d)[<>≤≥+\-]?\d[\d.,]*(?:%|×|x|倍|ms|s|k|m|b|t|gb|gib|tb|bit)?", re.I)
-
-
-def _code_names(p: KeyPoint) -> list[str]:
-    """The names a point writes as code (`Microsoft.Agents.AI`), folded; a code span with spaces
-    is a command or a message, which its facts speak for."""
-    return [fold(c).lower() for n in p.walk() for c in _CODE_NAME.findall(n.text)]
-
-
-def _code_named(names: list[str], elsewhere: list[str]) -> bool:
-    """Whether `elsewhere` (the title and other points, folded and lowercased) writes each of
-    `names` whole (`cp` is not in 'mcp'); only Latin letters and digits continue a name, since
-    folded text has no space before the Chinese beside it."""
-    return all(
-        any(re.search(rf"(?<![A-Za-z0-9_.-]){re.escape(c)}(?![A-Za-z0-9_-])", e) for e in elsewhere) for c in names
-    )
-
-
-_CODE_NAME = re.compile(r"`([^`\s]+)`")
-
-
-def _said_by(
-    facts: set[str], grams: set[str], other_facts: Iterable[set[str]], other_grams: list[set[str]], title: set[str]
-) -> bool:
-    """Every fact of a point stated by the others (or the title), and most of its words, or of its
-    words beyond the title's ('mcp（Python SDK）影响 1.19.0–1.24.1' under 'MCP Python SDK …'). A
-    point with no fact must be in the words of one other point; one saying nothing beyond the
-    title repeats it."""
-    if not facts <= set().union(*other_facts):
-        return False
-    rest = grams - title
-    if not rest:
-        return True
-
-    def share(o: set[str]) -> float:
-        return max(len(grams & o) / len(grams), len(rest & o) / len(rest))
-
-    if facts:
-        return share(set().union(*other_grams)) >= FOLD_WITH_FACTS
-    return any(share(o) >= FOLD_WORDING_ONLY for o in other_grams)
-
-
-def _grams(p: KeyPoint) -> set[str]:
-    text = re.sub(r"\s+", "", fold(" ".join(x.text for x in p.walk()))).rstrip("。.")
-    return {text[i : i + 2] for i in range(len(text) - 1)} or ({text} if text else set())
 
 
 def _title(g: Group, conflicts: Sequence[NumberConflict]) -> str:

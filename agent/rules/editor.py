@@ -29,6 +29,7 @@ from schemas.extraction import VerifyNote
 _URL = re.compile(r"https?://[^\s）)\]，,；;。]+")
 # A figure, as the repeat check reads one: a number with a unit, a decimal that is no version, or
 # a count of thousands. Bare small numbers ('3 个版本', '2 nodes') say too little to call a repeat.
+# Flags and CVE IDs are facts too (`_figures`): what the eval's `facts_twice` counts, the check refuses.
 _FIGURE = re.compile(
     r"(?!\d+\.\d+\.\d)[<>+\-]?(?:\d+(?:\.\d+)?(?:%|×|x|倍|ms|s|gb|gib|tb|bit|k|m|b)|\d+\.\d+|\d{4,})", re.I
 )
@@ -311,7 +312,7 @@ def _disputed(at: str, text: str, disputes: Sequence[tuple[str, NumberConflict]]
 
 
 def _figures(text: str) -> set[str]:
-    return {f for f in facts(text) if _FIGURE.fullmatch(f)}
+    return {f for f in facts(text) if _FIGURE.fullmatch(f) or f.startswith("--") or f.upper().startswith("CVE-")}
 
 
 def _doc_line(i: str, r: DocResult) -> str:

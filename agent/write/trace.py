@@ -130,13 +130,18 @@ def finding_record(f: Finding) -> FindingRecord:
     )
 
 
+_PASS_RECORD = "pass the .json written beside a briefing"
+
+
 def load_record(json_path: Path) -> RunRecord:
     """A run record read back (`view`, `patch`): a file that is not one, or of another schema, says so."""
     try:
         data = json.loads(Path(json_path).read_text(encoding="utf-8"))
+    except RecursionError as e:  # `[[[[…` a hundred thousand deep: no record is nested past a few levels
+        raise PredigestError(f"{json_path} is nested too deeply to be a run record", hint=_PASS_RECORD) from e
     except (OSError, UnicodeDecodeError, ValueError) as e:
         why = e.strerror if isinstance(e, OSError) and e.strerror else e
-        raise PredigestError(f"cannot read {json_path}: {why}", hint="pass the .json written beside a briefing") from e
+        raise PredigestError(f"cannot read {json_path}: {why}", hint=_PASS_RECORD) from e
     if not isinstance(data, dict) or "briefing" not in data:
         raise PredigestError(f"{json_path} is not a predigest run record", hint="pass the .json beside a briefing")
     version = data.get("schema_version")

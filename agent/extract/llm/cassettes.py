@@ -95,10 +95,14 @@ def token_counts(usage: dict[str, Any]) -> tuple[int, int]:
 
 
 def cached_tokens(usage: dict[str, Any]) -> int:
-    """The prompt tokens the provider served from its prompt cache
-    (`prompt_tokens_details.cached_tokens`); 0 when it does not say, and never more than the prompt."""
+    """The prompt tokens the provider served from its prompt cache: OpenAI's
+    `prompt_tokens_details.cached_tokens`, or DeepSeek's `prompt_cache_hit_tokens` (left uncounted,
+    its cached tokens were billed at the full input price); 0 when it does not say, and never more
+    than the prompt."""
     details = usage.get("prompt_tokens_details")
     cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else None
+    if cached is None:
+        cached = _count(usage.get("prompt_cache_hit_tokens"))
     return min(cached or 0, token_counts(usage)[0])
 
 

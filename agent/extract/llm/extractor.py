@@ -224,7 +224,14 @@ def _totals(usages: list[dict[str, Any]]) -> tuple[int, int, int]:
 
 def describe_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
     """One line that says what went wrong and, where we can tell, what to do about it."""
-    return " ".join(_describe(exc, log, config).split())
+    return " ".join(redacted(_describe(exc, log, config), config).split())
+
+
+def redacted(text: str, config: LLMConfig) -> str:
+    """`text` without the API key: a server that echoes the key in its 401 body had it printed and
+    logged in clear. (Cut text is redacted before the cut, so no part of the key slips past.)"""
+    key = config.api_key
+    return text.replace(key, "[API key]") if len(key) >= 8 else text
 
 
 def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
@@ -236,7 +243,7 @@ def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
         return answered
     status = find_cause(exc, openai.APIStatusError)
     if status is not None:
-        return f"HTTP {status.status_code} from {config.base_url} {attempts}: {status.message}"[:400]
+        return f"HTTP {status.status_code} from {config.base_url} {attempts}: {redacted(status.message, config)}"[:400]
     if find_cause(exc, openai.APITimeoutError) is not None:
         return (
             f"timed out {attempts} ({config.timeout_s:g}s each, {config.max_total_s:g}s in all)"
@@ -244,8 +251,10 @@ def _describe(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
         )
     if find_cause(exc, openai.APIConnectionError) is not None:
         cause = cause_chain(exc)[-1]
-        return f"could not reach {config.base_url} {attempts}: {type(cause).__name__}: {cause}"[:400]
-    return f"{type(exc).__name__}: {exc}"[:400]
+        return f"could not reach {config.base_url} {attempts}: {type(cause).__name__}: {redacted(str(cause), config)}"[
+            :400
+        ]
+    return f"{type(exc).__name__}: {redacted(str(exc), config)}"[:400]
 
 
 def _answer_failure(exc: BaseException, log: CallLog, config: LLMConfig) -> str:
