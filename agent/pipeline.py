@@ -48,7 +48,6 @@ from agent.extract.backends import (
     model_extractor,
     offline,
     offline_extractor,
-    unanswered_topic,
     used_backend,
 )
 from agent.extract.chunking import merge_chunks
@@ -351,9 +350,6 @@ def extract_topics(
         if warn is not None and ev.llm.backend == "auto":
             warn(f"{ev.settings.topic}: {no_model_note(ev)}" if len(es.evenings) > 1 else no_model_note(ev))
     answers: dict[str, list[ExtractionResult]] = {ev.settings.topic: [] for ev in es.evenings}
-    if extractor is None and (why := unanswered_topic(es.llm, {ev.settings.topic: ev.requests for ev in by_model})):
-        hint = "pass --cassettes a folder that holds this topic's answers, or record them with a key (--backend record)"
-        raise LLMError(why, hint=hint + ", or run the other topics with --topic")
     if by_model:
         results = _answered(by_model[0].llm, [r for ev in by_model for r in ev.requests], extractor or model, on_result)
         for ev in by_model:
@@ -600,7 +596,8 @@ def _decided(ev: Evening, p: Draft, composed: ExtractionResult | None) -> _Decid
     if composed is not None and composed.composition is not None:
         edited, why = p.desk.edited(composed.composition), ""
     elif composed is not None:
-        edited, why = None, ZH.floor_failed.format(why=composed.record.error or "no answer")
+        failed = said_in_briefing(composed.record.error or "no answer", ev.ws.root)  # no machine path in a briefing
+        edited, why = None, ZH.floor_failed.format(why=failed)
     else:  # no call: said only when a model was to compose and the offline extractor read the evening
         edited, why = None, ZH.floor_offline if ev.llm.compose and p.desk.claims and p.offline else ""
     outcome = finish(p.chain, edited)

@@ -8,7 +8,7 @@ the extractor it chose.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agent.core.settings import LLMSettings, TopicSection
@@ -44,26 +44,6 @@ def answers_offline(llm: LLMSettings, requests: Sequence[ExtractionRequest]) -> 
     if llm.backend == "offline":
         return True
     return llm.backend == "auto" and not llm.api_key and not cassettes_answer(list(requests), llm)
-
-
-def unanswered_topic(llm: LLMSettings, by_topic: Mapping[str, Sequence[ExtractionRequest]]) -> str:
-    """Under replay, the one line saying a topic has no answer at all in the cassette folders
-    ('' when every topic has some): one cause said once, with the count and the first document,
-    rather than a miss per request, each advising what the others advise."""
-    from agent.extract.llm import answered_topics
-
-    if llm.effective_backend != "replay":
-        return ""
-    answered = answered_topics(llm)
-    for topic, requests in by_topic.items():
-        if requests and topic not in answered:
-            folders = ", ".join(str(d) for d in llm.cassette_dirs)
-            held = ", ".join(sorted(answered)) or "no topic"
-            return (
-                f"no cassette in {folders} answers topic {topic} ({len(requests)} requests, the first "
-                f"{requests[0].doc_path}); the folders hold answers for {held}"
-            )
-    return ""
 
 
 def offline(records: Sequence[CallRecord]) -> bool:

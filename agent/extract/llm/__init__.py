@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from agent.extract.llm.config import LLMConfig
 
 if TYPE_CHECKING:
-    from agent.extract.llm.cassettes import answered_topics, cassettes_answer
+    from agent.extract.llm.cassettes import cassettes_answer
     from agent.extract.llm.extractor import LLMExtractor
     from agent.extract.llm.reference import (
         RequestCheck,
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 _LAZY = {
     "LLMExtractor": "agent.extract.llm.extractor",
     "RequestCheck": "agent.extract.llm.reference",
-    "answered_topics": "agent.extract.llm.cassettes",
     "cassettes_answer": "agent.extract.llm.cassettes",
     "check_requests": "agent.extract.llm.reference",
     "rekey_reference_cassettes": "agent.extract.llm.reference",
@@ -46,7 +45,6 @@ __all__ = [
     "LLMConfig",
     "LLMExtractor",
     "RequestCheck",
-    "answered_topics",
     "cassettes_answer",
     "check_requests",
     "rekey_reference_cassettes",

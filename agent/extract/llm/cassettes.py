@@ -479,12 +479,6 @@ def topics_of(c: Cassette) -> tuple[str, ...]:
     return c.provenance.topics or body_topics(c.exchange.request_body)
 
 
-def answered_topics(config: LLMSettings) -> set[str]:
-    """Every topic some cassette of the configured folders answers (a shared answer: each of its
-    topics): a topic outside it has no answer there at all, whatever the prompt."""
-    return {t for c in CassetteIndex.load(*config.cassette_dirs).all() for t in topics_of(c)}
-
-
 def cassettes_answer(requests: Sequence[ExtractionRequest], config: LLMSettings) -> bool:
     """Whether the cassette folder answers at least one of `requests` as they are asked today,
     judged by the exact key a replay would look up, from the body the real client builds. Only
