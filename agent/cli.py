@@ -599,7 +599,7 @@ def _print_run(report: RunReport, explain: bool) -> None:
     )
     by_source = ", ".join(f"{k} {v}" for k, v in sorted(Counter(r.source for r in recs).items()))
     spent = _spent(recs, report.evening.llm, report.seconds)
-    out.print(f"calls {len(recs)} ({by_source}) · backend {report.backend} · {spent}")
+    out.print(f"calls {len(recs)}{f' ({by_source})' if by_source else ''} · backend {report.backend} · {spent}")
     out.print(
         "rules: " + " · ".join(f"{k} {v}" for k, v in sorted(Counter(f.decision for f in report.findings).items()))
     )
@@ -945,7 +945,7 @@ VerboseOpt = Annotated[
 ]
 WideOpt = Annotated[bool, typer.Option("--wide", help="Every column of the overview, whatever the terminal's width.")]
 MarkdownOpt = Annotated[
-    bool, typer.Option("--markdown", help="Print the overview as a Markdown table (as the README quotes it).")
+    bool, typer.Option("--markdown", help="Print the overview as a Markdown table (as docs/eval.md quotes it).")
 ]
 CompareOpt = Annotated[
     tuple[str, str] | None,
@@ -1093,7 +1093,7 @@ def _prompt_named(variant: Variant) -> str:
 
 def _print_eval(report: EvalReport, *, as_json: bool, alone: bool, named: str, options: dict[str, Any]) -> None:
     """One variant's report: JSON when it is the only one (two are compared as JSON instead), the
-    README's Markdown table, or the terminal report (headed by the prompt's name when there are two)."""
+    Markdown table docs/eval.md quotes, or the terminal report (headed by the prompt's name when there are two)."""
     from eval import overview_markdown, print_report, to_json
 
     if as_json and alone:

@@ -20,6 +20,8 @@ answer is split back into each topic's own answers before the rules.
 from __future__ import annotations
 
 import json
+import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -29,11 +31,25 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
-from agent.core.errors import LLMError, PredigestError, PromptError, WorkspaceError, first_problem
+from agent.core.errors import (
+    LLMError,
+    PredigestError,
+    PromptError,
+    WorkspaceError,
+    did_you_mean,
+    first_problem,
+    shown,
+)
 from agent.core.labels import ZH, Labels
 from agent.core.settings import LLMSettings, Settings, llm_overrides, resolve_llm
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult, Extractor
-from agent.extract.backends import answers_offline, model_extractor, offline, offline_extractor, used_backend
+from agent.extract.backends import (
+    answers_offline,
+    model_extractor,
+    offline,
+    offline_extractor,
+    used_backend,
+)
 from agent.extract.chunking import merge_chunks
 from agent.extract.prompting import (
     COMPOSE,
@@ -146,6 +162,7 @@ def plan_topics(
     of this run writes is not read by the others (it is about to be replaced): it is listed in
     their 一 from this run's result instead. `own_tonight=False` is for the eval (see `scan`)."""
     ws = load_workspace(s.workspace)
+    check_paths(ws, s, replay=for_writing)
     outs = {t: out_path_for(ws, s.out, s.date, t) for t in topics}
     _check_distinct(outs)
     shared = len(topics) > 1 and resolve_llm(ws.config.llm, s.llm, ws.root).extraction == "shared"
@@ -161,6 +178,28 @@ def plan_topics(
     return shared_set(evenings, s) if shared else EveningSet(tuple(evenings))
 
 
+def check_paths(ws: Workspace, s: Settings, *, replay: bool = True) -> None:
+    """The folders predigest.toml names that do not exist, named with the key that set them before
+    any call; with `replay`, a replay's cassette folder among them (`auto` says so in its fallback
+    line instead; the eval and `cassettes check` report a missing set as a row's misses)."""
+    if missing := ws.missing_folders():
+        raise WorkspaceError(f"the folder {missing[0]} does not exist", hint="create it, or fix the key")
+    llm = resolve_llm(ws.config.llm, s.llm, ws.root)
+    if replay and llm.backend == "replay" and (gone := missing_cassettes(ws, s, llm)):
+        raise WorkspaceError(gone, hint="pass --cassettes with the folder that holds this workspace's answers")
+
+
+def missing_cassettes(ws: Workspace, s: Settings, llm: LLMSettings) -> str:
+    """'the cassette folder X (set by …) does not exist', or '' when every folder is there."""
+    gone = [d for d in llm.cassette_dirs if not d.is_dir()]
+    if not gone:
+        return ""
+    origin = (
+        "given by --cassettes" if {"cassette_dir", "cassettes"} & set(s.llm) else f"set by {ws.set_by('llm.cassettes')}"
+    )
+    return f"the cassette folder {shown(gone[0])} ({origin}) does not exist"
+
+
 def plan_from(ws: Workspace, s: Settings, docs: list[SourceDoc], *, for_writing: bool = True) -> Evening:
     """`plan` over documents already judged for `s.topic`: several topics of one run share the
     workspace and adjust what each reads (see `plan_topics`)."""
@@ -168,19 +207,27 @@ def plan_from(ws: Workspace, s: Settings, docs: list[SourceDoc], *, for_writing:
     template = load_template_file(s.prompt_file) if s.prompt_file else load_template()
     srcs = sources(docs)
     window = evening_window(ws, s.date)
-    if not srcs:
-        raise WorkspaceError(
-            f"no document of {ws.root} falls in the window {window}",
-            hint=f"check --date, or run `predigest inbox {s.workspace} --topic {s.topic} --date {s.date}`",
-        )
     llm = resolve_llm(ws.config.llm, s.llm, ws.root)
     if llm.backend == "record":  # every answer paid for is kept there: a folder that refuses it loses them
         check_writable(llm.cassette_dir, hint="pass --cassettes a folder you can write")
     out = out_path_for(ws, s.out, s.date, s.topic)
     if for_writing:
-        check_out(out, ws, docs, out_path_for(ws, None, s.date, s.topic), force=s.force)
+        check_out(out, ws, docs, out_path_for(ws, None, s.date, s.topic), force=s.force or rerun_of_own(out, s))
     requests = build_requests(srcs, registry, ws, s.topic, template, llm)
     return Evening(s, ws, llm, window, docs, registry, template, requests, out, load_template(COMPOSE))
+
+
+def rerun_of_own(out: Path, s: Settings) -> bool:
+    """Whether `out` is this evening's briefing as a run wrote it: its record beside it, of the same
+    topic and date, and the Markdown still what that record renders. A re-run of the evening (cron's,
+    run again after a failure) then replaces it without --force, so the same line is safe to run
+    twice; a briefing someone edited, or another evening's, still needs --force."""
+    try:
+        record = RunRecord.model_validate_json(out.with_suffix(".json").read_text(encoding="utf-8"))
+        same = record.briefing.topic == s.topic and record.briefing.date == s.date
+        return same and render(record.briefing) == out.read_text(encoding="utf-8")
+    except (OSError, ValueError):  # no record, not ours, or of another schema: the user decides
+        return False
 
 
 def as_shared(s: Settings) -> Settings:
@@ -235,9 +282,10 @@ def requests_for(where: Evening | EveningSet, doc: str) -> list[ExtractionReques
     rel = workspace_relative(evenings[0].ws, doc)
     reqs = [r for r in where.requests if r.doc_path == rel]
     if not reqs:
-        known = ", ".join(d.path for d in evening_sources(evenings))
+        paths = [d.path for d in evening_sources(evenings)]
         raise PredigestError(
-            f"{doc} is not a source of the evening {evenings[0].window.date}", hint=f"pick one of: {known}"
+            f"{doc} is not a source of the evening {evenings[0].window.date}",
+            hint=did_you_mean(rel, paths) + f"pick one of: {', '.join(paths)}",
         )
     return reqs
 
@@ -295,11 +343,13 @@ def extract_topics(
     offline_evenings: list[Evening] = []
     by_model: list[Evening] = []
     for ev in es.evenings:
+        if not ev.requests:  # a quiet evening: nothing to ask, so no extractor and no "no model" warning
+            continue
         (offline_evenings if extractor is None and answers_offline(ev.llm, ev.requests) else by_model).append(ev)
     for ev in offline_evenings:  # said before the first call; a run of several topics names the topic
         if warn is not None and ev.llm.backend == "auto":
             warn(f"{ev.settings.topic}: {no_model_note(ev)}" if len(es.evenings) > 1 else no_model_note(ev))
-    answers: dict[str, list[ExtractionResult]] = {}
+    answers: dict[str, list[ExtractionResult]] = {ev.settings.topic: [] for ev in es.evenings}
     if by_model:
         results = _answered(by_model[0].llm, [r for ev in by_model for r in ev.requests], extractor or model, on_result)
         for ev in by_model:
@@ -532,9 +582,10 @@ def _drafted(ev: Evening, results: Sequence[ExtractionResult], read: Callable[[s
     baselines = [d for d in ev.docs if d.kind == "baseline" and d.read]
     limits = Limits(**ev.ws.config.limits.model_dump())
     living = next((d.text for d in ev.docs if d.kind == "living"), "")
-    scope = Scope(doc_results, ev.registry, baselines, s.topic, s.date, str(ev.window), limits, read, living)
-    chain = prepare(scope)
     was_offline = offline([r.record for r in results])
+    judge = "offline extractor" if was_offline else "model"
+    scope = Scope(doc_results, ev.registry, baselines, s.topic, s.date, str(ev.window), limits, read, living, judge)
+    chain = prepare(scope)
     return Draft(chain, Desk.of(chain), [*bounded, *screened], unread, was_offline)
 
 
@@ -545,7 +596,8 @@ def _decided(ev: Evening, p: Draft, composed: ExtractionResult | None) -> _Decid
     if composed is not None and composed.composition is not None:
         edited, why = p.desk.edited(composed.composition), ""
     elif composed is not None:
-        edited, why = None, ZH.floor_failed.format(why=composed.record.error or "no answer")
+        failed = said_in_briefing(composed.record.error or "no answer", ev.ws.root)  # no machine path in a briefing
+        edited, why = None, ZH.floor_failed.format(why=failed)
     else:  # no call: said only when a model was to compose and the offline extractor read the evening
         edited, why = None, ZH.floor_offline if ev.llm.compose and p.desk.claims and p.offline else ""
     outcome = finish(p.chain, edited)
@@ -618,9 +670,11 @@ def sibling_row(other: Outcome, ev: Evening, labels: Labels = ZH) -> SourceRow:
         else labels.sibling_empty.format(topic=topic)
     )
     out = other.evening.out_path
-    folder = out.parent.resolve()
-    root = ev.ws.root.resolve()
-    directory = folder.relative_to(root).as_posix() if folder.is_relative_to(root) else str(folder)
+    folder, root = out.parent.resolve(), ev.ws.root.resolve()
+    if not folder.is_relative_to(root):  # written outside the workspace (--out): a briefing names no machine
+        # path, so it names the folder the workspace's inbox holds such a briefing in
+        folder = out_path_for(ev.ws, None, ev.settings.date, topic).parent.resolve()
+    directory = folder.relative_to(root).as_posix() if folder.is_relative_to(root) else labels.this_run
     return SourceRow(directory=directory, key_file=out.name, held=held, relevance=labels.adjacent_level)
 
 
@@ -630,6 +684,8 @@ def answered_by(records: Sequence[CallRecord], model: str) -> str:
     or a recorded cassette); hand-written reference answers, relayed ones and the offline extractor
     by their own names. Several kinds are joined, the most frequent first. A call that failed
     answered nothing (a composing call no cassette holds is not a model's answer)."""
+    if not records:  # a quiet evening: nothing was asked, so no model is named
+        return ZH.answered_nobody
     said: dict[str, int] = {}
     for r in records:
         if r.source != "skipped" and not r.error:
@@ -678,7 +734,7 @@ def _doc_results(
         if not parts or failed:
             why = failed[0].record.error if failed else "no extraction result"
             unread.append((doc.path, why))
-            out.append(DocResult(doc, None, ZH.unread_note.format(why=why)))
+            out.append(DocResult(doc, None, ZH.unread_note.format(why=said_in_briefing(why, ev.ws.root))))
             continue
         answers, bounded = bound_claims([r.extraction for r in parts if r.extraction], doc)
         findings += bounded
@@ -699,6 +755,17 @@ def _doc_results(
         if doc.reason.startswith(UNLISTABLE):  # a whole folder of the evening unread: the briefing is partial
             unread.append((doc.path, doc.reason.removeprefix(UNREADABLE).strip()))
     return out, unread, findings
+
+
+_ABSOLUTE = re.compile(r"(?<![\w.~:/])/(?!/)[^\s:;,()（）]+")  # a path of the machine, not a URL's
+
+
+def said_in_briefing(error: str, root: Path) -> str:
+    """An error as a briefing says it: what happened, without the advice meant for whoever ran the
+    command, and with each path of the machine said relative to the workspace (a briefing is read
+    elsewhere, and by tomorrow's run)."""
+    what = error.split(" — ", 1)[0]
+    return _ABSOLUTE.sub(lambda m: os.path.relpath(m[0], root), what)
 
 
 # --- 4. write -------------------------------------------------------------------------------------
@@ -871,7 +938,8 @@ def run_topics(
         composed = compose_topics(es, drafts, extractor or model, on_result)
     reports = []
     for outcome in brief_topics(es, answers, composed, drafts=drafts, allow_partial=s.allow_partial):
-        written = write(outcome, force=s.force, allow_partial=s.allow_partial, patch=patch, on_written=on_written)
+        force = s.force or rerun_of_own(outcome.evening.out_path, outcome.evening.settings)
+        written = write(outcome, force=force, allow_partial=s.allow_partial, patch=patch, on_written=on_written)
         backend, note = used_backend(outcome.evening.llm, outcome.records)
         reports.append(RunReport(outcome, written, time.monotonic() - started, backend=backend, backend_note=note))
     if failed is not None:  # said after the others are written, naming them (the CLI's one line)
@@ -882,8 +950,10 @@ def run_topics(
 def no_model_note(ev: Evening) -> str:
     """What a run under `auto` says first when neither a key nor a cassette answers the evening."""
     where = f"not written into {ev.out_path.parent}" if ev.into_inbox else f"written to {ev.out_path}, exit status 4"
+    folders = ", ".join(shown(d) for d in ev.llm.cassette_dirs)
+    why = missing_cassettes(ev.ws, ev.settings, ev.llm) or f"no cassette in {folders} answers this evening"
     return (
-        f"no model will answer: no OPENAI_API_KEY and no cassette in {ev.llm.cassette_dir} answers this evening; "
+        f"no model will answer: no OPENAI_API_KEY, and {why}; "
         f"the offline extractor reads the documents' structure instead, and its briefing is {where} "
         "(set OPENAI_API_KEY, or pass --backend offline to mean it)"
     )

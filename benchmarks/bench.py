@@ -1,4 +1,4 @@
-"""The load benchmark: what an evening costs against a simulated endpoint, beside the README's targets.
+"""The load benchmark: what an evening costs against a simulated endpoint, beside docs/reference.md's targets.
 
 `python -m benchmarks.bench [--json]` generates a 200-document evening (`benchmarks/evening.py`) and
 the same evening after 100 evenings of history, serves them from a latency-simulating

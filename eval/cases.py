@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agent.core.errors import PredigestError
+from agent.core.errors import PredigestError, did_you_mean, shown
 from agent.core.settings import evening_date
 from agent.plan.parse import parse
 from schemas.briefing import Briefing
@@ -42,7 +42,7 @@ class CaseError(PredigestError):
 
     def __init__(self, message: str, *, path: Path, hint: str = "") -> None:
         super().__init__(
-            f"{path}: {message}",
+            f"{shown(path)}: {message}",
             hint=hint or "see eval/cases/2026-09-22-inference/case.toml for a working example",
         )
         self.path = path
@@ -157,17 +157,27 @@ def load_cases(cases_dir: Path, only: str | None = None, root: Path | None = Non
     cases_dir = Path(cases_dir)
     only = only.split("@", 1)[0] if only else only
     if not cases_dir.is_dir():
-        raise CaseError("the cases folder does not exist", path=cases_dir, hint="pass --cases eval/cases")
+        raise CaseError("the cases folder does not exist", path=cases_dir, hint=_where_cases(cases_dir))
     folders = sorted(p for p in cases_dir.iterdir() if p.is_dir() and (p / CASE_FILE).is_file())
     if only is not None:
         picked = [p for p in folders if p.name == only]
         if not picked:
             names = ", ".join(p.name for p in folders) or "none"
-            raise CaseError(f"no case named {only!r}", path=cases_dir, hint=f"pick one of: {names}")
+            hint = did_you_mean(only, [p.name for p in folders]) + f"pick one of: {names}"
+            raise CaseError(f"no case named {only!r}", path=cases_dir, hint=hint)
         folders = picked
     if not folders:
         raise CaseError(f"no case folder (with a {CASE_FILE}) inside", path=cases_dir)
     return [load_case(p, root) for p in folders]
+
+
+def _where_cases(looked: Path) -> str:
+    """Where the cases are, said from where the user stands: the repository this predigest runs
+    from holds them (an editable install), else the user must name the folder."""
+    repo_cases = Path(__file__).resolve().parent / "cases"
+    if repo_cases.is_dir() and repo_cases != looked.absolute():
+        return f"pass --cases {shown(repo_cases)} (the repository predigest runs from), or run from its root"
+    return "pass --cases with the folder that holds the cases (eval/cases in the repository)"
 
 
 def load_rows(cases_dir: Path, only: str | None = None, root: Path | None = None) -> list[Case]:
@@ -177,7 +187,8 @@ def load_rows(cases_dir: Path, only: str | None = None, root: Path | None = None
         picked = [r for r in rows if r.name == only]
         if not picked:
             names = ", ".join(r.name for r in rows)
-            raise CaseError(f"no row named {only!r}", path=Path(cases_dir), hint=f"pick one of: {names}")
+            hint = did_you_mean(only, [r.name for r in rows]) + f"pick one of: {names}"
+            raise CaseError(f"no row named {only!r}", path=Path(cases_dir), hint=hint)
         return picked
     return rows
 

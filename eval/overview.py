@@ -1,6 +1,6 @@
 """The first thing `predigest eval` prints: one row per case and answer set, the headline scores
 as columns, failing rows first; and the same table as Markdown (`eval --markdown`, quoted in the
-README).
+docs/eval.md).
 
 The columns are `COLUMNS`: a new metric on the overview is one line there. Cells are plain text,
 laid out by agent/core/listing.py, so a pipe gets one line per row and a terminal gets the

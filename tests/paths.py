@@ -24,9 +24,9 @@ SEED = ROOT / "eval" / "cases" / "2026-09-22-inference" / "gold.md"
 WORLD = ROOT / "examples" / "world"
 
 
-def predigest(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def predigest(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """Run the CLI through its real entry point (`agent.cli.main`: options, errors, exit status),
-    in this process, from the repo root, with `env` as the whole environment when given — but
+    in this process, from the repo root (or `cwd`), with `env` as the whole environment when given — but
     for the test session's HOME and XDG folders (tests/conftest.py), unless `env` names them: with
     no HOME, the user's real one is found from the password database. One smoke test runs the
     installed console script in a subprocess (tests/test_cli.py)."""
@@ -37,7 +37,7 @@ def predigest(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
             home = {k: v for k, v in os.environ.items() if k == "HOME" or k.startswith("XDG_")}
             os.environ.clear()
             os.environ.update({**home, **env})
-        os.chdir(ROOT)
+        os.chdir(cwd)
         with redirect_stdout(stdout), redirect_stderr(stderr):
             try:
                 main(list(args))

@@ -112,11 +112,6 @@ def add_reference(*topics: str, doc: str = "work-queue/2026-09-22-2200.md") -> t
             "is not a source of the evening",
             id="prompt-for-an-unknown-document",
         ),
-        pytest.param(
-            ("run", "examples/world", "-t", "inference", "-d", "2027-01-01", "--out", "/tmp/x/"),
-            "no document",
-            id="empty-inbox",
-        ),
     ],
 )
 def test_errors_are_one_line_with_exit_2(args: tuple[str, ...], message: str) -> None:

@@ -30,9 +30,8 @@ STEM = "2026-09-22-inference-e1prep"
 def _copy_world(dest: Path) -> Path:
     shutil.copytree(WORLD, dest, symlinks=True)
     toml = dest / "predigest.toml"
-    cassettes = ROOT / "cassettes" / "world"
     toml.write_text(
-        toml.read_text(encoding="utf-8").replace('"../../cassettes/world"', f'"{cassettes}"'), encoding="utf-8"
+        toml.read_text(encoding="utf-8").replace('"../../cassettes/', f'"{ROOT / "cassettes"}/'), encoding="utf-8"
     )
     return dest
 
@@ -517,12 +516,12 @@ def test_score_lines(name: str, patched: str, gold: str, differs: dict[str, obje
 
 
 def test_the_readme_e2_commands_run(tmp_path: Path) -> None:
-    """The README's E2 hand-off block, as written up to --apply (which would patch the repo's
-    example workspace), with `out/` redirected."""
+    """The E2 hand-off block (docs/e2.md, linked from the README), as written up to the copy
+    --apply patches (tests/test_readme.py runs the whole block), with `out/` redirected."""
     import re
     import shlex
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8").split("## The E2 hand-off", 1)[1]
+    readme = (ROOT / "docs" / "e2.md").read_text(encoding="utf-8")
     block = re.search(r"```bash\n(.*?)```", readme, flags=re.S)
     assert block is not None
     lines = [ln.split("#", 1)[0].strip() for ln in block[1].splitlines()]
@@ -532,4 +531,4 @@ def test_the_readme_e2_commands_run(tmp_path: Path) -> None:
         r = predigest(*args)
         assert r.returncode == 0, f"{line}\n{r.stderr}"
     assert r.stdout.startswith("--- a/living/inference.md")
-    assert "--apply" in lines[2]
+    assert "--apply" in lines[-1] and lines[-1].split()[2].startswith("out/e2/")

@@ -139,9 +139,8 @@ def world(tmp_path: Path) -> Path:
     ws = tmp_path / "world"
     shutil.copytree(WORLD, ws, symlinks=True)
     toml = ws / "predigest.toml"
-    cassettes = ROOT / "cassettes" / "world"
     toml.write_text(
-        toml.read_text(encoding="utf-8").replace('"../../cassettes/world"', f'"{cassettes}"'), encoding="utf-8"
+        toml.read_text(encoding="utf-8").replace('"../../cassettes/', f'"{ROOT / "cassettes"}/'), encoding="utf-8"
     )
     return ws
 

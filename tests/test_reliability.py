@@ -643,7 +643,7 @@ def _world_copy(folder: Path) -> Path:
     shutil.copytree(WORLD, ws, symlinks=True)
     toml = ws / "predigest.toml"
     toml.write_text(
-        toml.read_text(encoding="utf-8").replace('"../../cassettes/world"', f'"{CASSETTES}"'), encoding="utf-8"
+        toml.read_text(encoding="utf-8").replace('"../../cassettes/', f'"{ROOT / "cassettes"}/'), encoding="utf-8"
     )
     return ws
 
@@ -1037,15 +1037,19 @@ def test_a_read_only_cache_folder_is_an_error_before_any_call(
 
 
 def test_a_run_into_the_inbox_is_its_own_output_not_an_input(world: Path, tmp_path: Path) -> None:
-    """What cron does: no `--out`, so the briefing lands in `inbox/tom/`. A second run refuses
-    without --force (naming no flag that was not given) and replaces its own set with it; the
-    `.json` and `.calls.jsonl` are never read as reports, by this topic or another."""
+    """What cron does: no `--out`, so the briefing lands in `inbox/tom/`. A second run of the
+    evening replaces its own unedited set; once the briefing is edited it refuses without --force
+    (naming no flag that was not given) and replaces the set with it; the `.json` and
+    `.calls.jsonl` are never read as reports, by this topic or another."""
     run = ("run", str(world), "-t", "inference", "-d", DAY, "--backend", "replay")
     first = predigest(*run)
     assert first.returncode == 0, first.stderr
     briefing = world / OWN
     record = briefing.with_suffix(".json")
     assert record.exists() and briefing.with_suffix(".calls.jsonl").exists()
+    rerun = predigest(*run)
+    assert rerun.returncode == 0, rerun.stderr
+    briefing.write_text(briefing.read_text(encoding="utf-8") + "（编辑过）\n", encoding="utf-8")
     again = predigest(*run)
     assert again.returncode == 2 and "already exists" in again.stderr, again.stderr
     assert "--out " + str(world) not in again.stderr and "an input" not in again.stderr, again.stderr

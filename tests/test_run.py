@@ -109,16 +109,18 @@ def test_traps_stay_out(briefing: Briefing) -> None:
         assert trap not in text
 
 
-def test_refuses_to_overwrite_and_writes_json_beside(tmp_path: Path) -> None:
+def test_replaces_only_its_own_unedited_set_and_writes_json_beside(tmp_path: Path) -> None:
     s = settings(tmp_path)
     report = run(s)
     data = json.loads(report.written.json_path.read_text(encoding="utf-8"))
     assert data["briefing"]["topic"] == "inference" and data["prompt"].startswith("extract@")
     assert report.written.calls_path.read_text(encoding="utf-8").count("\n") == len(report.records)
-    before = report.out_path.read_text(encoding="utf-8")
-    with pytest.raises(OutputExists, match="--force"):
+    assert run(s).out_path.read_text(encoding="utf-8") == report.out_path.read_text(encoding="utf-8")  # a re-run
+    edited = report.out_path.read_text(encoding="utf-8") + "（编辑过）\n"
+    report.out_path.write_text(edited, encoding="utf-8")
+    with pytest.raises(OutputExists, match="--force"):  # an edited briefing is the user's
         run(s)
-    assert report.out_path.read_text(encoding="utf-8") == before
+    assert report.out_path.read_text(encoding="utf-8") == edited
     again = run(s.model_copy(update={"force": True}))
     assert again.composed.briefing.model_copy(update={"footer": ""}) == report.composed.briefing.model_copy(
         update={"footer": ""}

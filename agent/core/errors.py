@@ -5,6 +5,8 @@ The CLI prints `str(error)` on one line and exits non-zero; a traceback only wit
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
@@ -22,6 +24,31 @@ def first_problem(e: ValidationError) -> str:
 def where(problem: ErrorDetails) -> str:
     """'llm.timeout_s': the dotted place of one validation problem."""
     return ".".join(map(str, problem["loc"]))
+
+
+def nearest(name: str, known: Iterable[str]) -> str:
+    """The known name `name` was most likely meant to be ('' when none is close): a typo gets the
+    name it missed, not advice to create a new one."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return close[0] if close else ""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """'did you mean 'x'? ' for a hint, or ''."""
+    close = nearest(name, known)
+    return f"did you mean {close!r}? " if close else ""
+
+
+def shown(path: Path | str) -> str:
+    """`path` as the user would type it from where they stand: relative to the current folder
+    when it is inside it, else as it is (a message names the path that was looked for)."""
+    p = Path(path)
+    try:
+        return str(p.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        return str(p)
 
 
 class PredigestError(Exception):

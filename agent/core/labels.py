@@ -73,6 +73,7 @@ class Labels:
     aged_out: str = "未核实即停止延续：{title}（{since} 起已延续 {evenings} 晚，仍无文档核实；如仍关心请手动跟进）"
     over_budget: str = "未核实即停止延续：{title}（{since} 起；今晚三的待核实上限 {budget} 条已满，排序在后）"
     count_under: str = "低于 {min} 条目标下限：今晚仅 {n} 条合格增量，未用弱条目补凑"
+    quiet_evening: str = "今晚窗口内没有新文档，无新增量；未核实的待核实项照常延续"
     count_within: str = "在 {min}-{max} 目标区间内"
     # reading vocabulary: how any writer says the count is under target (parse reads gold briefings too)
     under_target_words: tuple[str, ...] = ("低于", "不足", "未达", "under", "below")
@@ -85,6 +86,7 @@ class Labels:
     adjacent_level: str = "邻接"
     # another topic's briefing written by the same run: what it holds, said from that run's result
     sibling_held: str = "本次运行同晚的 {topic} 简报，{n}条增量：{headlines}；邻接参考，不作增量来源"
+    this_run: str = "本次运行"  # 一's folder of a sibling briefing written where the workspace has no name for
     sibling_empty: str = "本次运行同晚的 {topic} 简报，无主增量；邻接参考，不作增量来源"
     named: str = "{name}（{what}）"
     other_cards: str = "其余 {n} 张卡主分类非 {topic}"
@@ -125,6 +127,7 @@ class Labels:
     # what answered, in the footer, the run record, the page, eval's rows and `predigest logs`: a
     # model is named only where a model answered
     answered_model: str = "model {model}"
+    answered_nobody: str = "无人作答（窗口内没有文档）"
     answered_reference: str = "reference answers (hand-written)"
     answered_relayed: str = "relayed answers of {model}"
     answered_offline: str = "offline extractor"

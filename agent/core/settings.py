@@ -80,7 +80,11 @@ class LLMSettings(_Frozen):
     cassette_dir: Path = Field(
         default=Path("cassettes"),
         validation_alias=AliasChoices("cassette_dir", "cassettes"),
-        description="Cassette folder (relative to the workspace in predigest.toml).",
+        description="Cassette folder (relative to the workspace in predigest.toml); the file may name a list "
+        "of folders, one per topic's set: replay reads them all, record writes into the first.",
+    )
+    more_cassettes: tuple[Path, ...] = Field(
+        default=(), description="The folders after the first of a `cassettes = [...]` list in predigest.toml."
     )
     cache_dir: Path | None = Field(
         default_factory=default_cache_dir, description="Response cache folder; none disables the cache."
@@ -136,6 +140,26 @@ class LLMSettings(_Frozen):
                     "USD per 1M tokens, each a finite number ≥ 0",
                 )
         return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cassette_list(cls, data: Any) -> Any:
+        """`cassettes = ["a", "b"]` in predigest.toml: a workspace whose topics' answers live in one
+        set per topic names them all in one setting; the first is where `record` writes."""
+        if not isinstance(data, Mapping):
+            return data
+        key = next((k for k in ("cassettes", "cassette_dir") if isinstance(data.get(k), list | tuple)), None)
+        if key is None:
+            return data
+        folders = list(data[key])
+        if not folders:
+            raise ValueError("cassettes = [] names no folder: name at least one, or leave the setting out")
+        return {**data, key: folders[0], "more_cassettes": tuple(folders[1:])}
+
+    @property
+    def cassette_dirs(self) -> tuple[Path, ...]:
+        """Every folder replay reads answers from, the one `record` writes into first."""
+        return (self.cassette_dir, *self.more_cassettes)
 
     def with_(self, **changes: Any) -> LLMSettings:
         return updated(self, changes)
@@ -323,8 +347,14 @@ def llm_overrides(flags: Mapping[str, Any], env: Mapping[str, str]) -> dict[str,
 
 def resolve_llm(base: LLMSettings, overrides: Mapping[str, Any], root: Path) -> LLMSettings:
     """predigest.toml's `[llm]` with the overrides applied; a relative cassette folder from the file
-    is relative to the workspace (flags arrive already absolute from the CLI)."""
-    s = base
-    if not s.cassette_dir.is_absolute():
-        s = s.model_copy(update={"cassette_dir": (root / s.cassette_dir).resolve()})
+    is relative to the workspace (flags arrive already absolute from the CLI). A `--cassettes` flag
+    replaces the file's whole list: the user named the one set to read."""
+    s = base.model_copy(
+        update={
+            "cassette_dir": (root / base.cassette_dir).resolve(),
+            "more_cassettes": tuple((root / p).resolve() for p in base.more_cassettes),
+        }
+    )
+    if "cassette_dir" in overrides or "cassettes" in overrides:
+        overrides = {**overrides, "more_cassettes": ()}
     return updated(s, overrides)

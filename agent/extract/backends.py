@@ -59,7 +59,13 @@ def used_backend(llm: LLMSettings, records: Sequence[CallRecord]) -> tuple[str, 
         return "offline", (
             "extractor offline (--backend offline): no model was asked; items come from the documents' structure"
         )
+    gone = [d for d in llm.cassette_dirs if not d.is_dir()]
+    why = (
+        f"the cassette folder {gone[0]} does not exist"
+        if gone
+        else f"no cassette in {llm.cassette_dir} answers this evening"
+    )
     return "offline", (
-        f"extractor offline: no OPENAI_API_KEY and no cassette in {llm.cassette_dir} answers this evening, "
+        f"extractor offline: no OPENAI_API_KEY, and {why}, "
         "so no model was asked; items come from the documents' structure (set a key for a model's reading)"
     )

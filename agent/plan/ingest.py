@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from agent.core.errors import WorkspaceError
+from agent.core.errors import WorkspaceError, shown
 from agent.plan.workspace import Workspace
 from schemas.documents import DocKind, SourceDoc
 
@@ -97,7 +97,7 @@ def _living_doc(ws: Workspace, topic: str) -> SourceDoc:
     living = ws.living_path(topic)
     if not living.is_file():
         raise WorkspaceError(
-            f"the living document {living} is missing",
+            f"the living document {shown(living)} (set by {ws.set_by(f'topics.{topic}.living')}) is missing",
             hint=f"create it, or fix topics.{topic}.living in predigest.toml",
         )
     why = f"living document of {topic}"
@@ -145,7 +145,8 @@ def _check_inbox(ws: Workspace) -> None:
     hint = "fix [workspace] inbox_dir in predigest.toml, or the folder's permissions"
     if not inbox.is_dir():
         what = "is not a folder" if inbox.exists() else "does not exist"
-        raise WorkspaceError(f"the inbox folder {inbox} {what}", hint=hint)
+        setting = ws.set_by("workspace.inbox_dir")
+        raise WorkspaceError(f"the inbox folder {shown(inbox)} (set by {setting}) {what}", hint=hint)
     try:
         with os.scandir(inbox) as entries:
             next(entries, None)

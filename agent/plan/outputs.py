@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from agent.core.errors import OutputExists, PredigestError
+from agent.core.errors import OutputExists, PredigestError, shown
 from agent.core.labels import ZH
 from agent.plan.filesets import locked, recover, replace_set
 from agent.plan.ingest import is_run_output
@@ -48,15 +48,18 @@ def check_out(out: Path, ws: Workspace, docs: Sequence[SourceDoc], own: Path, *,
                 hint="write the briefing somewhere else, e.g. --out out/",
             )
     if out.is_dir():
-        raise PredigestError(f"{out} is a folder, not a briefing file", hint="pass the folder itself as --out")
+        raise PredigestError(f"{shown(out)} is a folder, not a briefing file", hint="pass the folder itself as --out")
     if out.exists():
         if not _looks_like_briefing(out):
             raise PredigestError(
-                f"{out} exists and is not a briefing: refusing to replace it",
+                f"{shown(out)} exists and is not a briefing: refusing to replace it",
                 hint="choose another --out; predigest only replaces its own briefings",
             )
         if not force:
-            raise OutputExists(f"{out} already exists", hint="pass --force to replace it, or --out for another path")
+            raise OutputExists(
+                f"{shown(out)} already exists and is not this evening's briefing as a run left it",
+                hint="pass --force to replace it, or --out for another path",
+            )
     check_writable(out.parent, hint="pick another --out")
 
 

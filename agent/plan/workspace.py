@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agent.core.errors import PredigestError, WorkspaceError, first_problem
+from agent.core.errors import PredigestError, WorkspaceError, first_problem, nearest, shown
 from agent.core.settings import TopicSection, WorkspaceConfig
 
 CONFIG_NAME = "predigest.toml"
@@ -37,9 +37,12 @@ class Workspace(BaseModel):
             return self.config.topics[name]
         except KeyError:
             known = ", ".join(sorted(self.config.topics)) or "none"
+            close = nearest(name, self.config.topics)
             raise WorkspaceError(
-                f"topic {name!r} is not in {self.root / CONFIG_NAME} (known: {known})",
-                hint=f'add a [topics.{name}] table with at least `living = "living/{name}.md"`',
+                f"topic {name!r} is not in {shown(self.root / CONFIG_NAME)} (known: {known})",
+                hint=f"did you mean --topic {close}?"
+                if close
+                else f'add a [topics.{name}] table with at least `living = "living/{name}.md"`',
             ) from None
 
     def select(self, topics: Sequence[str], *, all_topics: bool) -> list[str]:
@@ -55,6 +58,22 @@ class Workspace(BaseModel):
         for name in names:
             self.topic(name)
         return names
+
+    def set_by(self, key: str) -> str:
+        """'[section] key in <file>': where a setting of this workspace was written, for messages."""
+        section, _, name = key.rpartition(".")
+        return f"[{section}] {name} in {shown(self.root / CONFIG_NAME)}"
+
+    def missing_folders(self) -> list[str]:
+        """The folders predigest.toml names under [workspace] that do not exist, each with the key
+        that names it: said before any call rather than read as a workspace with nothing in it."""
+        w = self.config.workspace
+        keys = [k for k in ("paper_cards_dir", "queue_dir", "living_dir") if k in w.model_fields_set]  # inbox: ingest
+        return [
+            f"{shown(self.root / getattr(w, k))} (set by {self.set_by('workspace.' + k)})"
+            for k in keys
+            if not (self.root / getattr(w, k)).is_dir()
+        ]
 
     def living_path(self, topic: str) -> Path:
         return self.root / self.topic(topic).living

@@ -48,6 +48,7 @@ class Scope:
     # how the rules read a document: one `cache(DocText)` per run, so each is read once
     read: Callable[[str], DocText] = field(compare=False, repr=False)
     living: str = field(default="", repr=False)  # the living document's text: the style its new lines follow
+    judge: str = "model"  # who answered the extractions, as findings name it ("offline extractor" when none did)
 
     @property
     def sources(self) -> list[DocResult]:
@@ -97,11 +98,11 @@ def prepare(scope: Scope) -> Prepared:
     findings = _unread(scope.results)
     cands, f = ground(scope.sources, scope.read)
     findings += f
-    rel, f = _relevance(scope.results, cands, scope.limits.min_stars)
+    rel, f = _relevance(scope.results, cands, scope.limits.min_stars, scope.judge)
     findings += f
     cands, rejected, f = check_arxiv(cands, scope.date)
     findings += f
-    kept, covered, f = dedupe(cands, scope.registry)
+    kept, covered, f = dedupe(cands, scope.registry, scope.judge)
     findings += f
     groups, f = merge(kept)
     findings += f
@@ -163,7 +164,7 @@ def _unread(results: Sequence[DocResult]) -> list[Finding]:
 
 
 def _relevance(
-    results: Sequence[DocResult], cands: list[Candidate], min_stars: int
+    results: Sequence[DocResult], cands: list[Candidate], min_stars: int, judge: str = "model"
 ) -> tuple[dict[str, str], list[Finding]]:
     on_topic = Counter(c.doc.path for c in cands)
     strong = Counter(c.doc.path for c in cands if c.claim.stars >= min_stars)
@@ -172,7 +173,7 @@ def _relevance(
     for r in results:
         if r.extraction is not None:
             path = r.doc.path
-            labels_of[path], finding = relevance(r.doc, r.extraction, on_topic[path], strong[path])
+            labels_of[path], finding = relevance(r.doc, r.extraction, on_topic[path], strong[path], judge)
             findings += [finding] if finding else []
     return labels_of, findings
 

@@ -53,8 +53,11 @@ def match_anchor(c: Candidate, reg: AnchorRegistry, releases: Releases | None = 
     return reg.subject(c.claim.title, threshold=0.6)
 
 
-def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate], list[Candidate], list[Finding]]:
-    """(kept, covered): an anchored claim with a new fact is a supplement, kept."""
+def dedupe(
+    cands: list[Candidate], reg: AnchorRegistry, judge: str = "model"
+) -> tuple[list[Candidate], list[Candidate], list[Finding]]:
+    """(kept, covered): an anchored claim with a new fact is a supplement, kept. `judge` is who
+    gave the claims their relation, so a finding says "model" only where a model judged."""
     kept: list[Candidate] = []
     covered: list[Candidate] = []
     findings: list[Finding] = []
@@ -64,7 +67,7 @@ def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate]
         anchor = match_anchor(c, reg, releases)
         if anchor is None:
             if c.claim.relation != "new":
-                why = f"model said {c.claim.relation} ({c.claim.anchor!r}) but no anchor matches"
+                why = f"{judge} said {c.claim.relation} ({c.claim.anchor!r}) but no anchor matches"
                 findings.append(Finding("dedupe", c.claim.title, c.doc.path, "new", why, ref=c.ref))
             kept.append(replace(c, relation="new"))
             continue
@@ -74,7 +77,7 @@ def dedupe(cands: list[Candidate], reg: AnchorRegistry) -> tuple[list[Candidate]
         where = f"{anchor.label[:30]} ({anchor.when}, {anchor.source})"
         if c.claim.relation == "covered" or not new:
             judged = c.claim.relation == "covered"
-            why = f"{where}: " + ("model judged it covered" if judged else "no figure, flag or ID beyond the anchor")
+            why = f"{where}: " + (f"{judge} judged it covered" if judged else "no figure, flag or ID beyond the anchor")
             findings.append(Finding("dedupe", c.claim.title, c.doc.path, "already covered", why, c.ref, anchor.key))
             covered.append(replace(c, anchor=anchor, relation="covered"))
         else:

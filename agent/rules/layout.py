@@ -64,7 +64,9 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH, siblings: Seq
     increments = [_increment(i, g, s.topic, labels, item_of) for i, g in enumerate(o.selection.increments, 1)]
     rows, new_keys = _arxiv_rows(o.selection, s, labels)
     lim, n = s.limits, len(increments)
-    if n < lim.min_increments:  # said plainly; select never pads and never exceeds the maximum
+    if not s.results:  # a quiet evening is news too: said, so it does not read as a run that failed
+        note = labels.quiet_evening
+    elif n < lim.min_increments:  # said plainly; select never pads and never exceeds the maximum
         note = labels.count_under.format(min=lim.min_increments, n=n)
     else:
         note = labels.count_within.format(min=lim.min_increments, max=lim.max_increments)

@@ -109,7 +109,9 @@ def _display_key(g: Group) -> tuple[tuple[int, ...], dt.datetime, int]:
     return (section, g.lead.doc.timestamp or dt.datetime.min.replace(tzinfo=dt.UTC), g.lead.order)
 
 
-def relevance(doc: SourceDoc, extraction: FileExtraction, on_topic: int, strong: int = 0) -> tuple[str, Finding | None]:
+def relevance(
+    doc: SourceDoc, extraction: FileExtraction, on_topic: int, strong: int = 0, judge: str = "model"
+) -> tuple[str, Finding | None]:
     """The 一 label of a source, from what it carried rather than how much else it held: another
     topic's briefing is 邻接; a report with a strong grounded claim (`strong`: with the increment
     threshold of stars) or several is 高 — one side mention of 2-3★ raises nothing; a card or a
@@ -125,5 +127,5 @@ def relevance(doc: SourceDoc, extraction: FileExtraction, on_topic: int, strong:
     if label == extraction.relevance:
         return label, None
     return label, Finding(
-        "relevance", doc.name, doc.path, "relabelled", f"{label}: {why}; the model said {extraction.relevance}"
+        "relevance", doc.name, doc.path, "relabelled", f"{label}: {why}; the {judge} said {extraction.relevance}"
     )

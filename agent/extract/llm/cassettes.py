@@ -292,6 +292,11 @@ def _provenance(prov: Any) -> Provenance:
     return Provenance(**{**_NO_PROVENANCE, **given})
 
 
+def _shown(path: Path, root: Path) -> str:
+    """`path` under `root` as a relative path, else whole (it is in another folder of the list)."""
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
 def _clipped(value: Any, width: int = 40) -> str:
     """`value` as JSON on one line, cut to `width` characters."""
     text = json.dumps(value, ensure_ascii=False)
@@ -313,27 +318,34 @@ class CassetteIndex:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @classmethod
-    def load(cls, root: Path) -> CassetteIndex:
+    def load(cls, root: Path, *more: Path) -> CassetteIndex:
+        """Every cassette under `root` and the `more` folders (a workspace's one set per topic);
+        a request two of them answer differently is refused, whichever folders they are in."""
         index = cls(root)
-        if root.is_dir():
-            for path in sorted(root.rglob("*.json")):
-                try:
-                    cassette = read_cassette(path)
-                except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-                    raise PredigestError(
-                        f"cassette {path} is not readable: {err}",
-                        hint="fix or delete the file, then re-record it",
-                    ) from err
-                known = index.get(cassette.exchange.key)
-                if known is not None and known.exchange.response_body != cassette.exchange.response_body:
-                    raise PredigestError(
-                        f"two cassettes under {root} answer the same request differently: "
-                        f"{known.path.relative_to(root)} ({known.provenance.kind}) and "
-                        f"{path.relative_to(root)} ({cassette.provenance.kind})",
-                        hint="point the cassette folder at one set (e.g. cassettes/world, not cassettes/)",
-                    )
-                index.add(cassette)
+        for folder in (root, *more):
+            index._read(folder)
         return index
+
+    def _read(self, folder: Path) -> None:
+        if not folder.is_dir():
+            return
+        for path in sorted(folder.rglob("*.json")):
+            try:
+                cassette = read_cassette(path)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+                raise PredigestError(
+                    f"cassette {path} is not readable: {err}",
+                    hint="fix or delete the file, then re-record it",
+                ) from err
+            known = self.get(cassette.exchange.key)
+            if known is not None and known.exchange.response_body != cassette.exchange.response_body:
+                raise PredigestError(
+                    f"two cassettes under {self.root} answer the same request differently: "
+                    f"{_shown(known.path, self.root)} ({known.provenance.kind}) and "
+                    f"{_shown(path, self.root)} ({cassette.provenance.kind})",
+                    hint="point the cassette folder at one set (e.g. cassettes/world, not cassettes/)",
+                )
+            self.add(cassette)
 
     def get(self, key: str) -> Cassette | None:
         with self._lock:
@@ -472,7 +484,7 @@ def cassettes_answer(requests: Sequence[ExtractionRequest], config: LLMSettings)
     judged by the exact key a replay would look up, from the body the real client builds. Only
     documents some cassette was made for are asked, so an evening the cassettes never saw costs
     one directory read and loads no client."""
-    index = CassetteIndex.load(config.cassette_dir)
+    index = CassetteIndex.load(*config.cassette_dirs)
     made_for = {c.provenance.document for c in index.all()}
     asked = [r for r in requests if r.doc_path in made_for]
     if not asked:

@@ -57,13 +57,14 @@ class LLMExtractor:
         self.config = config
         self.backend = config.effective_backend
         self.budget = Budget(config)
-        if self.backend == "replay" and not config.cassette_dir.is_dir():
+        missing = [d for d in config.cassette_dirs if not d.is_dir()]
+        if self.backend == "replay" and missing:
             raise PredigestError(
-                f"the cassette folder {config.cassette_dir} does not exist",
+                f"the cassette folder {missing[0]} does not exist",
                 hint="pass --cassettes with the folder that holds this workspace's cassettes, or another --backend",
             )
         self._index = (
-            CassetteIndex.load(config.cassette_dir)
+            CassetteIndex.load(*config.cassette_dirs)
             if self.backend in ("replay", "record")
             else CassetteIndex(config.cassette_dir)
         )

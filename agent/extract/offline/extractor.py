@@ -45,7 +45,10 @@ _DOUBT = re.compile(
     r"unverified|to be confirmed|\bTBD\b|not (?:yet )?(?:given|disclosed|confirmed|stated)",
     re.I,
 )
-_URL = re.compile(r"https?://[^\s）)|，,；;>\]\"'`<]+")
+# A link is ASCII and ends at the first character a link does not hold: a space, a bracket, a
+# quote, or any CJK character or full-width punctuation ("…/releases（22:05 发布）" ends at "（").
+_URL = re.compile(r"https?://[!-~]+")
+_URL_END = re.compile(r"[)\]|,;>\"'`<].*$|[.:!?]+$")
 _LEVELS: tuple[CredLevel, ...] = ("中高", "高", "中", "低")
 _LEVEL_WORDS = {"medium-high": "中高", "high": "高", "medium": "中", "low": "低"}
 _CAP = {"高": 5, "中": 3, "邻接": 2, "参考": 1}
@@ -302,15 +305,20 @@ def _arxiv(item: Item, outline: Outline, doc: SourceDoc, ctx: Context) -> list[A
     return list(refs.values())[:3]
 
 
+def links(text: str) -> list[str]:
+    """Every link written in `text`, each ending where the link ends (see `_URL`)."""
+    return [u for u in (_URL_END.sub("", m) for m in _URL.findall(text)) if "://" in u and not u.endswith("://")]
+
+
 def _urls(item: Item, text: str) -> list[str]:
     """The links of the item's source fields, else of its text: a lifted row's own line, not the
     table's (each row of a release table links its own release)."""
     source = " ".join(v for k, v in item.fields.items() if k in ("source", "arxiv"))
     own = "\n".join(p.raw for p in item.walk()) if item.row else text
-    found = _URL.findall(source) or _URL.findall(own)
+    found = links(source) or links(own)
     out: list[str] = []
     for u in found:
-        u = re.sub(r"^https?://(?:www\.)?", "", u).rstrip("/.，。")
+        u = re.sub(r"^https?://(?:www\.)?", "", u).rstrip("/")
         if "arxiv.org/" in u or u in out:
             continue
         out.append(u)
@@ -329,11 +337,17 @@ def _key_point(p: Point, ctx: Context, doc_facts: set[str], depth: int) -> KeyPo
     return KeyPoint(text=text, numbered=p.numbered and depth > 1, children=children)
 
 
-def _trim(s: str) -> str:
-    if len(s) <= _MAX_TEXT:
+def _trim(s: str, n: int = _MAX_TEXT) -> str:
+    """At most about `n` characters, cut after a clause and never inside a bracket: a cut text
+    still reads as a sentence ("…（22:05" would not)."""
+    if len(s) <= n:
         return s
-    cut = max(s.rfind(c, 0, _MAX_TEXT) for c in "，。；;,")
-    return s[: cut if cut > 40 else _MAX_TEXT].rstrip("，。；;, ") + "…"
+    cut = max(s.rfind(c, 0, n) for c in "，。；;,")
+    head = s[: cut if cut > n // 4 else n]
+    for open_, close in ("（）", "()", "[]", "【】", "「」"):
+        if head.count(open_) > head.count(close):
+            head = head[: head.rfind(open_)]
+    return head.rstrip("，。；;,、:： ") + "…"
 
 
 def _scrub(s: str, ctx: Context) -> str:
@@ -465,12 +479,22 @@ def clip(text: str, n: int) -> str:
 
 
 def _skip_reason(item: Item, fit: Fit, ctx: Context) -> str:
-    filed = item.fields.get("category", "") or item.index_text
+    filed = item.fields.get("category", "") or _category_cells(item)
     if filed:
-        return SAY.filed_as.format(category=_scrub(_trim(clean(filed)), ctx)[:60])
+        return SAY.filed_as.format(category=_trim(_scrub(clean(filed), ctx), 60))
     if fit.relevance == "邻接":
         return SAY.adjacent_skip.format(topic=ctx.topic)
     return SAY.off_profile.format(topic=ctx.topic)
+
+
+def _category_cells(item: Item) -> str:
+    """What a summary-table row says of the item's kind, without the row's number, stars or the
+    item's own title ("3 · NVIDIA Dynamo 部署笔记 · 推理 · ⭐⭐" files it under "推理")."""
+    title = clean(item.title)
+    cells = [c.strip() for c in item.index_text.split(" · ")]
+    kept = [c for c in cells if c and not re.fullmatch(r"[\d.#]+|[⭐★☆\s]+", c) and clean(c) not in title]
+    # a category is a short cell; a long one is the row's own title or description, said elsewhere
+    return "，".join([c for c in kept if len(c) <= 16] or kept[:1])
 
 
 def _held(
