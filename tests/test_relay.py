@@ -224,3 +224,50 @@ def test_answers_to_the_shared_prompt_relay_over_loopback_and_replay_as_the_even
     refused = predigest(*args, "--cassettes", str(tmp_path / "none"), "--model", "m", "--obtained", "2026-12-01")
     assert refused.returncode == 2 and "is not a SharedExtraction" in refused.stderr
     assert not (tmp_path / "none").exists()
+
+
+def _composing_printout() -> str:
+    """`prompt show --doc compose/inference` over the relayed extractions: what the model was shown."""
+    args = ("prompt", "show", str(WORLD), "-t", "inference", "-d", DATE, "--doc", "compose/inference")
+    shown = predigest(*args, "--cassettes", str(RELAYED))
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
+
+
+def test_a_composing_answer_relays_after_the_extractions_and_composes_the_replay(
+    tmp_path: Path, committed: list[Cassette], printouts: dict[str, str]
+) -> None:
+    """answers/compose/<topic>.json is the model's answer to the topic's composing call, asked from
+    the extractions as they replay once relayed: it is stored as relayed, and a replay composes from it."""
+    folder = _folder(tmp_path, committed, printouts)
+    (reference,) = [read_cassette(p) for p in RELAYED.glob("compose-inference--*.json")]
+    composing = folder / "answers" / "compose" / "inference.json"
+    composing.parent.mkdir(parents=True)
+    composing.write_text(_saved_answer(reference), encoding="utf-8")
+    (folder / "prompts" / "compose").mkdir()
+    (folder / "prompts" / "compose" / "inference.txt").write_text(_composing_printout(), encoding="utf-8")
+    out = tmp_path / "relayed"
+    paths = relay_folder(_settings(out), folder, model="m", obtained="2026-11-30", note="test")
+    stored = {read_cassette(p).provenance.document: read_cassette(p) for p in paths}
+    assert stored["compose/inference"].provenance.kind == "relayed"
+    assert stored["compose/inference"].path.name == reference.path.name  # the same request, so the same key
+    run = predigest(
+        "run", str(WORLD), "-t", "inference", "-d", DATE, "--out", f"{tmp_path / 'o'}/", "--backend", "replay",
+        "--cassettes", str(out), "--no-cache",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    footer = (tmp_path / "o" / f"{DATE}-inference-e1prep.md").read_text(encoding="utf-8").splitlines()[-1]
+    assert "compose compose@" in footer
+
+
+def test_a_composing_answer_for_a_topic_not_asked_is_refused(
+    tmp_path: Path, committed: list[Cassette], printouts: dict[str, str]
+) -> None:
+    folder = _folder(tmp_path, committed, printouts)
+    stray = folder / "answers" / "compose" / "risk.json"
+    stray.parent.mkdir(parents=True)
+    stray.write_text("{}", encoding="utf-8")
+    (folder / "prompts" / "compose").mkdir()
+    (folder / "prompts" / "compose" / "risk.txt").write_text(_composing_printout(), encoding="utf-8")
+    with pytest.raises(PredigestError, match="answers no topic of this run"):
+        relay_folder(_settings(tmp_path / "relayed"), folder, model="m", obtained="2026-11-30")
