@@ -51,6 +51,16 @@ def predigest(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT) -
     return subprocess.CompletedProcess(list(args), code, stdout.getvalue(), stderr.getvalue())
 
 
+def copy_world(dest: Path) -> Path:
+    """A copy of the demo workspace whose cassette folders still resolve (they are named relative to it)."""
+    shutil.copytree(WORLD, dest, symlinks=True)
+    toml = dest / "predigest.toml"
+    toml.write_text(
+        toml.read_text(encoding="utf-8").replace('"../../cassettes/', f'"{ROOT / "cassettes"}/'), encoding="utf-8"
+    )
+    return dest
+
+
 def examples(full: int) -> int:
     """The examples a costly property draws under the loaded Hypothesis profile: `full` under
     Hypothesis' "default", the profile's share of it otherwise (tests/conftest.py)."""

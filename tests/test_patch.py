@@ -20,20 +20,11 @@ from agent.write.living import LivingDocError, learn_style, text_hash
 from agent.write.patch import propose
 from agent.write.patch_apply import HISTORY
 from schemas.run import FindingRecord, RunRecord
-from tests.paths import ROOT, WORLD, predigest
+from tests.paths import ROOT, WORLD, copy_world, predigest
 
 DATE = dt.date(2026, 9, 22)
 LIVING = "living/inference.md"
 STEM = "2026-09-22-inference-e1prep"
-
-
-def _copy_world(dest: Path) -> Path:
-    shutil.copytree(WORLD, dest, symlinks=True)
-    toml = dest / "predigest.toml"
-    toml.write_text(
-        toml.read_text(encoding="utf-8").replace('"../../cassettes/', f'"{ROOT / "cassettes"}/'), encoding="utf-8"
-    )
-    return dest
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +33,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     The rules assemble it (no composing call): these tests name the lines the floor writes, so they
     weigh how a patch places lines, not what an editor's answer says (tests/test_compose.py does)."""
     base = tmp_path_factory.mktemp("demo")
-    ws = _copy_world(base / "world")
+    ws = copy_world(base / "world")
     s = Settings(
         workspace=ws,
         topic="inference",

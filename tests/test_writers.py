@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from agent.pipeline import Settings, run
-from tests.paths import ROOT, WORLD, predigest
+from tests.paths import ROOT, copy_world, predigest
 
 DAY = "2026-09-22"
 STEM = f"{DAY}-inference-e1prep"
@@ -35,20 +35,11 @@ LIVING = "living/inference.md"
 OLD = "\n<!-- old -->\n"  # marks each file of the previous set, so old and new can be told apart
 
 
-def _copy_world(dest: Path) -> Path:
-    shutil.copytree(WORLD, dest, symlinks=True)
-    toml = dest / "predigest.toml"
-    toml.write_text(
-        toml.read_text(encoding="utf-8").replace('"../../cassettes/', f'"{ROOT / "cassettes"}/'), encoding="utf-8"
-    )
-    return dest
-
-
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo evening run once, replayed: its workspace and its set under `out/`."""
     base = tmp_path_factory.mktemp("demo")
-    ws = _copy_world(base / "world")
+    ws = copy_world(base / "world")
     run(Settings(workspace=ws, topic="inference", date=dt.date(2026, 9, 22), out=base / "out", backend="replay"))
     return base
 
