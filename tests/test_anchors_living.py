@@ -86,3 +86,38 @@ def test_a_short_date_is_the_latest_such_day_up_to_a_month_ahead(
     living = SourceDoc(path="living/x.md", kind="living", agent="", in_window=True, read=True, text=line)
     anchor = build_registry([living], "inference", date).subject("Albireo")
     assert anchor is not None and anchor.first_date == first
+
+
+@pytest.mark.parametrize(
+    ("parent", "nested", "subject"),
+    [
+        pytest.param(
+            "- **vLLM v0.23.0**（10-21）：去 --swap-space",
+            "v0.23.1（11-04）：热修",
+            "vLLM v0.23.1（11-04）",
+            id="a-version",
+        ),
+        pytest.param(
+            "- **Agent Framework**（10-20）：GA",
+            "1.1（2026-11-12）：新增 A2A",
+            "Agent Framework 1.1（2026-11-12）",
+            id="a-number",
+        ),
+        pytest.param("- **MCP 规范**（10-19）：草案", "v2：正式版", "MCP 规范 v2", id="a-bare-major"),
+        pytest.param(
+            "- **SGLang v0.5.19 发布**（9-20）：RadixArk",
+            "SGLang 发布权归属：官方声明",
+            "SGLang 发布权归属",
+            id="a-named-line-stays",
+        ),
+    ],
+)
+def test_a_nested_line_is_anchored_under_its_parents_subject(parent: str, nested: str, subject: str) -> None:
+    """A nested line named by its version alone is the parent's product at that version; one that
+    names its own subject keeps it."""
+    text = f"# x\n\n{parent}\n  - {nested}\n"
+    doc = SourceDoc(path="living/inference.md", kind="living", agent="", in_window=False, read=True, text=text)
+    subjects = [
+        a.label for a in build_registry([doc], "inference", dt.date(2026, 12, 1)).anchors if a.kind == "subject"
+    ]
+    assert subject in subjects, subjects

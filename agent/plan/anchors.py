@@ -271,6 +271,7 @@ def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
 
 def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
     out: list[Anchor] = []
+    parent = ""  # the subject of the last top-level entry: what a nested line's bare version is of
     for line in doc.text.splitlines():
         t = line.strip()
         if not t or t.startswith("#"):
@@ -287,9 +288,24 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
             out.append(Anchor("url", normalise_url(u), t[:80], first, doc.path, text=t))
         if t.startswith(("-", "*")):
             subject = _BULLET_OR_BOLD.sub("", t).split("：", 1)[0].strip()
+            if line[:1] in "-*":
+                parent = subject
+            elif parent and _NO_SUBJECT.fullmatch(_BRACKETED_TAIL.sub("", subject)):
+                subject = f"{_product(parent)} {subject}"  # '  - v0.23.1（11-04）' under vLLM's line is vLLM v0.23.1
             if 2 <= len(subject) <= 60:
                 out.append(Anchor("subject", subject, subject, first, doc.path, text=t))
     return out
+
+
+# A nested entry named by a version, a number or a date alone ('v0.23.1', '1.1', 'v2'): it says no subject.
+_NO_SUBJECT = re.compile(r"[vV]?\d[\w.\-]*")
+_BRACKETED_TAIL = re.compile(r"\s*[（(][^（()）]*[）)]\s*$")
+
+
+def _product(subject: str) -> str:
+    """The product a top-level entry is about, without its version: 'vLLM v0.23.0 发布' -> 'vLLM'."""
+    m = re.match(r"(.+?)\s+[vV]?\d+(?:\.\d+)+", subject)
+    return (m[1] if m else _BRACKETED_TAIL.sub("", subject)).strip()
 
 
 def _merge(anchors: list[Anchor]) -> list[Anchor]:
