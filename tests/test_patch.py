@@ -523,3 +523,31 @@ def test_the_readme_e2_commands_run(tmp_path: Path) -> None:
         assert r.returncode == 0, f"{line}\n{r.stderr}"
     assert r.stdout.startswith("--- a/living/inference.md")
     assert "--apply" in lines[-1] and lines[-1].split()[2].startswith("out/e2/")
+
+
+@pytest.mark.parametrize(
+    ("title", "under"),
+    [
+        pytest.param(
+            "SGLang v0.5.20：新增 X", "- **SGLang v0.5.19 发布**", id="a-later-release-of-an-anchored-product"
+        ),
+        pytest.param("sglang 0.6.0 发布", "- **SGLang v0.5.19 发布**", id="its-name-in-another-case"),
+        pytest.param("SGLangX v1.0.0：另一个项目", None, id="another-product"),
+    ],
+)
+def test_a_new_release_goes_under_its_products_line(demo: Path, title: str, under: str | None) -> None:
+    """One product keeps one line in the living document: a new increment about a later release of
+    it is written under that line, not as a second line of the product elsewhere."""
+    record = _record(demo)
+    incs = list(record.briefing.increments)
+    i = next(k for k, inc in enumerate(incs) if "Dynamo" in inc.title)
+    incs[i] = incs[i].model_copy(update={"title": title})
+    changed = record.model_copy(update={"briefing": record.briefing.model_copy(update={"increments": incs})})
+    lines = propose(changed, _living(demo), LIVING).new.splitlines()
+    name = title.split("：", 1)[0].split(" 发布", 1)[0]
+    (k,) = [k for k, ln in enumerate(lines) if name in ln]
+    if under is None:
+        assert lines[k].startswith("- **"), lines[k]
+        return
+    parent = next(ln for ln in reversed(lines[:k]) if not ln.startswith((" ", "\t")))  # the block it ends
+    assert lines[k].startswith("  - ") and parent.startswith(under), (parent[:40], lines[k][:40])

@@ -227,6 +227,18 @@ class _Editor:
         score, i, ln = max(scored, key=lambda s: s[0], default=(0.0, -1, ""))
         return (i, ln) if scored and score >= _SAME_SUBJECT else None
 
+    def _product_line(self, subject: str) -> tuple[int, str] | None:
+        """The top-level line of an earlier release of the product `subject` is a release of ('SGLang
+        v0.5.20' finds '- **SGLang v0.5.19 发布**'): one product keeps one line, its releases under it."""
+        mine = _RELEASE.match(subject)
+        if mine is None:
+            return None
+        for i, ln in self._tops():
+            theirs = _RELEASE.match(line_subject(ln))
+            if theirs is not None and theirs[1].casefold() == mine[1].casefold():
+                return i, theirs[1]
+        return None
+
     def _line_grams(self, line: str) -> tuple[Counter[str], int, set[str]]:
         """A line's subject as `similarity` reads it, and the arXiv keys it names: read once per
         line of this proposal, which asks them of every line for every subject it places."""
@@ -278,6 +290,11 @@ class _Editor:
         if same is not None:
             self.findings.append(f"{e.subject}: already anchored in {self.path} (line {same[0] + 1}); written under it")
             self._under(same[0], e.subject, e.text, e.kind, e.number)
+            return
+        if (product := self._product_line(e.subject)) is not None:
+            i, name = product
+            self.findings.append(f"{e.subject}: a release of {name}, whose line is {i + 1}; written under it")
+            self._under(i, e.subject, e.text, e.kind, e.number)
             return
         at = self._target(e.section, f"{line} {e.context}")
         self._put(at, line, e.kind, e.number)
@@ -469,6 +486,10 @@ class _Editor:
         while j < first and self.lines[j].startswith(">"):  # after the header's quoted lines, if it has some
             at = j = j + 1
         self._put(at, ZH_LIVING.update_line.format(date=date.isoformat(), md=self.md, tail=self.style.tail), "update")
+
+
+# A release as a subject names it: its product, then a dotted version ('SGLang v0.5.19', 'vLLM 0.23.1').
+_RELEASE = re.compile(r"\s*(.+?)\s+[vV]?\d+(?:\.\d+)+\b")
 
 
 def _paren(title: str) -> str:
