@@ -90,6 +90,21 @@ def test_the_checker_names_each_broken_rule(demo: tuple[Desk, dict[str, Any]], e
         EveningComposition.model_validate(broken, context={"check": desk.check})
 
 
+def test_a_point_stating_only_what_its_anchor_already_says_is_refused(demo: tuple[Desk, dict[str, Any]]) -> None:
+    """A supplement says what is new: a point whose every figure its anchor already states (in any
+    wording, in any language) goes back to the model, naming the anchor."""
+    desk, answer = demo
+    stories = [
+        (n, st, desk._held([i for i in st["claims"] if i in desk.claims])) for n, st in enumerate(answer["stories"])
+    ]
+    n, story, held = next((n, st, h) for n, st, h in stories if h)  # the demo's TGI story: its 9-21 anchor's figures
+    figure = sorted(held)[0]
+    broken = json.loads(json.dumps(answer))
+    broken["stories"][n]["key_points"].append({"text": f"as reported before: {figure}", "refs": story["claims"][:1]})
+    problems = desk.check(EveningComposition.model_validate(broken))
+    assert any(f"states only what {held[figure]} already says ({figure})" in p for p in problems), problems
+
+
 def test_a_disputed_figure_stated_as_fact_is_refused() -> None:
     desk, answer = _desk_and_answer(ROOT / "examples" / "world-1021", "inference", dt.date(2026, 10, 21), "world-1021")
     fid, dispute = next(iter(desk.disputes.items()))

@@ -156,9 +156,16 @@ class Desk:
             out.append(f"{where} has {len(story.key_points)} key points; at most {MAX_POINTS}: keep what matters")
         disputes = self._disputes_of(mine)
         known = _stated([self.claims[i] for i in mine])
+        held = self._held(mine)
         figures: dict[str, int] = {}
         for k, p in enumerate(story.key_points, 1):
             at = f"{where} point {k}"
+            if (said := _figures(p.text)) and said <= set(held):
+                anchors = ", ".join(sorted({held[f] for f in said}))
+                out.append(
+                    f"{at} states only what {anchors} already says ({', '.join(sorted(said))}): "
+                    "say what is new, or leave its claim out as covered"
+                )
             if stray := [r for r in p.refs if r not in mine]:
                 out.append(f"{at} cites {', '.join(stray)}, not among the story's claims {', '.join(mine)}")
             cited = [self.claims[r] for r in p.refs if r in mine]
@@ -184,6 +191,16 @@ class Desk:
             out += _unstated(f"{where}'s {what}", text, around, ", ".join(mine))
             out += _disputed(f"{where}'s {what}", text, disputes)
         return out
+
+    def _held(self, ids: Sequence[str]) -> dict[str, str]:
+        """The figures, flags and CVE IDs the anchors of these claims already say, each with its
+        anchor's id: a point of a supplement that states nothing else repeats yesterday."""
+        anchor_id = {a: i for i, a in self.anchors.items()}
+        held: dict[str, str] = {}
+        for c in (self.claims[i] for i in ids):
+            if c.anchor is not None and c.anchor in anchor_id:
+                held |= {f: anchor_id[c.anchor] for f in _figures(c.anchor.text) if f not in held}
+        return held
 
     def leaked_ids(self, answer: EveningComposition) -> list[str]:
         """Our ids written into the briefing's text: a reader knows no `C3` or `D2`."""
