@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from agent.plan.anchors import AnchorRegistry, OpenItem
+from agent.plan.anchors import Anchor, AnchorRegistry, OpenItem
 from agent.rules.claims import Candidate, DocResult, Finding, Group
 from agent.rules.compose import Composed, Limits, compose
 from agent.rules.edit import edit
@@ -597,3 +597,16 @@ def _paths(points: list[KeyPoint], prefix: str = "") -> list[tuple[str, KeyPoint
         out.append((f"{prefix}{i}", p))
         out.extend(_paths(p.children, f"{prefix}{i}."))
     return out
+
+
+def test_a_supplements_point_its_anchor_already_says_is_dropped() -> None:
+    """The floor prints a supplement's news, not yesterday's: a point whose every figure and flag its
+    anchor states goes (a point naming something new, or stating no figure, stays)."""
+    said = "- **SGLang v0.5.19 发布**（9-20）：吞吐提升 13%，`--enable-waterfill` 改名"
+    anchor = Anchor("subject", "SGLang v0.5.19 发布", "SGLang v0.5.19 发布", DATE, "living/inference.md", text=said)
+    points = ["吞吐 +13%", "新增 `--foo` 参数", "`--enable-waterfill` 改名，旧 flag 报错", "DeepSeek 专项优化"]
+    cand = candidate(claim(TITLE, *points), A, 1, "高", relation="supplement", anchor=anchor)
+    groups, _ = merge([cand])
+    (g,), findings = edit(groups)
+    assert [p.point.text for p in g.points] == ["新增 `--foo` 参数", "DeepSeek 专项优化"]
+    assert sum("anchor already says" in f.detail for f in findings) == 2

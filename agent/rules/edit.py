@@ -1,6 +1,8 @@
 """The floor's pass over each merged subject, when no editor's composition stands: the points as
 the documents wrote them, whole, with what a rule can tell without reading for meaning.
 
+- A supplement's point whose every flag, number and measured figure its anchor already states is
+  yesterday's news, and goes.
 - Every member's points, strongest source first, each kept whole: no clause is cut from a sentence
   and no sentence is joined to another. A point another kept point writes word for word (the same
   text, or a part of it) is dropped, and so is one whose every figure, flag, version and name the
@@ -20,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent.core.text import fold
+from agent.core.text import facts, fold
 from agent.rules.claims import CRED_RANK, Candidate, ClaimRef, Finding, Group, Point
 from agent.rules.grounding import point_facts
 from agent.rules.merge import subject_head
@@ -156,6 +158,8 @@ def _points(g: Group, conflicts: Sequence[NumberConflict]) -> tuple[list[Point],
     findings: list[Finding] = []
     kept: list[Point] = []
     reported = any(c.doc.kind != "queue" for c in g.members)
+    # what the anchors of a supplement already say: a point stating nothing more is yesterday's news
+    held = [c.anchor.text for c in g.members if c.relation == "supplement" and c.anchor]
     for c in g.members:
         if reported and c.doc.kind == "queue":  # a task about the subject; the reports state its facts
             why = "a work-queue task about a subject the reports state"
@@ -166,6 +170,8 @@ def _points(g: Group, conflicts: Sequence[NumberConflict]) -> tuple[list[Point],
             if any(d.states(n.text) for n in p.walk() for d in conflicts):
                 why = "states a figure the sources dispute (raised in 三)"
                 findings.append(Finding("merge", p.text[:40], c.doc.path, "figure withheld", why, ref=c.ref))
+            elif held and _says_only(p, held):
+                findings.append(_folded(unit, "its anchor already says every figure and flag of it"))
             elif into := next((k for k in kept if _plain(p) in _plain(k.point)), None):
                 findings.append(_folded(unit, f"written word for word in {into.point.text[:40]!r}", into.ref))
             elif written := [k for k in kept if _plain(k.point) in _plain(p)]:  # it writes earlier points whole
@@ -184,15 +190,29 @@ def _points(g: Group, conflicts: Sequence[NumberConflict]) -> tuple[list[Point],
 
 
 def _restates(p: KeyPoint, kept: Sequence[Point]) -> bool:
-    """Whether the kept points state every fact of `p`, each figure of the same measure ('TTFT 降低
-    40%' is not restated by '命中率 40%'). A point with no measured figure and no flag ('部分层跳过 FP8
-    量化' after a point naming FP8) says something its names do not: it is the editor's to weigh."""
-    said, mine = point_facts(p), [m for n in p.walk() for m in measures(n.text)]
+    """Whether the kept points state every fact of `p` (its names too), each figure of the same
+    measure ('TTFT 降低 40%' is not restated by '命中率 40%'). A point with no measured figure and no
+    flag ('部分层跳过 FP8 量化' after a point naming FP8) is the editor's to weigh."""
+    texts = [n.text for k in kept for n in k.point.walk()]
+    return point_facts(p) <= {f for t in texts for f in facts(t)} and _says_only(p, texts)
+
+
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
+def _says_only(p: KeyPoint, others: Sequence[str]) -> bool:
+    """Whether the texts `others` state every flag, number and measured figure of `p`, and it states
+    a flag or a measured figure: a year or a name alone ('2026 年', 'FP8') is no figure of the news."""
+    own = [n.text for n in p.walk()]
+    said, told = {f for t in own for f in facts(t)}, {f for t in others for f in facts(t)}
+    mine = [m for t in own for m in measures(t)]
     if not mine and not any(f.startswith("--") for f in said):
         return False
-    if not said <= {f for k in kept for f in point_facts(k.point)}:
+    # every flag and number it names, a year aside ('关掉 --enable-prefix-caching 时返回 400' adds the 400)
+    named = {f for f in said if f.startswith("--") or (any(ch.isdigit() for ch in f) and not _YEAR.fullmatch(f))}
+    if not named <= told:
         return False
-    known = [m for k in kept for n in k.point.walk() for m in measures(n.text)]
+    known = [m for t in others for m in measures(t)]
     return all(any(m.unit == k.unit and m.value == k.value and _alike(m.label, k.label) for k in known) for m in mine)
 
 
