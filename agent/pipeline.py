@@ -593,16 +593,19 @@ def _decided(ev: Evening, p: Draft, composed: ExtractionResult | None) -> _Decid
     """The rules over one topic's answers, with the editor's stories when its answer came back (it
     was validated by `Desk.check` as it was parsed), else the floor's, and why (in the summary, 五
     and a finding)."""
+    detail = ""  # the whole reason, for --explain and the record; the briefing says it in a few words
     if composed is not None and composed.composition is not None:
         edited, why = p.desk.edited(composed.composition), ""
     elif composed is not None:
-        failed = said_in_briefing(composed.record.error or "no answer", ev.ws.root)  # no machine path in a briefing
-        edited, why = None, ZH.floor_failed.format(why=failed)
+        rec = composed.record
+        detail = said_in_briefing(rec.error or "no answer", ev.ws.root)  # no machine path, even in the record
+        missed = rec.source == "cassette" and not rec.cassette  # a replay with no answer to this request
+        edited, why = None, ZH.floor_unanswered if missed else ZH.floor_failed
     else:  # no call: said only when a model was to compose and the offline extractor read the evening
         edited, why = None, ZH.floor_offline if ev.llm.compose and p.desk.claims and p.offline else ""
     outcome = finish(p.chain, edited)
     if why:
-        floor = Finding("compose", ev.settings.topic, "", "floor", why)
+        floor = Finding("compose", ev.settings.topic, "", "floor", f"{why}: {detail}" if detail else why)
         outcome = replace(outcome, floor=why, findings=[*outcome.findings, floor])
     return _Decided(outcome, p.before_rules, p.unread, composed)
 

@@ -170,6 +170,11 @@ def test_an_evening_without_a_composing_answer_is_assembled_by_the_rules_and_say
     assert note in b.summary.count_note
     assert any(n.source == ZH.floor_source and note in n.note for n in b.no_increment)
     assert "compose compose@" not in b.footer
+    # the briefing says why in a few words of its own language; the replay's miss, in full, is the record's
+    assert ZH.floor_unanswered in b.summary.count_note and "no cassette" not in md
+    record = json.loads((tmp_path / "out" / "2026-09-22-inference-e1prep.json").read_text(encoding="utf-8"))
+    (floor,) = [f for f in record["findings"] if f["decision"] == "floor"]
+    assert floor["detail"].startswith(ZH.floor_unanswered) and "no cassette for compose/inference" in floor["detail"]
 
 
 def test_an_editors_control_characters_reach_no_file() -> None:

@@ -136,7 +136,8 @@ class Labels:
     floor_note: str = "本晚增量由规则按主题键拼装，未经编辑模型编排（{why}）"
     floor_source: str = "编排"
     floor_offline: str = "离线抽取，未调用模型"
-    floor_failed: str = "编排调用未得到通过检查的答案：{why}"
+    floor_failed: str = "编排调用未得到通过检查的答案，原因见运行记录"  # the reason, in English, is --explain's
+    floor_unanswered: str = "卡带中没有本主题的编排答案"
     composed_by: str = "compose {prompt}"  # the footer's prompt, when the editor composed the evening
     partial_note: str = "部分运行：{n} 份来源未读取（见五），本简报不完整"
     partial_intro: str = "以下来源已检查（标“未读取”者除外），但无 {topic} 主轴净增量，或已被活文档覆盖："
