@@ -257,7 +257,7 @@ def _reads_as_dispute(title: str) -> bool:
 
 _MARK_TAIL = re.compile(r"[（(]([^（()）]*)[）)]\s*$")  # '（9-21 起，低风险；…）' after an open question
 _MARK_DATE = re.compile(rf"(?<![\d.-])({MONTH_DAY})(?![\d.-])")
-_MARK_RISK = re.compile(rf"([高中低]){ZH.risk_suffix}")
+_MARK_RISK = re.compile(rf"([^\s（()），,；;]+?){ZH.risk_suffix}")  # as 三's head line says it (agent.plan.parse)
 
 
 def _living_marks(doc: SourceDoc, date: dt.date) -> list[OpenItem]:
