@@ -263,14 +263,17 @@ def _anchors_of(ws: Workspace, topic: str, day: dt.date, as_json: bool) -> objec
                 {"kind": a.kind, "key": a.key, "label": a.label, "first": a.first_date, "source": a.source}
                 for a in reg.anchors
             ],
-            "open_to_verify": [{"title": o.item.title, "origin": o.origin, "source": o.source} for o in reg.open_items],
+            "open_to_verify": [
+                {"title": o.item.title, "origin": o.origin, "source": o.source, "raised_by": o.kind}
+                for o in reg.open_items
+            ],
             "sections": list(reg.sections),
             "adjacent": [{"key": a.key, "source": a.source} for a in reg.adjacent],
         }
     rows = [(a.kind, a.display_id or a.key, a.when, a.source, _clip(a.label, 60)) for a in reg.anchors]
     _list(f"{topic} anchors before {day}", ("kind", "key", "first anchored", "source", "label"), rows)
     said = [f"living sections: {' · '.join(reg.sections) or 'none'}"]
-    said += [f"open to-verify: {o.item.title} (since {o.origin}, {o.source})" for o in reg.open_items]
+    said += [f"open to-verify: {o.item.title} (since {o.origin}, {o.source}; {o.kind})" for o in reg.open_items]
     said.append(f"adjacent references: {len(reg.adjacent)} (same-evening briefings of other topics; not anchors)")
     sys.stdout.write("".join(f"{line}\n" for line in said))
     return None

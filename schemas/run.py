@@ -64,6 +64,7 @@ Decision = Literal[
     "not resolved",
     "resolved",
     "carried over",
+    "not carried",
     "dropped unverified",
     "to verify",
     "dropped by budget",

@@ -121,3 +121,38 @@ def test_a_nested_line_is_anchored_under_its_parents_subject(parent: str, nested
         a.label for a in build_registry([doc], "inference", dt.date(2026, 12, 1)).anchors if a.kind == "subject"
     ]
     assert subject in subjects, subjects
+
+
+@pytest.mark.parametrize(
+    ("text", "date", "held"),
+    [
+        pytest.param(
+            "## 附 B：开放待核实\n\n- colibri GLM-5.2 支持范围和实测性能（9-21 起，低风险）",
+            dt.date(2026, 9, 22),
+            [("colibri GLM-5.2 支持范围和实测性能", "9-21", "低")],
+            id="a-listed-question",
+        ),
+        pytest.param(
+            "## 附：开放待核实\n- NVIDIA 收购 Hugging Face $12.93B 实际进展（9-21 起，中风险；影响生态判断）\n"
+            "- **A2A v1.0** 签名校验（10-20）",
+            dt.date(2026, 10, 21),
+            [("NVIDIA 收购 Hugging Face $12.93B 实际进展", "9-21", "中"), ("A2A v1.0 签名校验", "10-20", "低")],
+            id="a-remark-after-the-risk-and-an-unrated-one",
+        ),
+        pytest.param(
+            "## 附 B：开放待核实\n- colibri 实测性能（9-22 起）\n- EPD 延迟（9-23 起）\n- LMCache 命中率（9-16 起）",
+            dt.date(2026, 9, 22),
+            [("LMCache 命中率", "9-16", "低")],
+            id="not-those-raised-tonight-or-later-on-a-re-run",
+        ),
+    ],
+)
+def test_the_living_documents_open_questions_are_open_items(
+    text: str, date: dt.date, held: list[tuple[str, str, str]]
+) -> None:
+    """Only the list under a heading naming 待核实: a mark on an anchor's line may be E2's copy of one
+    evening's model notes, and is not read as the document's own question."""
+    living = SourceDoc(path="living/x.md", kind="living", agent="", in_window=True, read=True, text=LIVING + text)
+    reg = build_registry([living], "inference", date)
+    assert [(o.item.title, o.origin, o.item.risk) for o in reg.open_items] == held
+    assert all(o.kind == "living" and o.source == "living/x.md" for o in reg.open_items)

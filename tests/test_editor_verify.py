@@ -23,8 +23,9 @@ MARK = "（编号无效）"
 
 
 def carried(title: str, risk: str) -> OpenItem:
+    """An open question of the living document's list, which 三 carries at any risk until settled."""
     item = VerifyItem(number=1, title=title, risk=risk, carried_from="10-20", problem="p", suggestion="s")  # type: ignore[arg-type]
-    return OpenItem(item=item, origin="10-20", source="inbox/tom/2026-10-20-inference-e1prep.md")
+    return OpenItem(item=item, origin="10-20", source="inbox/tom/2026-10-20-inference-e1prep.md", kind="living")
 
 
 def block(md: str, name: str) -> str:

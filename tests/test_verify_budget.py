@@ -67,7 +67,8 @@ def test_notes_about_claims_that_are_not_increments_are_dropped(relayed: Outcome
 
 
 def _open(origin: str) -> OpenItem:
-    item = VerifyItem(number=1, title=f"某数字待核实 {origin}", risk="低", problem="p", suggestion="s")
+    """A briefing's own 高-risk doubt: the one kind of doubt carried, and the one kind that ages."""
+    item = VerifyItem(number=1, title=f"某数字待核实 {origin}", risk="高", problem="p", suggestion="s")
     return OpenItem(item=item, origin=origin, source="inbox/tom/2026-09-21-inference-e1prep.md")
 
 

@@ -116,6 +116,9 @@ class Labels:
     invalid_id_title: str = "{subject} 引用的 arXiv {id}"
     invalid_id_problem: str = "{doc} 引用的 arXiv {id}，{subject} 的真实 arXiv 号是什么？"
     invalid_id_suggestion: str = "按标题在 arXiv 检索正确编号，核实前不立锚点、不写入活文档"
+    # an open question of the living document's list, carried in 三 in its own words
+    living_mark_problem: str = "{doc} 列为开放待核实，尚无文档核实"
+    living_mark_suggestion: str = "读到能核实它的原文后更新对应锚点，去掉待核实标注"
     title_cut: str = "…"  # where a title is cut to fit
     max_verify_title: int = 40  # characters of a 三 item's title
     section_join: str = "、"  # between the § sections of one document on a 来源 line

@@ -171,7 +171,7 @@ def _topic_values(ws: Workspace, topic: str, registry: AnchorRegistry) -> dict[s
         "adjacent": t.adjacent.strip() or "(not configured)",
         "living": t.living,
         "sections": "\n".join(f"- {s}" for s in registry.sections) or "(the living document has no § sections yet)",
-        "open_items": "\n".join(f"- {o.item.title}（since {o.origin}）" for o in registry.open_items) or "(none)",
+        "open_items": "\n".join(f"- {o.item.title}（since {o.origin}）" for o in registry.briefed_items) or "(none)",
     }
 
 

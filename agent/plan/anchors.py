@@ -1,9 +1,10 @@
 """What is already known for a topic on an evening: the anchors tonight's claims are deduped against.
 
-Three places feed it: the living document (its § sections and every arXiv ID, URL and named
-subject in it), every earlier briefing of the topic (increments, arXiv rows with their first
-anchoring date, the latest briefing's open to-verify items), and same-evening briefings of other
-topics, which are kept apart as adjacent references — never as anchors.
+Three places feed it: the living document (its § sections, every arXiv ID, URL and named subject
+in it, and its list of open 待核实 questions), every earlier briefing of the topic (increments, arXiv
+rows with their first anchoring date, the latest briefing's open to-verify items), and same-evening
+briefings of other topics, which are kept apart as adjacent references — never as anchors. Each
+open item says where it was raised (`OpenKind`): what 三 carries depends on it.
 """
 
 from __future__ import annotations
@@ -21,13 +22,16 @@ from typing import Literal
 from agent.core.arxiv import find_ids, id_keys
 from agent.core.dates import MONTH_DAY, month_day, read_day
 from agent.core.errors import ParseError, WorkspaceError
-from agent.core.labels import ZH
+from agent.core.labels import ZH, ZH_LIVING
 from agent.core.text import bigram_counts, least_shared, similarity
 from agent.plan.parse import parse
 from schemas.briefing import Briefing, VerifyItem
 from schemas.documents import SourceDoc
 
 AnchorKind = Literal["arxiv", "subject", "url"]
+# where an open item was raised: the living document's list of open questions, two documents giving
+# one figure differently, or a briefing's own doubt (the model's note, or an editor's question)
+OpenKind = Literal["living", "dispute", "doubt"]
 _LIVING_DATE = re.compile(rf"[（(]\s*({MONTH_DAY})\b[^）)]*[）)]")
 _CELL_DATE = re.compile(rf"\|\s*({MONTH_DAY})\s*(?=\|)")  # a table cell that is only 'M-D'
 _URL = re.compile(
@@ -37,6 +41,7 @@ _BULLET_OR_BOLD = re.compile(r"^[-*]\s+|\*\*")
 _SCHEME_WWW = re.compile(r"^(?:https?://)?(?:www\.)?")
 _SECTION = re.compile(r"^#+\s*(§\d+(?:\.\d+)*\s*.+?)\s*$", re.M)
 LISTED_ANCHORS = 25  # anchors listed in one prompt, at most: the bound that keeps prompts flat
+SAME_OPEN_ITEM = 0.6  # a briefing's item and a living document's open question this alike are one
 
 
 @dataclass(frozen=True)
@@ -59,8 +64,10 @@ class Anchor:
 @dataclass(frozen=True)
 class OpenItem:
     item: VerifyItem
-    origin: str  # 'M-D' of the briefing that first raised it
+    origin: str  # 'M-D' of the briefing (or the living document's mark) that first raised it
     source: str
+    kind: OpenKind = "doubt"
+    briefed: bool = True  # an earlier briefing lists it; False: only the living document's list, so far
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,13 @@ class AnchorRegistry:
     sections: tuple[str, ...]  # the living document's § headings, in order
     adjacent: tuple[Anchor, ...] = field(default_factory=tuple)
     warnings: tuple[str, ...] = field(default_factory=tuple)  # e.g. an adjacent briefing read as plain text
+
+    @property
+    def briefed_items(self) -> tuple[OpenItem, ...]:
+        """The open items an earlier briefing lists: what the prompts name as its earlier briefings'
+        open items. A living document's question joins them the evening a briefing first carries
+        it (and requests recorded before the list was read stay the same requests)."""
+        return tuple(o for o in self.open_items if o.briefed)
 
     @cached_property
     def _position(self) -> dict[tuple[str, str], int]:
@@ -176,6 +190,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
     adjacent: list[Anchor] = []
     sections: tuple[str, ...] = ()
     latest: tuple[Briefing, str] | None = None  # the newest baseline: its open items carry over
+    marks: list[OpenItem] = []  # the living document's open questions
     warnings: list[str] = []
     for doc in docs:
         if not doc.read:
@@ -183,6 +198,7 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
         if doc.kind == "living":
             sections = tuple(_SECTION.findall(doc.text))
             anchors += _from_living(doc, date)
+            marks += _living_marks(doc, date)
         elif doc.kind == "adjacent":
             # another agent's briefing: read as far as it goes; if it does not parse at all, it is
             # still a document of the evening (extracted like a report), only without its anchors
@@ -201,15 +217,76 @@ def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> Anch
         topic=topic,
         date=date,
         anchors=tuple(_merge(anchors)),
-        open_items=_open_items(*latest) if latest else (),
+        open_items=_open_items(latest, marks, date),
         sections=sections,
         adjacent=tuple(adjacent),
         warnings=tuple(warnings),
     )
 
 
-def _open_items(b: Briefing, path: str) -> tuple[OpenItem, ...]:
-    return tuple(OpenItem(v, v.carried_from or month_day(b.date), path) for v in b.to_verify)
+def _open_items(latest: tuple[Briefing, str] | None, marks: list[OpenItem], date: dt.date) -> tuple[OpenItem, ...]:
+    """The latest briefing's 三, each item with where it was raised, then the living document's
+    open questions that briefing could not know. A question the living document lists is that
+    briefing's item (its words, its path), raised by the living document. A listed question the
+    briefing left out although written after it was raised was settled, or stopped, that evening;
+    the E2 patch takes a settled one out of the list, and until it is applied the list is behind."""
+    if latest is None:
+        return tuple(marks)
+    b, path = latest
+    out: list[OpenItem] = []
+    for v in b.to_verify:
+        listed = any(_same_question(m.item.title, v.title) for m in marks)
+        kind: OpenKind = "living" if listed else "dispute" if _reads_as_dispute(v.title) else "doubt"
+        out.append(OpenItem(v, v.carried_from or month_day(b.date), path, kind))
+    for m in marks:
+        raised = read_day(m.origin, date)
+        if raised is not None and raised > b.date and not any(_same_question(m.item.title, o.item.title) for o in out):
+            out.append(m)
+    return tuple(out)
+
+
+def _same_question(a: str, b: str) -> bool:
+    return similarity(bare_name(a), bare_name(b)) >= SAME_OPEN_ITEM
+
+
+def _reads_as_dispute(title: str) -> bool:
+    """'Mooncake v1.0 TTFT 降幅：2.1× 还是 1.6×': the layout writes a dispute so (`Labels.conflict_title`),
+    and so do the editors; a question of the model's asks one thing, not which of two figures."""
+    return ZH.conflict_or in title.rpartition(ZH.subject_sep)[2]
+
+
+_MARK_TAIL = re.compile(r"[（(]([^（()）]*)[）)]\s*$")  # '（9-21 起，低风险；…）' after an open question
+_MARK_DATE = re.compile(rf"(?<![\d.-])({MONTH_DAY})(?![\d.-])")
+_MARK_RISK = re.compile(rf"([^\s（()），,；;]+?){ZH.risk_suffix}")  # as 三's head line says it (agent.plan.parse)
+
+
+def _living_marks(doc: SourceDoc, date: dt.date) -> list[OpenItem]:
+    """The living document's open questions: the bullets under a heading that names 待核实
+    ('## 附 B：开放待核实'), each '- question（9-21 起，低风险）'. Only the list: a 待核实 on an
+    anchor's line may be the E2 patch's copy of one evening's model notes (`agent.write.patch`), while
+    the list is what the document itself holds open, and E2 only takes settled lines out of it. One
+    raised tonight or later is not known before this evening (a re-run reads today's document)."""
+    out: list[OpenItem] = []
+    listed = False
+    for line in doc.text.splitlines():
+        t = line.strip()
+        if t.startswith("#"):
+            listed = ZH_LIVING.verify_mark in t
+            continue
+        if not (listed and t.startswith(("-", "*"))):
+            continue
+        question = _BULLET_OR_BOLD.sub("", t)
+        tail = _MARK_TAIL.search(question)
+        said = tail.group(1) if tail else ""
+        when, risk = _MARK_DATE.search(said), _MARK_RISK.search(said)
+        raised = read_day(when.group(1), date) if when else None
+        if raised is not None and raised >= date:
+            continue
+        title = question[: tail.start()].strip() if tail else question.strip()
+        rated = risk.group(1) if risk else "低"  # unrated weighs least: not ranked above questions rated 中
+        item = VerifyItem(number=len(out) + 1, title=title, risk=rated, problem="", suggestion="")
+        out.append(OpenItem(item, when.group(1) if when else "", doc.path, "living", briefed=False))
+    return out
 
 
 def _parse_briefing(doc: SourceDoc) -> Briefing:

@@ -81,7 +81,7 @@ class Desk:
             "claims": "\n\n".join(_claim_block(i, c, doc_id, anchor_id) for i, c in self.claims.items())
             or "(no claim tonight)",
             "disputes": "\n".join(self._dispute_line(i, d, doc_id) for i, d in self.disputes.items()) or "(none)",
-            "open_items": "\n".join(f"- {o.item.title}" for o in reg.open_items) or "(none)",
+            "open_items": "\n".join(f"- {o.item.title}" for o in reg.briefed_items) or "(none)",
             "living_lines": "\n".join(self._living_lines()) or "(the living document has no such line yet)",
             "max_points": str(MAX_POINTS),
             "max_title": str(MAX_TITLE),

@@ -175,8 +175,10 @@ def _unique_refs(refs: list[SourceRef]) -> list[SourceRef]:
 def verify_item(d: Doubt, number: int, labels: Labels) -> VerifyItem:
     """One question an editor can act on, under a short title that names its subject."""
     n = d.note
-    if isinstance(n, VerifyItem):  # carried from an earlier briefing, as it was written
-        return n.model_copy(update={"number": number, "carried_from": d.carried})
+    if isinstance(n, VerifyItem):  # carried as it was written: by an earlier briefing, or the living document
+        said = {} if n.problem else {"problem": labels.living_mark_problem.format(doc=d.doc)}
+        said |= {} if n.suggestion else {"suggestion": labels.living_mark_suggestion}
+        return n.model_copy(update={"number": number, "carried_from": d.carried, **said})
     if isinstance(n, NumberConflict):
         values = labels.conflict_or.join(f"{' / '.join(s.values)}{n.unit}" for s in n.sides)
         sides = labels.list_comma.join(

@@ -1,13 +1,16 @@
 """Rule 6: block 三 as an editor writes it — one question an item, the ones that matter first.
 
 Candidates are the figures two documents state differently (`agent.rules.edit`), the open
-items of earlier briefings that tonight did not settle, arXiv IDs a source cites that cannot
-exist, and the model's notes. Each is its own item: several doubts about one increment are
-several items, ranked, never one item of clauses. A note asking what a dispute or an open item
-already asks is folded into it. Within the budget (`max_to_verify`), disputes, carried items
-and impossible IDs come before the model's notes of equal risk or one level above; a carried
-item leaves 三 only when a document settles it, when it ages out, or when the budget is taken by
-riskier questions — and 五 says which.
+items that tonight did not settle, arXiv IDs a source cites that cannot exist, and the model's
+notes. Each is its own item: several doubts about one increment are several items, ranked, never
+one item of clauses. A note asking what a dispute or an open item already asks is folded into it.
+
+What is carried depends on where it was raised (`OpenKind`): the living document's open questions
+and the disputes of earlier evenings stay until a document settles them; a briefing's own doubt is
+carried only at 高 risk, and for `carry_evenings` at most, or an evening's lesser doubts would fill
+三 for days; a question naming an arXiv ID that cannot exist is said the evening it appears and not
+carried. Within the budget (`max_to_verify`), disputes, carried items and impossible IDs come before
+the model's notes of equal risk or one level above; a carried item the budget drops is said in 五.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from agent.core.arxiv import find_ids, validate
 from agent.core.dates import read_day
 from agent.core.text import similarity
-from agent.plan.anchors import AnchorRegistry
+from agent.plan.anchors import AnchorRegistry, OpenItem
 from agent.rules.claims import Candidate, Finding, Selection
 from agent.rules.edit import NumberConflict
 from agent.rules.merge import short_subject
@@ -27,6 +31,7 @@ from schemas.briefing import VerifyItem
 from schemas.extraction import VerifyNote
 
 RISK_RANK = {"高": 2, "中": 1, "低": 0}
+CARRIED_RISK = "高"  # the risk at which a briefing's own doubt is carried to later evenings
 SAME_QUESTION = 0.5
 Kind = Literal["dispute", "carried", "model", "invalid id"]
 
@@ -119,24 +124,47 @@ def evenings_since(origin: str, date: dt.date) -> int | None:
 def _carried(
     registry: AnchorRegistry, resolved: set[str], date: dt.date, carry_evenings: int
 ) -> tuple[list[Doubt], list[Stopped], list[Finding]]:
-    """The last briefing's open items tonight did not settle: carried on, or stopped when older
-    than `carry_evenings`. One whose origin is unreadable, or after tonight (`evenings_since`
-    counts it 0), is carried: nothing says it has aged."""
+    """The open items tonight did not settle and 三 still carries (`_not_carried` says which are
+    not). A doubt older than `carry_evenings` is stopped; one whose origin is unreadable, or after
+    tonight (`evenings_since` counts it 0), is carried: nothing says it has aged. The living
+    document's questions and disputes do not age: they wait for a document to settle them."""
     carried: list[Doubt] = []
     stopped: list[Stopped] = []
     findings: list[Finding] = []
     for o in registry.open_items:
         if o.item.title in resolved:
             continue
+        if why := _not_carried(o, date):
+            findings.append(Finding("carry", o.item.title, o.source, "not carried", why))
+            continue
         age = evenings_since(o.origin, date)
-        if age is not None and age > carry_evenings:
+        if o.kind == "doubt" and age is not None and age > carry_evenings:
             why = f"open since {o.origin}, {age} evenings"
             findings.append(Finding("to-verify", o.item.title, o.source, "dropped unverified", why))
             stopped.append(Stopped(o.item.title, o.source, o.origin, "aged", evenings=age))
             continue
-        findings.append(Finding("carry", o.item.title, o.source, "carried over", f"open since {o.origin}"))
+        why = f"open since {o.origin}" + ("" if o.kind == "doubt" else f" ({_RAISED_BY[o.kind]})")
+        findings.append(Finding("carry", o.item.title, o.source, "carried over", why))
         carried.append(Doubt(o.item.title, o.item, "carried", 0, 0, o.source, o.origin))
     return carried, stopped, findings
+
+
+_RAISED_BY = {"living": "the living document holds it open", "dispute": "two documents disagree"}
+
+
+def _not_carried(o: OpenItem, date: dt.date) -> str:
+    """Why an open item is not carried tonight, or '': a briefing's doubt below `CARRIED_RISK`, or
+    a question (not the living document's) naming an arXiv ID that could not exist the evening it
+    was raised — that evening said so, and no later one can find the paper by it."""
+    if o.kind != "living":
+        raised = read_day(o.origin, date) or date
+        for m in find_ids(f"{o.item.title} {o.item.problem}"):
+            if not validate(m.id, not_after=raised).ok:
+                return f"names arXiv {m.id.display}, which cannot exist: said on {o.origin}, not carried"
+    if o.kind == "doubt" and o.item.risk != CARRIED_RISK:
+        risk = o.item.risk or "unrated"
+        return f"a {risk}-risk doubt of {o.origin}: a briefing's own doubt is carried only at {CARRIED_RISK} risk"
+    return ""
 
 
 def _doubts(sel: Selection, open_titles: list[str]) -> tuple[list[Doubt], list[NumberConflict], list[Finding]]:
