@@ -23,6 +23,7 @@ from schemas.extraction import FileExtraction
 from tests.test_editor import DATE, A, B, claim, doc, note, written
 
 YESTERDAY = DATE - dt.timedelta(days=1)
+TWO_AGO = DATE - dt.timedelta(days=2)  # past the one evening a lesser doubt is asked again
 LAST_WEEK = DATE - dt.timedelta(days=6)  # past `carry_evenings` (3): a doubt raised then has aged out
 LIVING = "living/inference.md"
 
@@ -105,11 +106,15 @@ def _tonight_note() -> DocResult:
             ["2.1× 还是 1.6×"],
             id="a-dispute-past-three-evenings",
         ),
-        pytest.param([_release(MID)], YESTERDAY, "", [], 6, [], id="a-mid-doubt-is-not-carried"),
         pytest.param(
-            [_release(MID, HIGH)], YESTERDAY, "", [], 6,
+            [_release(MID)], YESTERDAY, "", [], 6, ["TTFT 测试配置未给出"],
+            id="a-mid-doubt-is-asked-again-the-next-evening",
+        ),
+        pytest.param([_release(MID)], TWO_AGO, "", [], 6, [], id="a-mid-doubt-is-let-go-after-the-next-evening"),
+        pytest.param(
+            [_release(MID, HIGH)], TWO_AGO, "", [], 6,
             ["KV Pin API 默认开启会否改变显存上限"],
-            id="a-high-doubt-is-carried-a-mid-one-is-not",
+            id="a-high-doubt-outlives-a-mid-one",
         ),
         pytest.param(
             [written(A, claim("ThinkEvict 推理时 KV 驱逐", "KV 显存降低 4.3×", arxiv=["2613.01234"]))],
@@ -123,7 +128,7 @@ def _tonight_note() -> DocResult:
         ),
         pytest.param(
             [_release(MID, note("KV Connector v2 兼容性", "中"), note("Pin 上限", "中"))],
-            YESTERDAY, living("SGLang HiCache 实测命中率（10-18 起，低风险）"), [_tonight_note()], 2,
+            TWO_AGO, living("SGLang HiCache 实测命中率（10-18 起，低风险）"), [_tonight_note()], 2,
             ["SGLang waterfill 的适用模型未说明", "SGLang HiCache 实测命中率"],
             id="the-living-question-keeps-its-place-ahead-of-lesser-doubts",
         ),
@@ -140,10 +145,11 @@ def test_what_three_carries(
 
 
 def test_each_item_left_behind_says_why() -> None:
-    composed = evening([_release(MID, note("引用的 arXiv 2613.01234 是哪篇", "高", "原文写 arXiv:2613.01234"))])
+    earlier = [_release(MID, note("引用的 arXiv 2613.01234 是哪篇", "高", "原文写 arXiv:2613.01234"))]
+    composed = evening(earlier, on=TWO_AGO)
     why = {f.subject: f.detail for f in composed.findings if f.rule == "carry" and f.decision == "not carried"}
     assert len(why) == 2
-    assert any("carried only at 高 risk" in d for d in why.values())
+    assert any("past the next evening only at 高 risk" in d for d in why.values())
     assert any("2613.01234, which cannot exist" in d for d in why.values())
 
 

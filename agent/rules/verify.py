@@ -7,10 +7,11 @@ one item of clauses. A note asking what a dispute or an open item already asks i
 
 What is carried depends on where it was raised (`OpenKind`): the living document's open questions
 and the disputes of earlier evenings stay until a document settles them; a briefing's own doubt is
-carried only at 高 risk, and for `carry_evenings` at most, or an evening's lesser doubts would fill
-三 for days; a question naming an arXiv ID that cannot exist is said the evening it appears and not
-carried. Within the budget (`max_to_verify`), disputes, carried items and impossible IDs come before
-the model's notes of equal risk or one level above; a carried item the budget drops is said in 五.
+carried for `carry_evenings` at most when its risk is 高, a lesser one to the next evening only, or an
+evening's lesser doubts would fill 三 for days; a question naming an arXiv ID that cannot exist is
+said the evening it appears and not carried. Within the budget (`max_to_verify`), disputes, carried
+items and impossible IDs come before the model's notes of equal risk or one level above; a carried
+item the budget drops is said in 五.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from schemas.briefing import VerifyItem
 from schemas.extraction import VerifyNote
 
 RISK_RANK = {"高": 2, "中": 1, "低": 0}
-CARRIED_RISK = "高"  # the risk at which a briefing's own doubt is carried to later evenings
+CARRIED_RISK = "高"  # the risk at which a briefing's own doubt is carried for `carry_evenings`
+LESSER_EVENINGS = 1  # a lesser doubt is asked again the next evening (an editor's follow-up), then let go
 SAME_QUESTION = 0.5
 Kind = Literal["dispute", "carried", "model", "invalid id"]
 
@@ -153,7 +155,8 @@ _RAISED_BY = {"living": "the living document holds it open", "dispute": "two doc
 
 
 def _not_carried(o: OpenItem, date: dt.date) -> str:
-    """Why an open item is not carried tonight, or '': a briefing's doubt below `CARRIED_RISK`, or
+    """Why an open item is not carried tonight, or '': a briefing's doubt below `CARRIED_RISK` past
+    the next evening, or
     a question (not the living document's) naming an arXiv ID that could not exist the evening it
     was raised — that evening said so, and no later one can find the paper by it."""
     if o.kind != "living":
@@ -161,9 +164,13 @@ def _not_carried(o: OpenItem, date: dt.date) -> str:
         for m in find_ids(f"{o.item.title} {o.item.problem}"):
             if not validate(m.id, not_after=raised).ok:
                 return f"names arXiv {m.id.display}, which cannot exist: said on {o.origin}, not carried"
-    if o.kind == "doubt" and o.item.risk != CARRIED_RISK:
+    age = evenings_since(o.origin, date)
+    if o.kind == "doubt" and o.item.risk != CARRIED_RISK and age is not None and age > LESSER_EVENINGS:
         risk = o.item.risk or "unrated"
-        return f"a {risk}-risk doubt of {o.origin}: a briefing's own doubt is carried only at {CARRIED_RISK} risk"
+        return (
+            f"a {risk}-risk doubt of {o.origin}: a briefing's own doubt is carried past the next evening only at "
+            f"{CARRIED_RISK} risk"
+        )
     return ""
 
 
