@@ -165,6 +165,7 @@ _CLAIM = re.compile(  # a claim's block in the composing prompt: id, credibility
     re.M,
 )
 _DISPUTED = re.compile(r"^F\d+ · .*?: (.+)$", re.M)
+_ANCHOR = re.compile(r"^(A\d+) · .*? · already says: (.*)$", re.M)
 
 
 def is_composing(body: Any) -> bool:
@@ -176,19 +177,23 @@ def is_composing(body: Any) -> bool:
 
 def composition_for(body: Any) -> dict[str, Any]:
     """An `EveningComposition` (as JSON) a plain editor could give: one story per listed claim, its
-    top-level points copied (those repeating an earlier point's figure, flag or CVE ID, or stating a
-    disputed value, left out), at most eight. It merges nothing; it is valid, so the rules check real work."""
+    top-level points copied (those repeating an earlier point's figure, flag or CVE ID, stating only
+    what the claim's anchor already says, or stating a disputed value, left out), at most eight. It
+    merges nothing; it is valid, so the rules check real work."""
     user = body["messages"][1]["content"]
     disputed = {v for line in _DISPUTED.findall(user) for v in re.findall(r"says ([^;]+)", line)}
     values = {x.strip() for v in disputed for x in v.split(" / ")}
+    anchors = dict(_ANCHOR.findall(user))  # id -> what it already says
     stories = []
     for m in _CLAIM.finditer(user):
         cid, reason, section, title, block = m[1], m[3], m[4], m[5], m[6]
+        held = anchors.get(a[1], "") if (a := re.search(r"· (?:supplement|covered) of (A\d+)", m[0])) else ""
         points: list[dict[str, Any]] = []
         seen: set[str] = set()
         for text in _top_points(block):
             numbers = set(re.findall(r"--[A-Za-z][\w-]*|CVE-\d+-\d+|\d+(?:\.\d+)?\s*(?:%|×|x|倍)", text, re.I))
-            if (numbers & seen) or any(v and v in text for v in values) or len(points) == 8:
+            old_news = bool(numbers) and all(n.lower() in held.lower() for n in numbers)  # a supplement's old facts
+            if (numbers & seen) or old_news or any(v and v in text for v in values) or len(points) == 8:
                 continue
             seen |= numbers
             points.append({"text": text, "refs": [cid]})
