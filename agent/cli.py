@@ -482,10 +482,11 @@ def _span(
             err.print(f"span stopped at the evening {stop}; after fixing it, resume with: {resume}")
         recs, reached = report.records, len(report.evenings)
         rest = f" · not reached {len(days) - reached}" if reached < len(days) else ""
+        by_source = ", ".join(f"{k} {v}" for k, v in sorted(Counter(r.source for r in recs).items()))
         out.print(
             f"span {days[0]} … {days[-1]} · evenings {len(days)} · written {report.written} · skipped {report.skipped}"
-            f" · failed {int(stop is not None)}{rest} · calls {len(recs)} · {_spent(recs, report.llm, report.seconds)}"
-            f" · exit {report.exit_code}"
+            f" · failed {int(stop is not None)}{rest} · calls {len(recs)}{f' ({by_source})' if by_source else ''}"
+            f" · {_spent(recs, report.llm, report.seconds)} · exit {report.exit_code}"
         )
     if report.exit_code:
         raise typer.Exit(report.exit_code)
