@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from agent.pipeline import Evening, EveningSet, RunReport, Settings, TopicsReport
     from agent.plan.workspace import Workspace
     from agent.runlog import DocAnswer
+    from agent.span import SpanEvening
     from eval.checks import CassetteReport, Needs
     from eval.compare import Comparison
     from eval.runner import EvalReport, Variant
@@ -354,6 +355,11 @@ def _llm_flags(given: Mapping[str, object]) -> dict[str, object]:
 
 
 RUN_EPILOG = (
+    "A span (--from D1 --to D2, at most 31 evenings, instead of --date) runs each evening in order, each written into"
+    " the workspace's inbox before the next is planned (so no --out); --apply-patch applies each evening's E2 patch"
+    " (as `patch --apply`) before the next. An evening already written is skipped unless --force; the span stops at"
+    " the first evening that fails and says how to resume; --max-calls and --max-cost bound the whole span; the exit"
+    " status is the worst evening's.\n\n"
     "Several topics (--topic given several times, or --all-topics) are one run: all checked before the first"
     " call, --max-calls and --max-cost bound them together, a briefing set per topic, and the exit status is the"
     " worst topic's. With --extraction shared, each document is one request for all of them, its answer split by"
@@ -367,7 +373,17 @@ RUN_EPILOG = (
 @app.command("run", epilog=RUN_EPILOG)
 def run_cmd(
     workspace: WorkspaceArg,
-    date: DateOpt,
+    date: Annotated[str | None, typer.Option("--date", "-d", help="The evening, YYYY-MM-DD.")] = None,
+    first: Annotated[
+        str | None, typer.Option("--from", help="The first evening of a span (YYYY-MM-DD; with --to, not --date).")
+    ] = None,
+    last: Annotated[str | None, typer.Option("--to", help="The last evening of a span (YYYY-MM-DD).")] = None,
+    apply_patch: Annotated[
+        bool,
+        typer.Option(
+            "--apply-patch", help="In a span: apply each evening's E2 patch to the living document before the next."
+        ),
+    ] = False,
     topic: TopicsOpt = None,
     all_topics: AllTopicsOpt = False,
     out: OutOpt = None,
@@ -394,11 +410,21 @@ def run_cmd(
 
     Reads OPENAI_API_KEY / OPENAI_BASE_URL for a live endpoint; without a key it replays cassettes.
 
+    A span (--from D1 --to D2) runs each evening in order, each written into the workspace's inbox
+    before the next; see the epilog.
+
     Example: predigest run examples/world --topic inference --date 2026-09-22 --out out/
     """
+    from agent.span import asked_span
+
     given = dict(locals())  # every option as typed; the settings model decides what each means
+    days = asked_span(date, first, last, apply_patch=apply_patch)
     topics = _topics(workspace, topic, all_topics)
-    _run(_run_settings(given, topics[0]), topics, as_json=as_json, explain=explain, patch=patch, html=html)
+    shown = dict(as_json=as_json, explain=explain, patch=patch, html=html)
+    if days:
+        _span(_run_settings({**given, "date": days[0].isoformat()}, topics[0]), topics, days, apply_patch, **shown)
+        return
+    _run(_run_settings(given, topics[0]), topics, **shown)
 
 
 def _run_settings(given: dict[str, Any], topic: str) -> Settings:
@@ -413,28 +439,110 @@ def _run(settings: Settings, topics: list[str], *, as_json: bool, explain: bool,
     """`run` for its topics (several share one progress bar over all their requests): a run log per
     topic, the summary (or its JSON), the extra files written, and the exit status."""
     from agent.pipeline import run_topics
-    from agent.runlog import log_quietly, logs_path, run_log
 
     with _progress() as (on_plan, on_result):
         on_plan, on_result = _watched(on_plan, on_result, html=html, force=settings.force)
         report = run_topics(
             settings, topics, on_plan=on_plan, on_result=on_result, patch=patch, warn=_warning, on_written=_note_written
         )
+    data = _shown(report, len(topics) == 1, as_json=as_json, explain=explain, patch=patch, html=html)
+    if as_json:
+        _print_json(data)
+    if report.exit_code:
+        raise typer.Exit(report.exit_code)
+
+
+def _span(
+    settings: Settings,
+    topics: list[str],
+    days: list[dt.date],
+    apply_patch: bool,
+    *,
+    as_json: bool,
+    explain: bool,
+    patch: bool,
+    html: bool,
+) -> None:
+    """`run --from --to`: each evening printed as it ends (its usual summary, or what it skipped,
+    patched or failed on), then the span's line, and how to resume after a failed evening."""
+    from agent.span import Watchers, resume_command, run_span
+
+    evenings: list[object] = []
+
+    def ended(e: SpanEvening) -> None:
+        evenings.append(_print_evening(e, len(topics) == 1, as_json=as_json, explain=explain, patch=patch, html=html))
+
+    with _progress() as (on_plan, on_result):
+        on_plan, on_result = _watched(on_plan, on_result, html=html, force=settings.force)
+        watch = Watchers(on_plan, on_result, _warning, _note_written, ended)
+        report = run_span(settings, topics, days, patch=patch, apply_patch=apply_patch, watch=watch)
+    stop = report.stopped_at
+    resume = resume_command(_command(), stop) if stop else ""
+    if as_json:
+        _print_json({"exit_code": report.exit_code, "stopped_at": stop, "resume": resume, "evenings": evenings})
+    else:
+        if stop:
+            err.print(f"span stopped at the evening {stop}; after fixing it, resume with: {resume}")
+        recs, reached = report.records, len(report.evenings)
+        rest = f" · not reached {len(days) - reached}" if reached < len(days) else ""
+        by_source = ", ".join(f"{k} {v}" for k, v in sorted(Counter(r.source for r in recs).items()))
+        out.print(
+            f"span {days[0]} … {days[-1]} · evenings {len(days)} · written {report.written} · skipped {report.skipped}"
+            f" · failed {int(stop is not None)}{rest} · calls {len(recs)}{f' ({by_source})' if by_source else ''}"
+            f" · {_spent(recs, report.llm, report.seconds)} · exit {report.exit_code}"
+        )
+    if report.exit_code:
+        raise typer.Exit(report.exit_code)
+
+
+def _print_evening(e: SpanEvening, one: bool, *, as_json: bool, explain: bool, patch: bool, html: bool) -> object:
+    """One evening of a span as it ends: the briefings it skipped, its run's usual summary, the
+    patches applied after it, or the error that stops the span there; returns its JSON."""
+    if not as_json and one:
+        out.print(f"evening {e.date}:")
+    for path in e.skipped if not as_json else []:
+        out.print(f"skipped {path.name}: already written (--force runs it again)")
+    run = None if e.report is None else _shown(e.report, one, as_json=as_json, explain=explain, patch=patch, html=html)
+    for p in e.patched if not as_json else []:
+        if p.note:
+            err.print(f"note: {p.note}")
+        elif p.history is None:
+            out.print(f"{p.living}: nothing to change (the patch is already in it)")
+        else:
+            out.print(f"patched {p.living} (previous version: {p.history})")
+    if e.error is not None and not as_json:
+        err.print(f"error: {e.error}")
+    patched = [{"topic": p.topic, "living": p.living, "history": p.history, "note": p.note} for p in e.patched]
+    error = str(e.error) if e.error else None
+    skipped = [str(p) for p in e.skipped]
+    return {
+        "date": e.date,
+        "exit_code": e.exit_code,
+        "skipped": skipped,
+        "run": run,
+        "patched": patched,
+        "error": error,
+    }
+
+
+def _shown(report: TopicsReport, one: bool, *, as_json: bool, explain: bool, patch: bool, html: bool) -> object:
+    """An evening's run logged, its summary printed (one topic is reported as one evening), the
+    files beside its briefings written; returns its JSON, printed by the caller with --json."""
+    from agent.runlog import log_quietly, logs_path, run_log
+
     reports = report.reports
-    one = len(topics) == 1  # one topic is reported as one evening
     for rep in reports:
         log_quietly(run_log(rep, _command()), logs_path())
     if as_json:
-        topics_json = {"exit_code": report.exit_code, "topics": {_topic(r): _run_json(r) for r in reports}}
-        _print_json(_run_json(reports[0]) if one else topics_json)
+        pass
     elif one:
         _print_run(reports[0], explain)
     else:
         _print_topics(report, explain)
     for rep in reports:
         _report_extras(rep, as_json=as_json, patch=patch, html=html)
-    if report.exit_code:
-        raise typer.Exit(report.exit_code)
+    topics_json = {"exit_code": report.exit_code, "topics": {_topic(r): _run_json(r) for r in reports}}
+    return _run_json(reports[0]) if one else topics_json
 
 
 def _topic(report: RunReport) -> str:

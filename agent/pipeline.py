@@ -24,6 +24,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -927,18 +928,21 @@ def run_topics(
     patch: bool = False,
     warn: Callable[[str], None] | None = None,
     on_written: Callable[[list[Path]], None] | None = None,
+    model: ModelOnce | None = None,
 ) -> TopicsReport:
     """`run` for several topics of one evening (`s.topic` is not read): planned and checked for
-    all before the first call, extracted under one budget, each topic's set written as one unit."""
+    all before the first call, extracted under one budget, each topic's set written as one unit.
+    `model`: a model extractor shared with other evenings (a span's: one budget for them all),
+    left open; without it the run makes its own."""
     started = time.monotonic()
     es = plan_topics(s, topics)
     if on_plan is not None:
         on_plan(es)
-    with ModelOnce(es.llm) as model:
-        answers = extract_topics(es, extractor, on_result, warn, model=model, refuse=False)
+    with ModelOnce(es.llm) if model is None else nullcontext(model) as asked:
+        answers = extract_topics(es, extractor, on_result, warn, model=asked, refuse=False)
         es, answers, failed = answered_topics(es, answers)
         drafts = draft_topics(es, answers)
-        composed = compose_topics(es, drafts, extractor or model, on_result)
+        composed = compose_topics(es, drafts, extractor or asked, on_result)
     reports = []
     for outcome in brief_topics(es, answers, composed, drafts=drafts, allow_partial=s.allow_partial):
         force = s.force or rerun_of_own(outcome.evening.out_path, outcome.evening.settings)
