@@ -191,9 +191,11 @@ def check_paths(ws: Workspace, s: Settings, *, replay: bool = True) -> None:
 
 
 def missing_cassettes(ws: Workspace, s: Settings, llm: LLMSettings) -> str:
-    """'the cassette folder X (set by …) does not exist', or '' when every folder is there."""
+    """'the cassette folder X (set by …) does not exist' when no folder of the setting is there, or
+    ''. One folder of several gone (another topic's set, in a copied workspace) is no reason to stop:
+    a request it would have answered misses, and the miss says so."""
     gone = [d for d in llm.cassette_dirs if not d.is_dir()]
-    if not gone:
+    if not gone or len(gone) < len(llm.cassette_dirs):
         return ""
     origin = (
         "given by --cassettes" if {"cassette_dir", "cassettes"} & set(s.llm) else f"set by {ws.set_by('llm.cassettes')}"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import ROOT, predigest
+from tests.paths import ROOT, WORLD, predigest
 
 DAY = "2026-09-22"
 
@@ -229,3 +229,17 @@ def test_an_unread_reason_as_the_briefing_says_it(error: str, said: str) -> None
     from agent.pipeline import said_in_briefing
 
     assert said_in_briefing(error, Path("/m/repo/examples/world")) == said
+
+
+def test_a_copied_workspace_missing_another_topics_cassette_folder_still_replays_its_own(tmp_path: Path) -> None:
+    """A copy whose first cassette folder was pointed back at the repository (as a user, or cron's
+    set-up script, does for the topic it runs) replays that topic: the other topics' folders, gone
+    in the copy, are no reason to stop a run that does not ask them."""
+    ws = tmp_path / "w"
+    shutil.copytree(WORLD, ws)
+    toml = ws / "predigest.toml"
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text(text.replace('"../../cassettes/', f'"{ROOT / "cassettes"}/', 1), encoding="utf-8")
+    for _ in range(2):  # as cron runs it, twice into the inbox
+        r = predigest("run", str(ws), "--topic", "inference", "--date", "2026-09-22", "--backend", "replay", "--force")
+        assert r.returncode == 0, r.stderr

@@ -57,14 +57,14 @@ class LLMExtractor:
         self.config = config
         self.backend = config.effective_backend
         self.budget = Budget(config)
-        missing = [d for d in config.cassette_dirs if not d.is_dir()]
-        if self.backend == "replay" and missing:
+        there = [d for d in config.cassette_dirs if d.is_dir()]
+        if self.backend == "replay" and not there:  # one folder of several gone: its requests miss, and say so
             raise PredigestError(
-                f"the cassette folder {missing[0]} does not exist",
+                f"the cassette folder {config.cassette_dirs[0]} does not exist",
                 hint="pass --cassettes with the folder that holds this workspace's cassettes, or another --backend",
             )
         self._index = (
-            CassetteIndex.load(*config.cassette_dirs)
+            CassetteIndex.load(*(there or config.cassette_dirs))
             if self.backend in ("replay", "record")
             else CassetteIndex(config.cassette_dir)
         )
