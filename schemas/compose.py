@@ -16,12 +16,12 @@ agent's stages and cannot import them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
 from schemas.briefing import Strict
-from schemas.extraction import VerifyNote, without_controls
+from schemas.extraction import ModelAnswer, VerifyNote
 
 MAX_POINTS = 8  # key points an increment holds, at most: an editor's increment is read in a minute
 MAX_TITLE = 40  # characters of an increment title
@@ -91,7 +91,7 @@ class Question(VerifyNote):
     )
 
 
-class EveningComposition(Strict):
+class EveningComposition(ModelAnswer):
     """The whole answer: the evening's increments as an editor composes them."""
 
     stories: list[Story] = Field(
@@ -110,13 +110,6 @@ class EveningComposition(Strict):
         "question each, about the subject, never about what a document left out. Not the listed disputes "
         "(the rules raise those with both values) and not the carried open items.",
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _plain_text(cls, data: Any) -> Any:
-        """Stripped of control characters where it enters, as an extraction is: the editor's words
-        reach the briefing, the record and the living document."""
-        return without_controls(data)
 
     @model_validator(mode="after")
     def _checked(self, info: ValidationInfo) -> EveningComposition:

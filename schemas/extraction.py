@@ -34,6 +34,17 @@ def without_controls(value: Any) -> Any:
     return value
 
 
+class ModelAnswer(Strict):
+    """What a model answers (an extraction, a shared answer's part, an evening's composition): stripped
+    of control characters where it enters, so everything written from it (briefing, record, page,
+    patch) is plain text."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_text(cls, data: Any) -> Any:
+        return without_controls(data)
+
+
 class ArxivRef(Strict):
     arxiv_id: str = Field(description="The arXiv ID exactly as the document writes it, with its version if shown.")
     title: str = Field(description="The paper title as the document gives it; short gloss allowed after ' · '.")
@@ -98,7 +109,7 @@ class Resolution(Strict):
     evidence: str = Field(description="A quote copied character for character from the document that settles it.")
 
 
-class FileExtraction(Strict):
+class FileExtraction(ModelAnswer):
     """The whole answer for one document (or one chunk of a long one)."""
 
     relevance: Relevance = Field(description="高 on-topic, 中 partly, 邻接 adjacent topic, 参考 background only.")
@@ -114,13 +125,6 @@ class FileExtraction(Strict):
         default_factory=list,
         description="Open to-verify items from earlier briefings that this document settles (confirms or refutes). Only with a verbatim quote.",
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _plain_text(cls, data: Any) -> Any:
-        """Every answer, alone or a shared answer's part, is stripped of control characters here, where
-        it enters: everything written from it (briefing, record, page, patch) is then plain text."""
-        return without_controls(data)
 
 
 class TopicReading(Strict):
