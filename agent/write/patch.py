@@ -233,9 +233,12 @@ class _Editor:
         mine = _RELEASE.match(subject)
         if mine is None:
             return None
+        product = mine[1].casefold()
         for i, ln in self._tops():
+            if product not in ln.casefold():  # most lines are of other products: no need to read their subject
+                continue
             theirs = _RELEASE.match(line_subject(ln))
-            if theirs is not None and theirs[1].casefold() == mine[1].casefold():
+            if theirs is not None and theirs[1].casefold() == product:
                 return i, theirs[1]
         return None
 
