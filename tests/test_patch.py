@@ -19,6 +19,7 @@ from agent.pipeline import Settings, run
 from agent.write.living import LivingDocError, learn_style, text_hash
 from agent.write.patch import propose
 from agent.write.patch_apply import HISTORY
+from schemas.briefing import KeyPoint
 from schemas.run import FindingRecord, RunRecord
 from tests.paths import ROOT, WORLD, copy_world, predigest
 
@@ -551,3 +552,20 @@ def test_a_new_release_goes_under_its_products_line(demo: Path, title: str, unde
         return
     parent = next(ln for ln in reversed(lines[:k]) if not ln.startswith((" ", "\t")))  # the block it ends
     assert lines[k].startswith("  - ") and parent.startswith(under), (parent[:40], lines[k][:40])
+
+
+def test_the_floors_line_is_as_long_as_the_documents_own_and_holds_whole_points(demo: Path) -> None:
+    """Without an editor's line, the patch writes the increment's first points whole, as many as a line of
+    the living document holds (`LINE_CHARS`), never a run-on paragraph of every point nor a point cut."""
+    from agent.write.patch import LINE_CHARS
+
+    record = _record(demo)
+    incs = list(record.briefing.increments)
+    i = next(k for k, inc in enumerate(incs) if "Dynamo" in inc.title)
+    many = [KeyPoint(text=f"第 {n} 项：新增 `--flag-{n}` 参数，默认关闭，开启后吞吐提升 {n}0%。") for n in range(1, 13)]
+    incs[i] = incs[i].model_copy(update={"key_points": many})
+    changed = record.model_copy(update={"briefing": record.briefing.model_copy(update={"increments": incs})})
+    (line,) = [ln for ln in propose(changed, _living(demo), LIVING).new.splitlines() if "--flag-1`" in ln]
+    said = [p.text.rstrip("。") for p in many if p.text.rstrip("。") in line]
+    assert said == [p.text.rstrip("。") for p in many[: len(said)]] and 1 < len(said) < len(many)
+    assert sum(len(t) + 1 for t in said) <= LINE_CHARS + 1 and "--flag-12" not in line

@@ -132,11 +132,24 @@ def _point_text(p: KeyPoint) -> str:
     return f"{own.rstrip('：:')}：{sep.join(kids)}"
 
 
+# About what one of a living document's own lines holds (its anchor lines average some 220 bytes): the
+# floor's line takes whole points, in the increment's order, up to this many characters.
+LINE_CHARS = 240
+
+
 def key_facts(points: list[KeyPoint], wanted: set[str] | None = None) -> str:
-    """What the increment says, point by point; for a supplement (`wanted`: the facts it adds to
-    its anchor) only the points stating one of those, or all when none does."""
-    keep = [p for p in points if not wanted or point_facts(p) & wanted]
-    return "；".join(_point_text(p) for p in keep or points)
+    """What the increment says, whole point by whole point, as long as a living document's line is
+    (`LINE_CHARS`; the first point always); for a supplement (`wanted`: the facts it adds to its
+    anchor) only the points stating one of those, or all when none does. The editor's line, when
+    there is one, is written instead."""
+    keep = [p for p in points if not wanted or point_facts(p) & wanted] or points
+    texts = [_point_text(p) for p in keep]
+    line = texts[0]
+    for t in texts[1:]:
+        if len(line) + 1 + len(t) > LINE_CHARS:
+            break
+        line += "；" + t
+    return line
 
 
 def subject_of(inc: Increment) -> str:
