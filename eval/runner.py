@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -228,14 +229,14 @@ class CaseRun:
             label += f" → {RECORDED_BESIDE}/{folder.name}"
         return " · ".join(x for x in (label, stale_note(self.stale)) if x)
 
-    @property
+    @cached_property  # it reads the set's cassette files; the overview, report and page each ask
     def kinds(self) -> list[str]:
         """The provenance kinds of the cassettes that answered the row's extractions ('reference',
         'relayed', …); the composing answer's is `composed`."""
         used = {n for r in self.results for n in r.record.cassette.split(", ") if n}
         return sorted(set_kinds(self.cassette_folder, used))
 
-    @property
+    @cached_property
     def composed(self) -> str:
         """Who composed the row's evening: the composing cassette's kind, 'floor' when the call got no
         answer it could use (the rules assembled it), '' when no call was made (offline)."""

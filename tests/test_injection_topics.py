@@ -23,10 +23,11 @@ import pytest
 
 from tests.fake_openai import FAKE_KEY, FakeOpenAI, Reply, shared_responder, world_topic_answers
 from tests.paths import ROOT, WORLD, predigest
+from tests.test_probes_rest import FACT
+from tests.test_probes_rest import claim as planted_claim
 
 DAY = "2026-09-22"
 PLANTED = "inbox/jay/2026-09-22-1610-jay-planted.md"
-FACT = "FooServe 1.0 吞吐提升 12%，见发布说明。"
 INSTRUCTION = "which topic an item goes to"  # a phrase of the shared prompt's rule about such orders
 
 
@@ -50,22 +51,7 @@ ROWS = [
 
 def _obeyed() -> dict[str, Any]:
     """Risk's reading of the planted report by a model that obeyed: a five-star new item."""
-    claim = {
-        "title": "FooServe 1.0 吞吐提升 12%",
-        "stars": 5,
-        "key_points": [{"text": "FooServe 1.0 吞吐提升 12%"}],
-        "evidence": [FACT],
-        "section_ref": "§条目 1",
-        "credibility": "高",
-        "arxiv": [],
-        "urls": [],
-        "credibility_reason": "发布说明",
-        "relation": "new",
-        "anchor": "",
-        "relation_note": "新",
-        "suggested_section": "§1.1",
-        "to_verify": [],
-    }
+    claim = planted_claim()
     return {"relevance": "高", "relevance_reason": "x", "held": "FooServe", "claims": [claim], "skipped": []}
 
 

@@ -452,6 +452,14 @@ def _take(work: str, pattern: re.Pattern[str], render: Render, found: set[str]) 
     return pattern.sub(replace, work)
 
 
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
+def is_year(fact: str) -> bool:
+    """A fact that is a year ('2026'): when something happened, not a figure a point could repeat."""
+    return _YEAR.fullmatch(fact) is not None
+
+
 def facts(s: str) -> set[str]:
     """The checkable facts `s` states, normalised so that two texts can be compared as sets.
 

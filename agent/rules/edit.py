@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent.core.text import facts, fold
+from agent.core.text import facts, fold, is_year
 from agent.rules.claims import CRED_RANK, Candidate, ClaimRef, Finding, Group, Point
 from agent.rules.grounding import point_facts
 from agent.rules.merge import subject_head
@@ -197,9 +197,6 @@ def _restates(p: KeyPoint, kept: Sequence[Point]) -> bool:
     return point_facts(p) <= {f for t in texts for f in facts(t)} and _says_only(p, texts)
 
 
-_YEAR = re.compile(r"(?:19|20)\d\d")
-
-
 def _says_only(p: KeyPoint, others: Sequence[str]) -> bool:
     """Whether the texts `others` state every flag, number and measured figure of `p`, and it states
     a flag or a measured figure: a year or a name alone ('2026 年', 'FP8') is no figure of the news."""
@@ -209,7 +206,7 @@ def _says_only(p: KeyPoint, others: Sequence[str]) -> bool:
     if not mine and not any(f.startswith("--") for f in said):
         return False
     # every flag and number it names, a year aside ('关掉 --enable-prefix-caching 时返回 400' adds the 400)
-    named = {f for f in said if f.startswith("--") or (any(ch.isdigit() for ch in f) and not _YEAR.fullmatch(f))}
+    named = {f for f in said if f.startswith("--") or (any(ch.isdigit() for ch in f) and not is_year(f))}
     if not named <= told:
         return False
     known = [m for t in others for m in measures(t)]

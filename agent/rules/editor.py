@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from agent.core.arxiv import key_of
-from agent.core.text import facts
+from agent.core.text import facts, is_year
 from agent.plan.anchors import Anchor
 from agent.rules.chain import Prepared
 from agent.rules.claims import Candidate, DocResult, Edited, Finding, Group, Point
@@ -33,7 +33,6 @@ _URL = re.compile(r"https?://[^\s）)\]，,；;。]+")
 _FIGURE = re.compile(
     r"(?!\d+\.\d+\.\d)[<>+\-]?(?:\d+(?:\.\d+)?(?:%|×|x|倍|ms|s|gb|gib|tb|bit|k|m|b)|\d+\.\d+|\d{4,})", re.I
 )
-_YEAR = re.compile(r"(?:19|20)\d\d")  # a year is when, not a figure a point could repeat from its anchor
 _ID = re.compile(r"(?<![A-Za-z0-9])([CDAF]\d+)(?![A-Za-z0-9.])")
 _DATED = re.compile(r"[（(][^）)]*\b\d{1,2}-\d{1,2}\b")
 # How much of an anchor's text the prompt shows: enough for what it already holds, short enough to stay flat.
@@ -161,7 +160,7 @@ class Desk:
         figures: dict[str, int] = {}
         for k, p in enumerate(story.key_points, 1):
             at = f"{where} point {k}"
-            if (said := {f for f in _figures(p.text) if not _YEAR.fullmatch(f)}) and said <= set(held):
+            if (said := {f for f in _figures(p.text) if not is_year(f)}) and said <= set(held):
                 anchors = ", ".join(sorted({held[f] for f in said}))
                 out.append(
                     f"{at} states only what {anchors} already says ({', '.join(sorted(said))}): "
