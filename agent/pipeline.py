@@ -191,16 +191,14 @@ def check_paths(ws: Workspace, s: Settings, *, replay: bool = True) -> None:
 
 
 def missing_cassettes(ws: Workspace, s: Settings, llm: LLMSettings) -> str:
-    """'the cassette folder X (set by …) does not exist' when no folder of the setting is there, or
-    ''. One folder of several gone (another topic's set, in a copied workspace) is no reason to stop:
-    a request it would have answered misses, and the miss says so."""
-    gone = [d for d in llm.cassette_dirs if not d.is_dir()]
-    if not gone or len(gone) < len(llm.cassette_dirs):
+    """'the cassette folder X (set by …) does not exist' when no folder of the setting is there
+    (`LLMSettings.cassettes_gone`), or ''."""
+    if (gone := llm.cassettes_gone) is None:
         return ""
     origin = (
         "given by --cassettes" if {"cassette_dir", "cassettes"} & set(s.llm) else f"set by {ws.set_by('llm.cassettes')}"
     )
-    return f"the cassette folder {shown(gone[0])} ({origin}) does not exist"
+    return f"the cassette folder {shown(gone)} ({origin}) does not exist"
 
 
 def plan_from(ws: Workspace, s: Settings, docs: list[SourceDoc], *, for_writing: bool = True) -> Evening:

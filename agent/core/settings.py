@@ -161,6 +161,12 @@ class LLMSettings(_Frozen):
         """Every folder replay reads answers from, the one `record` writes into first."""
         return (self.cassette_dir, *self.more_cassettes)
 
+    @property
+    def cassettes_gone(self) -> Path | None:
+        """The first cassette folder, when none of them exists: replay has nothing to read. One folder
+        of several gone (another topic's set, in a copied workspace) is not this: its requests miss."""
+        return None if any(d.is_dir() for d in self.cassette_dirs) else self.cassette_dirs[0]
+
     def with_(self, **changes: Any) -> LLMSettings:
         return updated(self, changes)
 

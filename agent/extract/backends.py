@@ -59,9 +59,9 @@ def used_backend(llm: LLMSettings, records: Sequence[CallRecord]) -> tuple[str, 
         return "offline", (
             "extractor offline (--backend offline): no model was asked; items come from the documents' structure"
         )
-    gone = [d for d in llm.cassette_dirs if not d.is_dir()]
+    gone = llm.cassettes_gone
     why = (
-        f"the cassette folder {gone[0]} does not exist"
+        f"the cassette folder {gone} does not exist"
         if gone
         else f"no cassette in {llm.cassette_dir} answers this evening"
     )

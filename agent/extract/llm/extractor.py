@@ -57,12 +57,12 @@ class LLMExtractor:
         self.config = config
         self.backend = config.effective_backend
         self.budget = Budget(config)
-        there = [d for d in config.cassette_dirs if d.is_dir()]
-        if self.backend == "replay" and not there:  # one folder of several gone: its requests miss, and say so
+        if self.backend == "replay" and (gone := config.cassettes_gone) is not None:
             raise PredigestError(
-                f"the cassette folder {config.cassette_dirs[0]} does not exist",
+                f"the cassette folder {gone} does not exist",
                 hint="pass --cassettes with the folder that holds this workspace's cassettes, or another --backend",
             )
+        there = [d for d in config.cassette_dirs if d.is_dir()]  # one gone of several: its requests miss
         self._index = (
             CassetteIndex.load(*(there or config.cassette_dirs))
             if self.backend in ("replay", "record")
