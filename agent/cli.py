@@ -990,8 +990,9 @@ def cassettes_check(
 def _print_cassette_check(report: CassetteReport) -> None:
     for c in report.cases:
         counts = f"{c.answered} answered · {len(c.stale)} stale · {len(c.missing)} missing"
-        out.print(f"{c.case} ({c.cassettes}): {counts}")
-        for r, p in c.stale:
+        replayed = " (the case replays its stale answers as they are)" if c.stale and c.stale_allowed else ""
+        out.print(f"{c.case} ({c.cassettes}): {counts}{replayed}")
+        for r, p in [] if c.stale_allowed else c.stale:
             out.print(f"  stale   {r} (answered under {p}; replay with --allow-stale)")
         for r in c.missing:
             out.print(f"  missing {r}")

@@ -34,7 +34,7 @@ from schemas.briefing import Briefing
 CASE_FILE = "case.toml"
 GOLD_FILE = "gold.md"
 Extraction = Literal["per-topic", "shared"]
-_KEYS = {"workspace", "topic", "date", "cassettes", "shared", "description", "model"}
+_KEYS = {"workspace", "topic", "date", "cassettes", "shared", "stale", "description", "model"}
 
 
 class CaseError(PredigestError):
@@ -63,6 +63,14 @@ class Case:
     more_cassettes: tuple[Path, ...] = ()  # further sets, each its own row (see `rows`)
     shared_cassettes: tuple[Path, ...] = ()  # sets of shared answers, each its own row (see `rows`)
     extraction: Extraction = "per-topic"  # how this row asks
+    # sets of a real model's answers to an earlier prompt, replayed as they are (`--allow-stale`) and
+    # marked stale until new answers are relayed: they cannot be re-asked here, nor re-keyed
+    stale_sets: tuple[Path, ...] = ()
+
+    @property
+    def replay_stale(self) -> bool:
+        """This row replays answers given to another prompt, as the case says of its set."""
+        return self.cassettes is not None and self.cassettes in self.stale_sets
 
     def rows(self) -> list[Case]:
         """One case per cassette set: the first keeps the case's name, each further one is
@@ -102,7 +110,11 @@ def load_case(folder: Path, root: Path | None = None) -> Case:
     workspace = root / str(data["workspace"])
     if not workspace.is_dir():
         raise CaseError(f"workspace {workspace} does not exist", path=toml_path, hint="paths are relative to the repo")
-    paths, shared = (_folders(data, key, root, toml_path) for key in ("cassettes", "shared"))
+    paths, shared, stale = (_folders(data, key, root, toml_path) for key in ("cassettes", "shared", "stale"))
+    if not set(stale) <= set(paths):
+        raise CaseError(
+            "stale names a set that is not among cassettes", path=toml_path, hint="list it in cassettes too"
+        )
     if shared and not paths:
         raise CaseError("shared sets need a cassettes set beside them", path=toml_path, hint="add cassettes = [...]")
     names = [p.name for p in paths + shared]
@@ -119,6 +131,7 @@ def load_case(folder: Path, root: Path | None = None) -> Case:
         model=str(data.get("model", "")).strip(),
         more_cassettes=tuple(paths[1:]),
         shared_cassettes=tuple(shared),
+        stale_sets=tuple(stale),
     )
 
 

@@ -25,6 +25,7 @@ class CaseCheck:
     answered: int
     stale: list[tuple[str, str]]
     missing: list[str]
+    stale_allowed: bool = False  # the case replays this set's stale answers as they are (its `stale` key)
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,8 @@ class CassetteReport:
 
     @property
     def ok(self) -> bool:
-        return not any(c.missing or c.stale for c in self.cases) and not any(self.unused.values())
+        lacking = any(c.missing or (c.stale and not c.stale_allowed) for c in self.cases)
+        return not lacking and not any(self.unused.values())
 
     def to_json(self) -> dict[str, object]:
         """What `cassettes check --json` prints."""
@@ -61,14 +63,16 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
         folder = llm.cassette_dir
         result = check_requests(requests, llm)
         used.setdefault(folder, set()).update(result.used)
-        if not (result.missing or result.stale):
+        if not result.missing and (case.replay_stale or not result.stale):
             # a composing answer is used when the row's evening asks it (from these answers); none is required.
             # A shared row's topic composes out of the all-topics evening's shared answers.
             s = variant.settings(case, "replay")
             topics = shared_plan(case, s).topics if case.extraction == "shared" else [case.topic]
             composing = [r for t, r in compose_requests(s, topics)[1].items() if t == case.topic]
             used[folder].update(check_requests(composing, llm).used)
-        checks.append(CaseCheck(case.name, folder, len(result.answered), result.stale, result.missing))
+        checks.append(
+            CaseCheck(case.name, folder, len(result.answered), result.stale, result.missing, case.replay_stale)
+        )
     unused = {
         folder: sorted(p for p in folder.rglob("*.json") if p not in files) if folder.is_dir() else []
         for folder, files in used.items()
@@ -106,7 +110,7 @@ def needs(cases_dir: Path, variant: Variant, only: str | None = None) -> Needs |
     if variant.backend != "replay":
         return None
     report = check_cassettes(cases_dir, variant, only)
-    lacking = [c for c in report.cases if c.missing or (c.stale and not variant.allow_stale)]
+    lacking = [c for c in report.cases if c.missing or (c.stale and not (variant.allow_stale or c.stale_allowed))]
     if not lacking:
         return None
     return Needs(

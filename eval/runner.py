@@ -97,7 +97,7 @@ class Variant:
             prompt_file=self.prompt_file,
             backend=backend,
             cassette_dir=cassettes,
-            allow_stale=self.allow_stale or None,
+            allow_stale=self.allow_stale or case.replay_stale or None,
             llm=llm,
         )
 

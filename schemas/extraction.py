@@ -60,7 +60,11 @@ class VerifyNote(Strict):
 class Claim(Strict):
     """One candidate increment: a subject the document says something about."""
 
-    title: str = Field(description="Subject and what is new about it, in the briefing's language, under 40 characters.")
+    title: str = Field(
+        description="Subject and what is new about it, in the briefing's language, at most 40 characters as a reader"
+        " counts them (a Chinese character, a letter, a digit, a space or a mark is one each): e.g."
+        ' "vLLM v0.24.0：PD 分离 GA、KV Connector v2" is 37. Put further names and figures in the key points.'
+    )
     stars: int = Field(
         ge=1, le=5, description="Importance for the topic: 5 must-read, 4 strong, 3 useful, 2 minor, 1 noise."
     )
@@ -85,7 +89,9 @@ class Claim(Strict):
         description="new: not in the anchors; supplement: an anchored subject with a new detail; covered: anchored, nothing new."
     )
     anchor: str = Field(
-        default="", description="The anchor this claim relates to, exactly as listed in the prompt; empty when new."
+        default="",
+        description='The id of the listed anchor this claim relates to, e.g. "A3" (for "new": the earlier release'
+        " it follows, if any); empty when no listed anchor is related.",
     )
     relation_note: str = Field(
         description="How this relates to the living document: what it adds to which anchor or section."
@@ -104,7 +110,7 @@ class SkippedItem(Strict):
 
 
 class Resolution(Strict):
-    item: str = Field(description="An open to-verify item exactly as listed in the prompt.")
+    item: str = Field(description='The id of an open to-verify item listed in the prompt, e.g. "Q2".')
     how: str = Field(description="What the document establishes about it, in one sentence.")
     evidence: str = Field(description="A quote copied character for character from the document that settles it.")
 
@@ -125,6 +131,35 @@ class FileExtraction(ModelAnswer):
         default_factory=list,
         description="Open to-verify items from earlier briefings that this document settles (confirms or refutes). Only with a verbatim quote.",
     )
+
+    @model_validator(mode="after")
+    def _listed_ids(self, info: ValidationInfo) -> FileExtraction:
+        """An answer citing an anchor or open-item id its prompt did not list is invalid (and re-asked):
+        the rules would read another subject than the model meant. The ids listed come as the
+        validation context `{"listed": {topic: [...]}}` (one topic here; a shared answer's part is
+        checked by its `TopicReading`); a name instead of an id is read by name, as before ids."""
+        listed = _listed(info)
+        if listed is not None and len(listed) == 1 and "topics" not in (info.context or {}):
+            unlisted(self, next(iter(listed.values())))
+        return self
+
+
+def _listed(info: ValidationInfo) -> dict[str, list[str]] | None:
+    ctx = info.context if isinstance(info.context, dict) else {}
+    listed = ctx.get("listed")
+    return listed if isinstance(listed, dict) else None
+
+
+_CITED_ID = re.compile(r"\s*[AQ]\d{1,6}\s*")
+
+
+def unlisted(reading: FileExtraction, ids: list[str]) -> None:
+    """Raise when `reading` cites an id ('A7', 'Q2') that `ids` does not hold, naming the ids it may cite."""
+    cited = [c.anchor for c in reading.claims] + [r.item for r in reading.resolved]
+    bad = [x.strip() for x in cited if _CITED_ID.fullmatch(x) and x.strip() not in ids]
+    if bad:
+        allowed = ", ".join(ids) or "none: leave anchor and resolved empty"
+        raise ValueError(f"ids {bad} are not listed in the prompt; cite only listed ids ({allowed})")
 
 
 class TopicReading(Strict):
@@ -159,6 +194,14 @@ class SharedExtraction(Strict):
             raise ValueError(f"topics {unknown} are not among the topics asked {list(asked)}; use those names only")
         if len(set(names)) < len(names):
             raise ValueError(f"a topic has several parts ({names}); give each topic asked exactly one part")
+        return self
+
+    @model_validator(mode="after")
+    def _listed_ids(self, info: ValidationInfo) -> SharedExtraction:
+        """Each part cites only the ids its own topic's anchors and open items were listed under."""
+        listed = _listed(info)
+        for part in self.topics if listed is not None else ():
+            unlisted(part.reading, listed.get(part.topic, []))
         return self
 
     def for_topic(self, topic: str) -> FileExtraction | None:

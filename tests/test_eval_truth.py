@@ -48,11 +48,11 @@ def no_key(runs: dict[str, Any]) -> None:
     """Without a key: one line first, saying B has no answers and what to do; nothing scored for B."""
     r = runs["no key"]
     lines = r.stdout.splitlines()
-    assert r.returncode == 1 and lines[0].startswith("prompt B (") and "extract@2#" in lines[0], r.stdout
+    assert r.returncode == 1 and lines[0].startswith("prompt B (") and "extract@3#" in lines[0], r.stdout
     assert "nothing scored for it" in lines[0] and "--backend record" in lines[0] and "prompt show" in lines[0]
     assert lines[-1] == "FAILED · prompt A ok 3 rows · prompt B not run (no answers to its requests)", lines[-1]
     assert [run["prompt"] for run in runs["logged"]] == [runs["logged"][0]["prompt"]]  # A's eval alone was logged
-    assert runs["logged"][0]["prompt"].startswith("extract@2#a856b8cfedfd")
+    assert runs["logged"][0]["prompt"].startswith("extract@3#9697ae3e64eb")
 
 
 def every_b_row_says_stale(runs: dict[str, Any]) -> None:

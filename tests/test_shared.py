@@ -91,7 +91,7 @@ def test_one_request_per_document_for_all_topics_and_the_same_briefings(
         shared = (ran / "shared" / _name(topic)).read_text(encoding="utf-8")
         alone = (tmp_path / "per" / _name(topic)).read_text(encoding="utf-8")
         assert _without_run_specifics(shared) == _without_run_specifics(alone), topic
-        assert f"prompt {SHARED}@1#" in shared.splitlines()[-1], "stamped with the prompt that asked"
+        assert f"prompt {SHARED}@2#" in shared.splitlines()[-1], "stamped with the prompt that asked"
         calls = (ran / "shared" / _name(topic)).with_suffix(".calls.jsonl").read_text(encoding="utf-8")
         assert all(json.loads(c)["topics"] == ", ".join(TOPICS) for c in calls.splitlines())
 
@@ -260,7 +260,7 @@ def test_prompt_show_prints_the_one_shared_request_with_its_schema() -> None:
     )
     assert r.returncode == 0, r.stderr
     shown = json.loads(r.stdout)
-    assert shown["prompt"].startswith(f"{SHARED}@1#") and len(shown["requests"]) == 1
+    assert shown["prompt"].startswith(f"{SHARED}@2#") and len(shown["requests"]) == 1
     assert shown["response_schema"]["title"] == "SharedExtraction"
     system = shown["requests"][0]["messages"][0]["content"]
     assert "topics: inference, llm-infra, risk" in system
@@ -316,4 +316,4 @@ def test_a_prompt_file_for_shared_extraction_names_itself_so(template: str, said
         return
     assert r.returncode == 0, r.stderr
     shown = json.loads(r.stdout)
-    assert shown["prompt"].startswith(f"{SHARED}@1#") and "careful extraction" in json.dumps(shown, ensure_ascii=False)
+    assert shown["prompt"].startswith(f"{SHARED}@2#") and "careful extraction" in json.dumps(shown, ensure_ascii=False)

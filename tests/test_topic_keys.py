@@ -102,7 +102,7 @@ def test_stale_replay_answers_each_topic_with_its_own_answers(tmp_path: Path, ca
     differ = [
         (a, b) for a, b in zip(committed.markdown.splitlines(), stale.markdown.splitlines(), strict=True) if a != b
     ]
-    assert len(differ) == 1 and "extract@2#" in differ[0][0], differ
+    assert len(differ) == 1 and "extract@3#" in differ[0][0], differ
 
 
 def test_cassettes_check_counts_a_topics_answers_only_for_that_topic(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ def test_following_every_miss_advice_on_the_demo_all_topics_run_loses_no_answer(
     for name, text in briefings.items():
         then = (tmp_path / "out" / name).read_text(encoding="utf-8").splitlines()
         differ = [a for a, b in zip(text.splitlines(), then, strict=True) if a != b]
-        assert len(differ) == 1 and "extract@2#" in differ[0], (name, differ)
+        assert len(differ) == 1 and "extract@3#" in differ[0], (name, differ)
 
 
 def _edited(body: dict, old: str, new: str, message: int) -> dict:

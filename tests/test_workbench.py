@@ -103,7 +103,7 @@ def test_eval_records_the_second_prompt_against_the_endpoint(workbench: dict[str
 def test_logs_list_both_runs(workbench: dict[str, Any]) -> None:
     runs = workbench["runs"]
     assert [r["backend"] for r in runs] == ["record", "replay"]  # newest first
-    assert runs[0]["prompt"].startswith("extract-terse@1#") and runs[1]["prompt"].startswith("extract@2#")
+    assert runs[0]["prompt"].startswith("extract-terse@1#") and runs[1]["prompt"].startswith("extract@3#")
     assert runs[0]["command"][:3] == ["eval", "--case", CASE]
     assert not runs[0]["ok"] and runs[1]["ok"]
     text = predigest("logs", env=workbench["env"]).stdout
@@ -152,7 +152,7 @@ def test_compare_names_every_flipped_item_and_the_stage_that_lost_it(workbench: 
     assert len(counted) == 23 and not {"20", "9", "2026", "--SGLang"} & set(counted)
     # the header names what differs: the prompt, and the cassette set the second run was recorded into
     differs = " ".join(data["differs"])
-    assert "prompt extract@2#" in differs and "→ extract-terse@1#" in differs
+    assert "prompt extract@3#" in differs and "→ extract-terse@1#" in differs
     assert f"under {workbench['tmp'] / 'cassettes'}" in differs and "(each case's own)" in differs
     # what answered differs: hand-written reference answers on one side, the recorded model on the other
     assert any(d.startswith("model reference answers") for d in data["differs"]), data["differs"]
@@ -315,7 +315,7 @@ def test_update_baseline_lists_drops_and_refuses_without_accept_drops(
     assert written["cases"][CASE]["increment_recall"]["score"] == 0.5
     stamp = written["stamps"][CASE]
     assert (
-        stamp["prompt"].startswith("extract@2#") and stamp["model"] == "gpt-4o-mini" and stamp["cassettes"] == "world"
+        stamp["prompt"].startswith("extract@3#") and stamp["model"] == "gpt-4o-mini" and stamp["cassettes"] == "world"
     )
     # the committed baseline carries its stamps too, one per row
     committed = json.loads((ROOT / "eval" / "baseline.json").read_text(encoding="utf-8"))
@@ -347,8 +347,8 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any], s
     dom, row_doms = doms[page], [doms[row] for row in rows]
     # the header of each row: prompt and model, and the stale mark; the failing rows first
     stamps = re.findall(r'<p class="stamp">asked with: (.*?)</p>', dom, re.S)
-    assert len(stamps) == 4 and "extract@2#" in stamps[0] and "gpt-4o-mini" in stamps[0], stamps
-    assert "stale (extract-terse@1)" in stamps[0] and stamps[3].startswith("extract-shared@1#"), stamps
+    assert len(stamps) == 4 and "extract@3#" in stamps[0] and "gpt-4o-mini" in stamps[0], stamps
+    assert "stale (extract-terse@1)" in stamps[0] and stamps[3].startswith("extract-shared@2#"), stamps
     assert "world-relayed · stale (extract-terse@1)" in stamps[1] and stamps[2].startswith("offline"), stamps
     assert "world-shared" in stamps[3]
     # each missed gold increment with the stage that lost it, on the first page and on the row's

@@ -47,6 +47,8 @@ class ExtractionRequest:
     kind: Literal["extract", "compose"] = "extract"
     # a composing request's validation context: the rules' checker of its answer (`agent.rules.editor`)
     context: Mapping[str, Any] | None = field(default=None, compare=False, repr=False)
+    # per topic, the anchor and open-item ids the prompt lists ('A7', 'Q2'): all an answer may cite
+    listed: Mapping[str, tuple[str, ...]] | None = field(default=None, compare=False, repr=False)
 
     def answer_schema(self) -> type[Answer]:
         """What the request asks for: an evening's composition, a shared reading, or one topic's."""
@@ -55,10 +57,12 @@ class ExtractionRequest:
         return SharedExtraction if self.topics else FileExtraction
 
     def validation_context(self) -> dict[str, Any] | None:
-        """What the answer is validated against: the evening's checker, or the topics asked."""
+        """What the answer is validated against: the evening's checker, or the topics asked and the
+        ids each topic's part may cite."""
         if self.kind == "compose":
             return dict(self.context or {})
-        return {"topics": list(self.topics)} if self.topics else None
+        listed = {"listed": {t: list(ids) for t, ids in self.listed.items()}} if self.listed is not None else {}
+        return {"topics": list(self.topics), **listed} if self.topics else {**listed} or None
 
     @property
     def read_for(self) -> tuple[str, ...]:

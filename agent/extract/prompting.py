@@ -19,8 +19,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent.core.dates import month_day
 from agent.core.errors import PromptError
+from agent.core.novelty import NOVELTY
 from agent.core.settings import LLMSettings
+from agent.core.text import facts
 from agent.extract import ExtractionRequest, PromptStamp
 from agent.extract.chunking import split_sections
 from agent.plan.anchors import Anchor, AnchorRegistry
@@ -117,15 +120,48 @@ def contain(text: str) -> str:
     return _FENCE.sub(lambda m: f"<\u200d{m.group(1)}{m.group(2)}", text)
 
 
-def format_anchors(anchors: list[Anchor]) -> str:
-    if not anchors:
-        return "(none that match this document)"
-    lines = []
-    for a in anchors:
-        key = f"arXiv {a.display_id or a.key}" if a.kind == "arxiv" else a.key
-        what = "" if a.kind == "subject" else f" · {a.label[:70]}"
-        lines.append(f"- [{a.kind}] {key}{what} · {a.when}")
-    return "\n".join(lines)
+def format_anchors(registry: AnchorRegistry, text: str) -> tuple[str, tuple[str, ...]]:
+    """The anchors a request lists for `text`, one subject a line ('- A7 · name · evenings · holds:
+    facts'), and the ids listed: what an answer may cite."""
+    lines = registry.listing(text)
+    if not lines:
+        return "(none that match this document)", ()
+    ids = tuple(registry.anchor_id(first) for first, _ in lines)
+    return "\n".join(f"- {i} · {_anchor_line(group)}" for i, (_, group) in zip(ids, lines, strict=True)), ids
+
+
+HELD_FACTS = 10  # facts listed after an anchor, at most: enough to tell covered from supplement, bounded
+
+
+def _anchor_line(group: tuple[Anchor, ...]) -> str:
+    """One subject as the model reads it: its name (a subject's title, else the paper or the link),
+    the evenings that told it, and the facts it already holds beyond its name, in the order told."""
+    subjects = [a for a in group if a.kind == "subject"]
+    named = subjects[0] if subjects else group[0]
+    name = named.label if subjects else f"{named.key} {named.label[:70]}"
+    papers = [f"arXiv {a.display_id or a.key}" for a in group if a.kind == "arxiv"]
+    if named.kind == "arxiv":
+        name = f"arXiv {named.display_id or named.key} {named.label[:70]}"
+    else:
+        name = " · ".join([name, *(p for p in dict.fromkeys(papers) if p.split()[1] not in name)])
+    evenings = sorted({d for a in group for d in a.evenings})
+    when = ", ".join(month_day(d) for d in evenings) if evenings else "living"
+    said = _BOOKKEEPING.sub(" ", " ".join(dict.fromkeys(a.text for a in group)))
+    shown = (f for f in facts(said) - facts(name) if not _DAY_OR_COUNT.fullmatch(f))
+    held = sorted(shown, key=lambda f: (_place(f, said), f))[:HELD_FACTS]
+    return f"{name} · {when}" + (f" · holds: {', '.join(held)}" if held else "")
+
+
+# a bare count under 100, a day ('9-21'), a year or a date: the briefing's own bookkeeping, not what
+# the subject holds ('#3', '9-20 e1prep', '2026-09-19 发布'); the rules still compare them
+_BOOKKEEPING = re.compile(r"§\d+(?:\.\d+)*|\S*e1prep\S*")  # a section ('§1.3') or a briefing ('9-20 … e1prep') named
+_DAY_OR_COUNT = re.compile(r"\d{1,2}|\d{1,2}-\d{1,2}|(?:19|20)\d\d(?:-\d\d){0,2}")
+
+
+def _place(fact: str, text: str) -> int:
+    """Where `fact` is first told in `text` (normalised facts not found verbatim go last)."""
+    i = text.lower().find(fact)
+    return i if i >= 0 else len(text)
 
 
 def build_requests(
@@ -140,26 +176,34 @@ def build_requests(
     request's `chunks` keeps the true number of parts, so the parts not sent can be reported."""
     llm = llm or ws.config.llm
     base = {**_topic_values(ws, topic, registry), "date": registry.date.isoformat()}
-    return _requests(
-        docs, template, llm, lambda chunk: {**base, "anchors": format_anchors(registry.relevant_to(chunk))}, topic=topic
-    )
+    items = _item_ids(registry)
+
+    def values(chunk: str) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+        anchors, ids = format_anchors(registry, chunk)
+        return {**base, "anchors": anchors}, {topic: ids + items}
+
+    return _requests(docs, template, llm, values, topic=topic)
 
 
 def _requests(
     docs: list[SourceDoc],
     template: Template,
     llm: LLMSettings,
-    values: Callable[[str], dict[str, str]],
+    values: Callable[[str], tuple[dict[str, str], dict[str, tuple[str, ...]]]],
     topics: tuple[str, ...] = (),
     topic: str = "",
 ) -> list[ExtractionRequest]:
-    """A request per part of each document, its template filled with `values(part)` and the part's own."""
+    """A request per part of each document, its template filled with `values(part)` and the part's
+    own; `values` also gives the ids it listed per topic, which the answer may cite."""
     requests = []
     for doc in docs:
         chunks = split_sections(doc.text, llm.chunk_tokens)
         for i, chunk in enumerate(chunks[: llm.max_parts]):
-            system, user = template.render({**values(chunk), **_doc_values(doc, i, len(chunks), chunk)})
-            requests.append(ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks), topics, topic))
+            filled, ids = values(chunk)
+            system, user = template.render({**filled, **_doc_values(doc, i, len(chunks), chunk)})
+            requests.append(
+                ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks), topics, topic, listed=ids)
+            )
     return requests
 
 
@@ -171,8 +215,16 @@ def _topic_values(ws: Workspace, topic: str, registry: AnchorRegistry) -> dict[s
         "adjacent": t.adjacent.strip() or "(not configured)",
         "living": t.living,
         "sections": "\n".join(f"- {s}" for s in registry.sections) or "(the living document has no § sections yet)",
-        "open_items": "\n".join(f"- {o.item.title}（since {o.origin}）" for o in registry.briefed_items) or "(none)",
+        "open_items": "\n".join(
+            f"- {registry.item_id(o)} · {o.item.title} · since {o.origin}" for o in registry.briefed_items
+        )
+        or "(none)",
+        "novelty": NOVELTY,
     }
+
+
+def _item_ids(registry: AnchorRegistry) -> tuple[str, ...]:
+    return tuple(registry.item_id(o) for o in registry.briefed_items)
 
 
 def _doc_values(doc: SourceDoc, part: int, parts: int, chunk: str) -> dict[str, str]:
@@ -192,8 +244,8 @@ def _topic_block(values: dict[str, str]) -> str:
         f"Adjacent topics — mention, but do not claim:\n{values['adjacent']}\n\n"
         f"Sections of its living document ({values['living']}); suggest one of these, or propose a new"
         f' block ("§1.4 …") when nothing fits:\n{values["sections"]}\n\n'
-        "Open to-verify items from its earlier briefings (put one in this topic's `resolved` only if the"
-        f" document settles it, quoting the sentence that does):\n{values['open_items']}"
+        "Open to-verify items from its earlier briefings (put one in this topic's `resolved`, by its id, only"
+        f" if the document settles it, quoting the sentence that does):\n{values['open_items']}"
     )
 
 
@@ -212,11 +264,12 @@ def build_shared_requests(
     topics = tuple(registries)
     blocks = "\n\n".join(_topic_block(_topic_values(ws, t, registries[t])) for t in topics)
     date = next(iter(registries.values())).date.isoformat()
-    shared = {"topics": blocks, "topic_names": ", ".join(topics), "date": date}
+    shared = {"topics": blocks, "topic_names": ", ".join(topics), "date": date, "novelty": NOVELTY}
 
-    def values(chunk: str) -> dict[str, str]:
-        anchors = "\n".join(f"#### {t}\n{format_anchors(registries[t].relevant_to(chunk))}" for t in topics)
-        return {**shared, "anchors": anchors}
+    def values(chunk: str) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+        listed = {t: format_anchors(registries[t], chunk) for t in topics}
+        anchors = "\n".join(f"#### {t}\n{listed[t][0]}" for t in topics)
+        return {**shared, "anchors": anchors}, {t: listed[t][1] + _item_ids(registries[t]) for t in topics}
 
     return _requests(docs, template, llm, values, topics)
 

@@ -23,7 +23,7 @@ from agent.core.arxiv import find_ids, id_keys
 from agent.core.dates import MONTH_DAY, month_day, read_day
 from agent.core.errors import ParseError, WorkspaceError
 from agent.core.labels import ZH, ZH_LIVING
-from agent.core.text import bigram_counts, least_shared, similarity
+from agent.core.text import bigram_counts, facts, fold, least_shared, similarity
 from agent.plan.parse import parse
 from schemas.briefing import Briefing, VerifyItem
 from schemas.documents import SourceDoc
@@ -42,6 +42,11 @@ _SCHEME_WWW = re.compile(r"^(?:https?://)?(?:www\.)?")
 _SECTION = re.compile(r"^#+\s*(§\d+(?:\.\d+)*\s*.+?)\s*$", re.M)
 LISTED_ANCHORS = 25  # anchors listed in one prompt, at most: the bound that keeps prompts flat
 SAME_OPEN_ITEM = 0.6  # a briefing's item and a living document's open question this alike are one
+SAME_SUBJECT = 0.6  # two subject names this alike, with the same versions and model names, are one subject
+_ALIKE_FLOOR = 0.3  # below this no name can be the other's with words added (`same_subject`'s containment)
+_TOLD_AT_MOST = 16  # anchors pooled into one subject: a chain of alike names stops here
+ANCHOR_ID, ITEM_ID = "A", "Q"  # 'A7' names an anchor in a prompt and its answer, 'Q2' an open item
+_ID = re.compile(r"([AQ])(\d{1,6})")
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,15 @@ class Anchor:
     text: str = ""  # everything the anchor said, to tell "nothing new" from "a supplement"
     display_id: str = ""  # arXiv ID as first displayed (with version), for 四's continued rows
     credibility: str = ""
+    # the entries that told it ('<path>#<n>': an increment, an arXiv row, a living-document line):
+    # anchors told by one entry are one subject, whatever their kind (`AnchorRegistry.told`)
+    origins: frozenset[str] = frozenset()
+    dates: tuple[dt.date, ...] = ()  # every evening that told it, when more than `first_date`
+
+    @property
+    def evenings(self) -> tuple[dt.date, ...]:
+        """The evenings that told it, in order (the living document's undated line none)."""
+        return self.dates or ((self.first_date,) if self.first_date else ())
 
     @property
     def when(self) -> str:
@@ -122,30 +136,95 @@ class AnchorRegistry:
 
     def subject(self, title: str, threshold: float = 0.5) -> Anchor | None:
         """The anchored subject most like `title` (named as the prompt lists it or bare), if any
-        is alike enough.
+        is alike enough. Ties go to the earliest anchor, as a scan's `max` does
+        (tests/test_anchor_lookup.py holds the two equal)."""
+        score, i = max(self._scored(bare_name(title), threshold), default=(0.0, -1), key=itemgetter(0))
+        return self.anchors[i] if i >= 0 and score >= threshold else None
+
+    def _scored(self, title: str, threshold: float) -> Iterable[tuple[float, int]]:
+        """(similarity, index) of the subject anchors whose bare name may reach `threshold` against
+        `title`, in index order.
 
         Every claim of the evening asks, against every subject of the history, so the subjects
         are indexed by bigram: each one's shared bigram count, summed from the postings, is
         exactly the numerator of `similarity` (same integers, so the same float), and only those
-        sharing enough to reach `threshold` are scored. Ties go to the earliest anchor, as a
-        scan's `max` does (tests/test_anchor_lookup.py holds the two equal)."""
-        title = bare_name(title)
+        sharing enough to reach `threshold` are scored."""
         grams, total = bigram_counts(title)
         if not (threshold > 0 and grams):
-            pool = (a for a in self.anchors if a.kind == "subject")
-            score, best = max(
-                ((similarity(title, bare_name(a.key)), a) for a in pool), default=(0.0, None), key=itemgetter(0)
-            )
-            return best if score >= threshold else None
+            return ((similarity(title, bare_name(a.key)), i) for i, a in enumerate(self.anchors) if a.kind == "subject")
         postings, totals = self._subject_grams
         # a subject holding a bigram m times is posted under (bigram, 1..m): min(n, m) postings match
         shared = Counter(
             chain.from_iterable(postings.get((gram, k), ()) for gram, n in grams.items() for k in range(1, n + 1))
         )
         least = least_shared(threshold, total)  # fewer cannot reach the threshold: not scored
-        scored = ((2 * shared[i] / (total + totals[i]), i) for i in sorted(i for i, m in shared.items() if m >= least))
-        score, i = max(scored, default=(0.0, -1), key=itemgetter(0))
-        return self.anchors[i] if i >= 0 and score >= threshold else None
+        return ((2 * shared[i] / (total + totals[i]), i) for i in sorted(i for i, m in shared.items() if m >= least))
+
+    # --- one subject, one line: what the prompts list and what dedupe measures against ----------------
+
+    @cached_property
+    def _index(self) -> dict[Anchor, int]:
+        return {a: i for i, a in reversed(list(enumerate(self.anchors)))}
+
+    def anchor_id(self, anchor: Anchor) -> str:
+        """'A7': how a prompt lists the anchor and an answer cites it (its place in the registry, so
+        every request of the evening for this topic names it alike)."""
+        return f"{ANCHOR_ID}{self._index[anchor] + 1}"
+
+    def by_id(self, ident: str) -> Anchor | None:
+        """The anchor an answer cites by id ('A7'), or None when `ident` is no anchor's id."""
+        m = _ID.fullmatch(ident.strip())
+        n = int(m[2]) if m and m[1] == ANCHOR_ID else 0
+        return self.anchors[n - 1] if 0 < n <= len(self.anchors) else None
+
+    def item_id(self, item: OpenItem) -> str:
+        """'Q2': how a prompt lists an open item of an earlier briefing and an answer names it."""
+        return f"{ITEM_ID}{self.briefed_items.index(item) + 1}"
+
+    def item_by_id(self, ident: str) -> OpenItem | None:
+        m = _ID.fullmatch(ident.strip())
+        n = int(m[2]) if m and m[1] == ITEM_ID else 0
+        return self.briefed_items[n - 1] if 0 < n <= len(self.briefed_items) else None
+
+    @cached_property
+    def _by_origin(self) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for i, a in enumerate(self.anchors):
+            for o in a.origins:
+                out.setdefault(o, []).append(i)
+        return out
+
+    def told(self, anchor: Anchor) -> tuple[Anchor, ...]:
+        """Everything anchored about the subject `anchor` is about, `anchor` first: what one entry told
+        with it (an increment's title, its link and its paper; a living-document line's), and the
+        subjects named alike (`same_subject`) — one release or paper told on several evenings in
+        other words is one subject, holding every fact told of it."""
+        start = self._index[anchor]
+        seen = {start}
+        todo = [start]
+        while todo and len(seen) < _TOLD_AT_MOST:
+            a = self.anchors[todo.pop()]
+            near = [j for o in a.origins for j in self._by_origin.get(o, ())]
+            if a.kind == "subject":
+                name = bare_name(a.key)
+                near += [j for score, j in self._scored(name, _ALIKE_FLOOR) if same_subject(name, self.anchors[j].key)]
+            for j in near:
+                if j not in seen:
+                    seen.add(j)
+                    todo.append(j)
+        return (anchor, *(self.anchors[j] for j in sorted(seen - {start})))
+
+    def listing(self, text: str, limit: int = LISTED_ANCHORS) -> list[tuple[Anchor, tuple[Anchor, ...]]]:
+        """The lines a prompt lists for one document: each relevant subject once, under the first of
+        its anchors that `relevant_to` ranks, with everything `told` about it."""
+        lines: list[tuple[Anchor, tuple[Anchor, ...]]] = []
+        listed: set[Anchor] = set()
+        for a in self.relevant_to(text, limit):
+            if a not in listed:
+                group = self.told(a)
+                listed.update(group)
+                lines.append((a, group))
+        return lines
 
     @cached_property
     def _subject_grams(self) -> tuple[dict[tuple[str, int], list[int]], dict[int, int]]:
@@ -303,12 +382,13 @@ def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
     """Anchors of one briefing. Its arXiv table comes first so that, at equal dates, a paper's
     label is the table's title rather than the increment's 'arXiv:ID title' line."""
     out = _from_arxiv_table(b, path)
-    for inc in b.increments:
+    for n, inc in enumerate(b.increments, 1):
         body = " ".join([inc.title, inc.arxiv_line, *(p.text for p in inc.all_points()), inc.relation])
-        out.append(Anchor("subject", inc.title, inc.title, b.date, path, text=body))
+        told = frozenset({f"{path}#{n}"})
+        out.append(Anchor("subject", inc.title, inc.title, b.date, path, text=body, origins=told))
         for ref in (s.ref for s in inc.sources):
             if _URL.fullmatch(ref) or ref.startswith(("github.com", "http")):
-                out.append(Anchor("url", normalise_url(ref), inc.title, b.date, path, text=body))
+                out.append(Anchor("url", normalise_url(ref), inc.title, b.date, path, text=body, origins=told))
         for m in find_ids(inc.arxiv_line):
             out.append(
                 Anchor(
@@ -320,6 +400,7 @@ def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
                     text=body,
                     display_id=m.id.display,
                     credibility=inc.credibility.level,
+                    origins=told,
                 )
             )
     return out
@@ -327,7 +408,7 @@ def _from_briefing(b: Briefing, path: str) -> list[Anchor]:
 
 def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
     out: list[Anchor] = []
-    for row in b.arxiv_rows:
+    for n, row in enumerate(b.arxiv_rows, 1):
         ids = find_ids(row.arxiv_id)  # the first ID written in the cell is the row's
         if not ids:
             continue
@@ -341,6 +422,7 @@ def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
                 text=f"{row.title} {row.relation}",
                 display_id=row.arxiv_id,
                 credibility=row.credibility,
+                origins=frozenset({f"{path}#arxiv{n}"}),
             )
         )
     return out
@@ -349,10 +431,11 @@ def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
 def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
     out: list[Anchor] = []
     parent = ""  # the subject of the last top-level entry: what a nested line's bare version is of
-    for line in doc.text.splitlines():
+    for n, line in enumerate(doc.text.splitlines(), 1):
         t = line.strip()
         if not t or t.startswith("#"):
             continue
+        told = frozenset({f"{doc.path}:{n}"})
         m = _LIVING_DATE.search(t) or (_CELL_DATE.search(t) if t.startswith("|") else None)
         first = read_day(m.group(1), date) if m else None  # no day of the calendar ('13-1'): undated
         if first is not None and first >= date:
@@ -360,9 +443,11 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
             # re-run of an earlier evening must not find its own increments already anchored
             continue
         for a in find_ids(t):
-            out.append(Anchor("arxiv", a.id.key, t[:80], first, doc.path, text=t, display_id=a.id.display))
+            out.append(
+                Anchor("arxiv", a.id.key, t[:80], first, doc.path, text=t, display_id=a.id.display, origins=told)
+            )
         for u in _URL.findall(t):
-            out.append(Anchor("url", normalise_url(u), t[:80], first, doc.path, text=t))
+            out.append(Anchor("url", normalise_url(u), t[:80], first, doc.path, text=t, origins=told))
         if t.startswith(("-", "*")):
             subject = _BULLET_OR_BOLD.sub("", t).split("：", 1)[0].strip()
             if line[:1] in "-*":
@@ -370,7 +455,7 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
             elif parent and _NO_SUBJECT.fullmatch(_BRACKETED_TAIL.sub("", subject)):
                 subject = f"{_product(parent)} {subject}"  # '  - v0.23.1（11-04）' under vLLM's line is vLLM v0.23.1
             if 2 <= len(subject) <= 60:
-                out.append(Anchor("subject", subject, subject, first, doc.path, text=t))
+                out.append(Anchor("subject", subject, subject, first, doc.path, text=t, origins=told))
     return out
 
 
@@ -404,6 +489,8 @@ def _merge(anchors: list[Anchor]) -> list[Anchor]:
             text,
             old.display_id or a.display_id,
             old.credibility or a.credibility,
+            old.origins | a.origins,
+            tuple(sorted(set(old.evenings) | set(a.evenings))),
         )
     # stable: within one date, anchors keep the order their briefing gave them
     return sorted(by.values(), key=lambda a: (a.kind, a.first_date or dt.date.min))
@@ -419,6 +506,25 @@ _KIND_TAG = re.compile(r"^\s*\[(?:subject|arxiv|url)\]\s*", re.I)
 _HEAD, _, _TAIL = ZH.verify_item.rpartition("/")  # '矛盾/待核实': the tag, its first word optional
 _ITEM_TAG = re.compile(rf"^\s*(?:{re.escape(_HEAD)}/)?{re.escape(_TAIL)}\s*[\u2460-\u2473\d]*\s*[：:]\s*")
 _DATE_TAIL = re.compile(r"\s*(?:[·•]\s*\d{1,2}-\d{1,2}|[（(][^（()）]*\d{1,2}-\d{1,2}[^（()）]*[）)])\s*$")
+
+
+def same_subject(a: str, b: str) -> bool:
+    """Two subject names name one subject: alike (`SAME_SUBJECT`), or one is the other with words
+    added ('SGLang v0.5.19 发布' in 'SGLang v0.5.19 发布 — RadixArk 成立后的首个版本') — and both
+    state the same versions, model names and other numbered names, so 'vLLM v0.23.0' and
+    'vLLM v0.23.1' stay two subjects."""
+    a, b = bare_name(a), bare_name(b)
+    if _numbered(a) != _numbered(b):
+        return False
+    short, long = sorted((fold(a), fold(b)), key=len)
+    return similarity(a, b) >= SAME_SUBJECT or (len(short) >= _CONTAINED and short in long)
+
+
+_CONTAINED = 8  # a shorter name ('vLLM', 'SGLang') inside another says too little to be its subject
+
+
+def _numbered(name: str) -> frozenset[str]:
+    return frozenset(f for f in facts(name) if any(ch.isdigit() for ch in f))
 
 
 def bare_name(name: str) -> str:

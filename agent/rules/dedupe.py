@@ -1,8 +1,10 @@
 """Rule 3: tonight's claims against what is already known, and the open items tonight settles.
 
-A claim about an anchored arXiv ID, URL or subject is *already covered* unless it adds a figure,
-flag, version or ID the anchor did not have; then it is a *supplement*. 'Nothing new' is
-measured on the facts, not asked of the model.
+The rule the extraction prompts quote (`agent.core.novelty.NOVELTY`), applied on the facts: a
+claim about an anchored arXiv ID, URL or subject is *already covered* unless it adds a figure,
+flag, version or ID that nothing told of that subject had (`AnchorRegistry.told`: every evening
+and entry that told it); then it is a *supplement*. A new version of an anchored product is
+*new*. 'Nothing new' is measured, not asked of the model.
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ def match_anchor(c: Candidate, reg: AnchorRegistry, releases: Releases | None = 
     for u in c.claim.urls:
         if hit := reg.url(u):
             return hit
-    if c.claim.anchor:
+    if c.claim.anchor and (cited := reg.by_id(c.claim.anchor)) is not None:
+        return cited
+    if c.claim.anchor:  # a name, as answers gave before anchors had ids
         ids = find_ids(c.claim.anchor)
         if ids and (hit := reg.arxiv(ids[0].id.key)):
             return hit
@@ -71,10 +75,15 @@ def dedupe(
                 findings.append(Finding("dedupe", c.claim.title, c.doc.path, "new", why, ref=c.ref))
             kept.append(replace(c, relation="new"))
             continue
-        if anchor not in known:
-            known[anchor] = frozenset(facts(anchor.text))
-        new = tuple(sorted(claim_facts(c.claim) - known[anchor]))
         where = f"{anchor.label[:30]} ({anchor.when}, {anchor.source})"
+        if (release := release_of(c.claim)) is not None and _next_version(release, anchor):
+            why = f"a new version of {where}: new, not a supplement (agent.core.novelty)"
+            findings.append(Finding("dedupe", c.claim.title, c.doc.path, "new", why, ref=c.ref))
+            kept.append(replace(c, relation="new"))
+            continue
+        if anchor not in known:  # every fact told of the subject, on any evening, in any entry
+            known[anchor] = frozenset(facts(" ".join(a.text for a in reg.told(anchor))))
+        new = tuple(sorted(claim_facts(c.claim) - known[anchor]))
         if c.claim.relation == "covered" or not new:
             judged = c.claim.relation == "covered"
             why = f"{where}: " + (f"{judge} judged it covered" if judged else "no figure, flag or ID beyond the anchor")
@@ -85,6 +94,12 @@ def dedupe(
             findings.append(Finding("dedupe", c.claim.title, c.doc.path, "supplement", why, c.ref, anchor.key))
             kept.append(replace(c, anchor=anchor, relation="supplement", new_facts=new))
     return kept, covered, findings
+
+
+def _next_version(release: tuple[tuple[str, ...], str], anchor: Anchor) -> bool:
+    """The claim is another version of the product `anchor` is a release of: `NOVELTY`'s "new"."""
+    theirs = title_release(anchor.label)
+    return theirs is not None and theirs[1] != release[1] and same_release(release, (theirs[0], release[1]))
 
 
 @dataclass(frozen=True)
@@ -108,8 +123,9 @@ def resolve(
         folded = read(r.doc.text).folded
         for res in r.extraction.resolved:
             named = bare_name(res.item)
-            item = max(reg.open_items, key=lambda o: similarity(named, bare_name(o.item.title)), default=None)
-            if item is None or similarity(named, bare_name(item.item.title)) < 0.6:
+            cited = reg.item_by_id(res.item)
+            item = cited or max(reg.open_items, key=lambda o: similarity(named, bare_name(o.item.title)), default=None)
+            if item is None or (cited is None and similarity(named, bare_name(item.item.title)) < 0.6):
                 findings.append(Finding("resolve", res.item, r.doc.path, "ignored", "not an open to-verify item"))
             elif locate(res.evidence, r.doc.text, folded=folded).kind == "none":
                 why = f"quote not in the document: {res.evidence[:40]!r}"

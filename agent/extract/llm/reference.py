@@ -204,7 +204,7 @@ def rekey_reference_cassettes(
         topics = request.read_for or body_topics(current)
         same_doc = _same_shape([c for c in index.all() if c.provenance.document == request.doc_path], request)
         own = {c.path for c in index.own(request.doc_path, request.chunk, topics)}
-        mine = [c for c in same_doc if c.path in own]
+        mine = [c for c in same_doc if c.path in own and _same_evening(c, current)]
         unanswered += not mine
         earlier = () if request is requests[0] else (requests[0],)  # the usage estimate `add-reference` writes
         written += _rekey_own(_stale(mine, current, len(request.messages)), request, config, earlier)
@@ -279,6 +279,20 @@ def _stale(cassettes: list[Cassette], current: Any, turns: int) -> list[tuple[Ca
         if opening != current:
             out.append((cassette, "; ".join(describe_differences(opening, current))))
     return out
+
+
+def _same_evening(cassette: Cassette, current: Any) -> bool:
+    """Whether `cassette` answered a request of the same evening as `current`: the request's first user
+    line names the evening ('Evening: 2026-10-14 · topic: retrieval'). A composing request is filed
+    under `compose/<topic>` every evening, so without this another evening's answer would look like
+    this one's stale copy."""
+    return _evening_line(cassette.exchange.request_body) == _evening_line(current)
+
+
+def _evening_line(body: Any) -> str:
+    messages = body.get("messages", []) if isinstance(body, dict) else []
+    user = next((m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"), "")
+    return user.split("\n", 1)[0] if isinstance(user, str) else ""
 
 
 def _opening(body: Any, turns: int) -> Any:
