@@ -55,6 +55,8 @@ class SpanReplay:
             return f"not reached: the span stopped at {self.report.stopped_at}"
         if e.error is not None:
             return str(e.error)
+        if e.report is None:
+            return f"skipped: {', '.join(p.name for p in e.skipped)} already in the inbox"
         outcome = self.outcome(day)
         if outcome is not None and outcome.partial:
             return f"partial: {len(outcome.unread)} document(s) not read: " + "; ".join(
@@ -106,4 +108,6 @@ def _settings(case: Case, s: Settings, copy: Path) -> Settings:
     if "cassette_dir" not in llm:
         own = resolve_llm(load_workspace(case.workspace).config.llm, {}, case.workspace)
         llm["cassette_dir"] = list(own.cassette_dirs)
-    return s.model_copy(update={"workspace": copy, "llm": llm})
+    # Not forced: the copy's inbox holds none of the span's briefings, so every evening is run, and
+    # one found written after all would be skipped (as a resumed span skips it), and its row say so.
+    return s.model_copy(update={"workspace": copy, "llm": llm, "force": False})
