@@ -585,20 +585,39 @@ _DISPUTED = re.compile(
 )
 
 
-def disputed_stated(gold: Briefing, out: Briefing) -> Score:
-    """The gold's 三 names a figure it disputes as 'A 还是 B'; an increment that states A or B
-    (with its unit) states a disputed figure as fact."""
-    figures: set[tuple[str, str]] = set()
-    for v in gold.to_verify:
+Figure = tuple[str, str]  # a disputed value and its unit: ('2.1', '×')
+
+
+def disputed_figures(items: Iterable[VerifyItem]) -> set[Figure]:
+    """The figures items of 三 dispute, each written 'A 还是 B' in an item's title (as the layout and the
+    editors write a dispute): both sides, with their unit."""
+    figures: set[Figure] = set()
+    for v in items:
         for m in _DISPUTED.finditer(v.title):
             unit = m[2] or m[4] or ""
             figures |= {(m[1], unit), (m[3], unit)}
-    stated = []
-    for inc in out.increments:
-        for p in inc.all_points():
-            for value, unit in sorted(figures):
-                if re.search(rf"(?<![\d.]){re.escape(value)}(?![\d])\s*{re.escape(unit)}", p.text):
-                    stated.append(f"{inc_label(inc)} · {value}{unit}")
+    return figures
+
+
+def stated_figures(text: str, figures: Iterable[Figure]) -> list[str]:
+    """The disputed figures `text` states ('2.1×'), each as a number of its own with its unit."""
+    return [
+        f"{value}{unit}"
+        for value, unit in sorted(figures)
+        if re.search(rf"(?<![\d.]){re.escape(value)}(?![\d])\s*{re.escape(unit)}", text)
+    ]
+
+
+def disputed_stated(gold: Briefing, out: Briefing) -> Score:
+    """The gold's 三 names a figure it disputes as 'A 还是 B'; an increment that states A or B
+    (with its unit) states a disputed figure as fact."""
+    figures = disputed_figures(gold.to_verify)
+    stated = [
+        f"{inc_label(inc)} · {f}"
+        for inc in out.increments
+        for p in inc.all_points()
+        for f in stated_figures(p.text, figures)
+    ]
     return Score("disputed_stated", float(len(stated)), extra=tuple(dict.fromkeys(stated)))
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.core.listing import width
-from eval.metrics import COUNTS
 from eval.runner import EPSILON, CaseResult, EvalReport, MetricResult, Spend
+from eval.span_metrics import LOWER_IS_BETTER
 
 # (metric, header, terminal header): the headline scores, in the order a reader scans them
 COLUMNS: list[tuple[str, str, str]] = [
@@ -33,10 +33,26 @@ COLUMNS: list[tuple[str, str, str]] = [
     ("points_over_8", "points beyond 8", ">8"),
     ("cut_sentences", "cut sentences", "cut"),
 ]
+# a span case's own row (eval.span_metrics): shown when the report has one, after the evenings' scores
+SPAN_COLUMNS: list[tuple[str, str, str]] = [
+    ("re_reported", "re-reported", "re-rep"),
+    ("subjects_twice", "subjects twice", "subj 2×"),
+    ("living_disputed", "disputed in living doc", "liv disp"),
+    ("growth", "growth (B/evening)", "B/eve"),
+]
 # what the row's requests take (a shared request serves every topic of the run), beside its scores
 SPEND = [("calls", "calls"), ("prompt tokens", "in tok"), ("cached", "cached"), ("cost (live)", "$")]
-HEADERS = ["status", "case", "answers", *(header for _, header, _ in COLUMNS), *(h for h, _ in SPEND)]
-SHORT_HEADERS = ["status", "case", "answers", *(short for _, _, short in COLUMNS), *(s for _, s in SPEND)]
+
+
+def columns(report: EvalReport) -> list[tuple[str, str, str]]:
+    """The score columns of this report: the span's only when it has a span case's row, so a suite of
+    one-evening cases reads as it always has."""
+    return COLUMNS + (SPAN_COLUMNS if any(r.run.case.is_span for r in report.results) else [])
+
+
+def header_row(report: EvalReport, *, short: bool = False) -> list[str]:
+    cols = [c[2] if short else c[1] for c in columns(report)]
+    return ["status", "case", "answers", *cols, *(s if short else h for h, s in SPEND)]
 
 
 def num(x: float | None) -> str:
@@ -77,7 +93,7 @@ def cell(m: MetricResult | None) -> str:
     """'0.923', and beside it how far it moved from the baseline: '0.857 ▼0.066'."""
     if m is None or m.value is None:
         return "—"
-    d, fmt = m.delta, ".0f" if m.metric in COUNTS else ".3f"  # a count is an integer
+    d, fmt = m.delta, ".0f" if m.metric in LOWER_IS_BETTER else ".3f"  # a count (or bytes) is an integer
     if d is None or abs(d) <= EPSILON:
         return f"{m.value:{fmt}}"
     return f"{m.value:{fmt}} {'▲' if d > 0 else '▼'}{abs(d):{fmt}}"
@@ -107,8 +123,8 @@ def rows(report: EvalReport) -> list[Row]:
     out = []
     for r in ordered(report):
         by_metric = {m.metric: m for m in r.metrics}
-        scores = tuple(cell(by_metric.get(k)) for k, _, _ in COLUMNS)
-        out.append(Row(status(r), r.run.case.folder.name, r.run.answers, scores + spend_cells(r.run.spend)))
+        scores = tuple(cell(by_metric.get(k)) for k, _, _ in columns(report))
+        out.append(Row(status(r), r.run.case.label, r.run.answers, scores + spend_cells(r.run.spend)))
     return out
 
 
@@ -129,7 +145,7 @@ PRIORITY = [
     "points_over_8",
     "cut_sentences",
 ]
-_SHORT = {metric: short for metric, _, short in COLUMNS}
+_SHORT = {metric: short for metric, _, short in COLUMNS + SPAN_COLUMNS}
 
 
 def short_answers(r: CaseResult) -> str:
@@ -164,13 +180,14 @@ def terminal_table(report: EvalReport, room: int | None, *, wide: bool = False) 
     whole rows for grep); else the status, the case, whose answers, and as many scores as fit in
     `room` in `PRIORITY` order, each row on one line, and the names of the columns left out."""
     if wide or room is None:
-        return Table(SHORT_HEADERS, [r.as_list() for r in rows(report)], [])
+        return Table(header_row(report, short=True), [r.as_list() for r in rows(report)], [])
     results = ordered(report)
-    table = [[status(r), r.run.case.folder.name, short_answers(r)] for r in results]
+    table = [[status(r), r.run.case.label, short_answers(r)] for r in results]
     headers = ["status", "case", "answers"]
     used = sum(max(width(x) for x in column) for column in zip(headers, *table, strict=True)) + 2 * 2
     shown = 0
-    for metric in PRIORITY:
+    shown_first = PRIORITY + [m for m, _, _ in columns(report)[len(COLUMNS) :]]
+    for metric in shown_first:
         cells = [compact(next((m for m in r.metrics if m.metric == metric), None)) for r in results]
         need = 2 + max(width(x) for x in [_SHORT[metric], *cells])
         if used + need > room:
@@ -178,7 +195,7 @@ def terminal_table(report: EvalReport, room: int | None, *, wide: bool = False) 
         used, shown = used + need, shown + 1
         headers.append(_SHORT[metric])
         table = [[*row, c] for row, c in zip(table, cells, strict=True)]
-    left_out = [_SHORT[m] for m in PRIORITY[shown:]] + [short for _, short in SPEND]
+    left_out = [_SHORT[m] for m in shown_first[shown:]] + [short for _, short in SPEND]
     return Table(headers, table, left_out)
 
 
@@ -189,7 +206,8 @@ def markdown(report: EvalReport) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
     body = [line(r.as_list()) for r in rows(report)]
-    return "\n".join([line(HEADERS), "|" + "---|" * len(HEADERS), *body]) + "\n"
+    head = header_row(report)
+    return "\n".join([line(head), "|" + "---|" * len(head), *body]) + "\n"
 
 
 def summary(report: EvalReport) -> str:

@@ -22,6 +22,7 @@ from eval import overview
 from eval.explain import fates
 from eval.metrics import METRICS, Matching, key_facts, stated_facts
 from eval.runner import CaseResult, CaseRun, EvalReport
+from eval.span_metrics import SPAN_METRICS
 from schemas.briefing import Briefing, VerifyItem
 
 # metrics whose items are another metric's: their lists are shown under that one
@@ -54,15 +55,15 @@ def write_html(report: EvalReport, path: Path) -> Path:
         "eval_report.html.j2",
         report=report,
         cases=views,
-        matrix=_matrix(rows),
-        headers=[(short, header) for _, header, short in overview.COLUMNS],
+        matrix=_matrix(rows, overview.columns(report)),
+        headers=[(short, header) for _, header, short in overview.columns(report)],
         num=overview.num,
     )
     path.write_text(page, encoding="utf-8")
     return path
 
 
-def _matrix(rows: list[CaseResult]) -> list[dict[str, object]]:
+def _matrix(rows: list[CaseResult], columns: list[tuple[str, str, str]]) -> list[dict[str, object]]:
     """The summary at the top: per row its status and headline scores, each a link."""
     out = []
     for r in rows:
@@ -72,10 +73,10 @@ def _matrix(rows: list[CaseResult]) -> list[dict[str, object]]:
             {"text": overview.cell(by_metric.get(k)).partition(" ")[0],
              "delta": overview.cell(by_metric.get(k)).partition(" ")[2], "href": f"#{rid}-m-{k}", "label": header,
              "failed": bool(by_metric.get(k) and by_metric[k].failed)}
-            for k, header, _ in overview.COLUMNS
+            for k, header, _ in columns
         ]  # fmt: skip
         out.append(
-            {"id": rid, "status": overview.status(r), "case": r.run.case.folder.name, "answers": r.run.answers,
+            {"id": rid, "status": overview.status(r), "case": r.run.case.label, "answers": r.run.answers,
              "name": r.name, "cells": cells}
         )  # fmt: skip
     return out
@@ -105,7 +106,7 @@ def _metric_views(r: CaseResult, rid: str) -> list[dict[str, object]]:
                 "shared": _SHARED.get(m.metric, ""),
                 "shared_id": f"{rid}-m-{_SHARED.get(m.metric, '')}",
                 "delta": overview.signed(m.delta),
-                "description": METRICS.get(m.metric, ""),
+                "description": METRICS.get(m.metric) or SPAN_METRICS.get(m.metric, ""),
             }
         )
     return out

@@ -44,8 +44,10 @@ from agent.pipeline import (
 from agent.plan.parse import parse
 from agent.plan.workspace import load_workspace
 from eval.cases import Case, CaseError, load_rows
-from eval.metrics import COUNTS, METRICS, RuleContext, Score, Scorecard, file_refs, score
+from eval.metrics import METRICS, Matching, RuleContext, Score, Scorecard, file_refs, score
 from eval.patch_score import patch_score
+from eval.span import SpanReplay, replayed
+from eval.span_metrics import LOWER_IS_BETTER, SPAN_METRICS, span_scores
 from schemas.briefing import Briefing
 
 DIGITS = 6  # scores are stored and compared at this precision
@@ -211,13 +213,15 @@ class CaseRun:
     def answers(self) -> str:
         """Whose answers the row scores: 'reference answers', 'real model (relayed)', 'offline
         extractor', 'record gpt-4o-mini → world-recorded', with a stale mark."""
-        if self.backend == "offline":
-            return "offline extractor"
         model = self.outcome.evening.llm.model if self.outcome is not None else ""
-        if self.backend in ("live", "record"):
+        if self.backend == "offline":
+            label = "offline extractor"
+        elif self.backend in ("live", "record"):
             label = f"{self.backend} {model}".strip()
         else:
             label = " + ".join(_ANSWERS.get(k, k) for k in self.kinds) or "no answers"
+        if self.case.is_span:  # the span's own row: its scores are of the span as a whole
+            label += f" · span of {len(self.case.evenings)} evenings"
         if self.case.extraction == "shared":
             label += f" · shared by {len(self.calls[0].topics.split(', ')) if self.calls else 0} topics"
         if self.composed == "floor":
@@ -353,6 +357,64 @@ def run_case(
         return CaseRun(case, gold, None, report.markdown, None, (*errors, str(e)), time.monotonic() - started, **done)
     card = score(gold, output, rule_context(report.evening, output))
     return CaseRun(case, gold, output, report.markdown, card, errors, time.monotonic() - started, **done)
+
+
+def run_span_case(
+    case: Case,
+    variant: Variant | None = None,
+    *,
+    backend: str | None = None,
+    on_plan: OnPlan | None = None,
+    on_result: OnResult | None = None,
+) -> list[CaseRun]:
+    """A span case's rows: each evening scored against its gold as a one-evening row is, then the
+    span's own row (`eval.span_metrics`). The evenings run as `run --from --to --apply-patch` runs
+    them (`eval.span`); an evening that failed, or that the span never reached, is a row with its error."""
+    started = time.monotonic()
+    variant = variant or Variant()
+    used = backend or variant.backend
+    seen = (lambda day, es: on_plan(case.evening(day), es.evenings[0])) if on_plan is not None else None
+    try:
+        with replayed(case, variant.settings(case, used), seen, on_result) as rep:
+            runs = [_span_evening(case.evening(day), rep, used) for day in case.evenings]
+    except PredigestError as e:
+        failed = [CaseRun(case.evening(d), None, None, "", None, (str(e),), backend=used) for d in case.evenings]
+        return [*failed, CaseRun(case, None, None, "", None, (str(e),), time.monotonic() - started, backend=used)]
+    return [*runs, _span_row(case, runs, rep, used, time.monotonic() - started)]
+
+
+def _span_evening(case: Case, rep: SpanReplay, used: str) -> CaseRun:
+    """One evening of a replayed span, scored against its gold (while the copy it ran in is there:
+    rule compliance reads the files the briefing credits)."""
+    gold = case.gold()
+    outcome = rep.outcome(case.date)
+    evening = rep.evening(case.date)
+    seconds = evening.report.seconds if evening is not None and evening.report is not None else 0.0
+    if outcome is None:
+        return CaseRun(case, gold, None, "", None, (rep.error(case.date),), seconds, backend=used)
+    results = tuple(r for r in outcome.results if not r.record.doc_path.startswith("compose/"))
+    done = {"outcome": outcome, "results": results, "backend": used, "calls": tuple(outcome.records)}
+    errors = tuple(f"{r.record.doc_path}: {r.record.error}" for r in results if r.record.error)
+    errors += (why,) if (why := rep.error(case.date)) and not errors else ()
+    try:
+        output = parse(outcome.markdown, path=f"<output of {case.name}>")
+    except PredigestError as e:
+        return CaseRun(case, gold, None, outcome.markdown, None, (*errors, str(e)), seconds, **done)
+    card = score(gold, output, rule_context(outcome.evening, output))
+    return CaseRun(case, gold, output, outcome.markdown, card, errors, seconds, **done)
+
+
+def _span_row(case: Case, runs: list[CaseRun], rep: SpanReplay, used: str, seconds: float) -> CaseRun:
+    """The span's own row: its scores over every evening, its calls the span's; the last evening's
+    briefing and answers stand for it in the reports. Not scored when an evening is missing."""
+    last = runs[-1]
+    done = {"outcome": last.outcome, "results": last.results, "backend": used}
+    calls = tuple(c for r in runs for c in r.calls)
+    if missing := [r.case.name for r in runs if r.output is None]:
+        return CaseRun(case, None, None, "", None, (f"no briefing of {', '.join(missing)}",), seconds, **done)
+    evenings = [(r.case.date, r.output) for r in runs if r.output is not None]
+    card = Scorecard(span_scores(evenings, rep.before, rep.after), Matching((), (), ()))
+    return CaseRun(case, None, None, "", card, (), seconds, calls=calls, **done)
 
 
 SharedRuns = dict[str, tuple[EveningSet, list[list[ExtractionResult]]]]  # by the settings, topic aside
@@ -568,14 +630,15 @@ def drops(runs: list[CaseRun], baseline: Baseline) -> list[str]:
 
 def _worse(metric: str, value: float, base: float) -> bool:
     """Below the baseline, or for a count of what an editor would rewrite, above it."""
-    return value > base + EPSILON if metric in COUNTS else value < base - EPSILON
+    return value > base + EPSILON if metric in LOWER_IS_BETTER else value < base - EPSILON
 
 
 def compare(r: CaseRun, committed: dict[str, dict[str, object]] | None) -> CaseResult:
     """Each metric against its committed score: below it (beyond EPSILON) fails, and rule
     compliance below 1.0 fails whatever the baseline says."""
     if r.card is None:
-        return CaseResult(r, tuple(MetricResult(m, None, _score_of(committed, m), "error") for m in METRICS))
+        names = SPAN_METRICS if r.case.is_span else METRICS
+        return CaseResult(r, tuple(MetricResult(m, None, _score_of(committed, m), "error") for m in names))
     results = []
     for metric, s in r.scores.items():
         entry = (committed or {}).get(metric)
@@ -652,6 +715,20 @@ def _beside_notes(rows: list[Case], variant: Variant) -> list[str]:
     return notes
 
 
+def _runs_of(
+    row: Case,
+    variant: Variant,
+    backend: str | None,
+    on_plan: OnPlan | None,
+    on_result: OnResult | None,
+    shared: SharedRuns,
+) -> list[CaseRun]:
+    """A row's runs: one for an evening, an evening each and the span's own for a span case."""
+    if row.is_span:
+        return run_span_case(row, variant, backend=backend, on_plan=on_plan, on_result=on_result)
+    return [run_case(row, variant, backend=backend, on_plan=on_plan, on_result=on_result, shared_runs=shared)]
+
+
 def _run_rows(
     rows: list[Case], variant: Variant, skip: Collection[str], on_plan: OnPlan | None, on_result: OnResult | None
 ) -> tuple[list[CaseRun], list[str]]:
@@ -666,9 +743,9 @@ def _run_rows(
         if why := not_asked(row, variant):
             notes.append(f"{row.name}: not run: {why}")
             continue
-        runs.append(run_case(row, variant, on_plan=on_plan, on_result=on_result, shared_runs=shared))
+        runs += _runs_of(row, variant, None, on_plan, on_result, shared)
         if "@" not in row.name:  # the offline floor does not depend on a cassette set: once per case
-            runs.append(run_case(offline_row(row), variant, backend="offline", on_plan=on_plan, on_result=on_result))
+            runs += _runs_of(offline_row(row), variant, "offline", on_plan, on_result, shared)
     return runs, notes
 
 

@@ -158,6 +158,14 @@ def words(text: str) -> set[str]:
     return latin | cjk
 
 
+SAME_SUBJECT = 0.8  # two top-level lines this alike in their subject are one subject (E2 amends, never doubles it)
+
+
+def is_top_line(line: str) -> bool:
+    """A top-level bullet: one subject of the document (the indented lines under it add to it)."""
+    return bool(BULLET.match(line)) and line[:1] in "-*"
+
+
 def line_subject(line: str) -> str:
     """What an existing line is about: its text before the colon, without bullet and bold."""
     t = BULLET.sub("", line.strip()).replace("**", "").lstrip("⚠️ ").strip()

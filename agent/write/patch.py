@@ -29,6 +29,7 @@ from agent.rules.merge import subject_head
 from agent.write.living import (
     BULLET,
     FULL_DATE,
+    SAME_SUBJECT,
     SECTION_REF,
     TAIL,
     Heading,
@@ -36,6 +37,7 @@ from agent.write.living import (
     check_sections,
     heading_of,
     headings,
+    is_top_line,
     learn_style,
     line_subject,
     nearest,
@@ -47,7 +49,6 @@ from schemas.briefing import Increment, KeyPoint
 from schemas.run import IncrementTrace, PatchLine, RunRecord
 
 _VERIFY = ZH_LIVING.verify_mark
-_SAME_SUBJECT = 0.8  # two lines this alike in their subject are one subject
 _SETTLED = 0.5  # a to-verify item and a marked clause this alike are one question
 _SECTION_ALIKE = 0.6  # as the rules reconcile proposed sections with the living ones
 Kind = Literal["increment", "supplement", "secondary", "index", "settled", "update"]
@@ -223,7 +224,7 @@ class _Editor:
         self.lines[at:at] = [t + self.style.newline for t in texts]
 
     def _tops(self) -> list[tuple[int, str]]:
-        return [(i, ln.rstrip("\r\n")) for i, ln in enumerate(self.lines) if BULLET.match(ln) and ln[:1] in "-*"]
+        return [(i, ln.rstrip("\r\n")) for i, ln in enumerate(self.lines) if is_top_line(ln)]
 
     def _dated_tonight(self, line: str) -> bool:
         t = TAIL.search(line)
@@ -238,7 +239,7 @@ class _Editor:
         mine = bigram_counts(subject)
         scored = [(dice(mine, self._line_grams(ln)[:2]), i, ln) for i, ln in tops]
         score, i, ln = max(scored, key=lambda s: s[0], default=(0.0, -1, ""))
-        return (i, ln) if scored and score >= _SAME_SUBJECT else None
+        return (i, ln) if scored and score >= SAME_SUBJECT else None
 
     def _product_line(self, subject: str) -> tuple[int, str] | None:
         """The top-level line of an earlier release of the product `subject` is a release of ('SGLang
@@ -332,7 +333,7 @@ class _Editor:
             here = self.lines[j].rstrip("\r\n")
             if here.strip() == line.strip():
                 return
-            if self._dated_tonight(here) and similarity(line_subject(here), subject) >= _SAME_SUBJECT:
+            if self._dated_tonight(here) and similarity(line_subject(here), subject) >= SAME_SUBJECT:
                 self._put(j, line, kind, number, replace=True)
                 return
             j += 1
