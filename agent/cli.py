@@ -306,6 +306,7 @@ BackendOpt = Annotated[str | None, typer.Option(help=_llm_help("backend"))]
 CassettesOpt = Annotated[Path | None, typer.Option(help="Cassette folder (default: [llm] cassettes).")]
 CacheDirOpt = Annotated[Path | None, typer.Option(help="Response cache folder (default: user cache dir).")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")]
+AllowStaleOpt = Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))]
 ConcurrencyOpt = Annotated[int | None, typer.Option(help=_llm_help("concurrency"))]
 MaxCallsOpt = Annotated[int | None, typer.Option(help=_llm_help("max_calls"))]
 MaxCostOpt = Annotated[float | None, typer.Option(help=_llm_help("max_cost_usd"))]
@@ -330,6 +331,7 @@ _LLM_FLAGS = (
     "backend",
     "cache_dir",
     "no_cache",
+    "allow_stale",
     "concurrency",
     "max_calls",
     "extraction",
@@ -396,6 +398,7 @@ def run_cmd(
     cassettes: CassettesOpt = None,
     cache_dir: CacheDirOpt = None,
     no_cache: NoCacheOpt = False,
+    allow_stale: AllowStaleOpt = False,
     concurrency: ConcurrencyOpt = None,
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
@@ -837,6 +840,7 @@ def prompt_show(
     prompt: PromptOpt = None,
     extraction: ExtractionOpt = None,
     cassettes: CassettesOpt = None,
+    allow_stale: AllowStaleOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Print the exact messages one document would be sent (--json: with the response schema sent).
@@ -850,7 +854,8 @@ def prompt_show(
     from agent.extract.prompting import compose_path
     from agent.pipeline import composing_request, plan_topics, requests_for
 
-    llm = {"extraction": extraction} if extraction else {}
+    llm: dict[str, Any] = {"extraction": extraction} if extraction else {}
+    llm |= {"allow_stale": True} if allow_stale else {}
     folder = cassettes.absolute() if cassettes else None  # as add-reference: relative to here, not the workspace
     s, topics = _selected(
         workspace,
@@ -1046,7 +1051,6 @@ PromptsOpt = Annotated[
 EvalCassettesOpt = Annotated[
     Path | None, typer.Option(help="Record / replay each case's cassette set under this folder instead.")
 ]
-AllowStaleOpt = Annotated[bool, typer.Option("--allow-stale", help=_llm_help("allow_stale"))]
 EvalForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing --html page.")]
 AcceptDropsOpt = Annotated[bool, typer.Option("--accept-drops", help="Let --update-baseline lower committed scores.")]
 VerboseOpt = Annotated[

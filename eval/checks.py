@@ -63,7 +63,7 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
         folder = llm.cassette_dir
         result = check_requests(requests, llm)
         used.setdefault(folder, set()).update(result.used)
-        if not result.missing and (case.replay_stale or not result.stale):
+        if not result.missing and (variant.stale_by_case(case) or not result.stale):
             # a composing answer is used when the row's evening asks it (from these answers); none is required.
             # A shared row's topic composes out of the all-topics evening's shared answers.
             s = variant.settings(case, "replay")
@@ -71,7 +71,9 @@ def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str |
             composing = [r for t, r in compose_requests(s, topics)[1].items() if t == case.topic]
             used[folder].update(check_requests(composing, llm).used)
         checks.append(
-            CaseCheck(case.name, folder, len(result.answered), result.stale, result.missing, case.replay_stale)
+            CaseCheck(
+                case.name, folder, len(result.answered), result.stale, result.missing, variant.stale_by_case(case)
+            )
         )
     unused = {
         folder: sorted(p for p in folder.rglob("*.json") if p not in files) if folder.is_dir() else []

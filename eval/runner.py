@@ -25,7 +25,7 @@ from typing import Any, Literal, NamedTuple
 from agent.core.errors import PredigestError
 from agent.core.settings import LLMSettings
 from agent.extract import CallRecord, ExtractionRequest, ExtractionResult
-from agent.extract.prompting import SHARED, load_template_file
+from agent.extract.prompting import PROMPTS_DIR, SHARED, load_template_file
 from agent.pipeline import (
     Evening,
     EveningSet,
@@ -74,6 +74,12 @@ class Variant:
     cassette_root: Path | None = None
     allow_stale: bool = False
 
+    def stale_by_case(self, case: Case) -> bool:
+        """The case replays its set's answers to an earlier prompt as they are: with the repository's
+        own prompt only; a prompt under trial replays stale answers only when asked (`allow_stale`)."""
+        own = self.prompt_file is None or self.prompt_file.resolve() == (PROMPTS_DIR / "extract.md").resolve()
+        return case.replay_stale and own
+
     def target(self, case: Case) -> Path | None:
         """The set the row replays from (or records into): the case's own, or the one of that
         name under `cassette_root`."""
@@ -99,7 +105,7 @@ class Variant:
             prompt_file=self.prompt_file,
             backend=backend,
             cassette_dir=cassettes,
-            allow_stale=self.allow_stale or case.replay_stale or None,
+            allow_stale=self.allow_stale or self.stale_by_case(case) or None,
             llm=llm,
         )
 

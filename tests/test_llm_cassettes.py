@@ -227,15 +227,23 @@ def test_the_answer_is_stored_readable_and_replayed_byte_for_byte() -> None:
     assert wire_answer(readable_answer(not_json)) == not_json
 
 
-def test_two_sets_answering_one_request_differently_are_refused() -> None:
-    """cassettes/world (reference) and cassettes/world-relayed (a real model) answer the same
-    requests: loading their parent folder would pick one answer per request silently."""
+def test_two_sets_answering_one_request_differently_are_refused(tmp_path: Path) -> None:
+    """Two sets answering the same request (a reference answer and a real model's, say): loading
+    their parent folder would pick one answer per request silently."""
     from agent.core.errors import PredigestError
     from agent.extract.llm.cassettes import CassetteIndex
     from tests.paths import ROOT
 
+    one = next((ROOT / "cassettes" / "world").glob("work-queue-*.json"))
+    for name, relevance in (("a", "高"), ("b", "参考")):
+        data = json.loads(one.read_text(encoding="utf-8"))
+        call = data["response"]["body"]["choices"][0]["message"]["tool_calls"][0]["function"]
+        answer = call["arguments"] if isinstance(call["arguments"], dict) else json.loads(call["arguments"])
+        call["arguments"] = {**answer, "relevance": relevance}
+        (tmp_path / name).mkdir()
+        (tmp_path / name / one.name).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     with pytest.raises(PredigestError, match="answer the same request differently"):
-        CassetteIndex.load(ROOT / "cassettes")
+        CassetteIndex.load(tmp_path)
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ def requests():  # type: ignore[no-untyped-def]
 
 def test_stamp_has_name_version_and_content_hash(tmp_path: Path) -> None:
     t = load_template()
-    assert (t.stamp.name, t.stamp.version) == ("extract", "2") and len(t.stamp.sha256) == 12
+    assert (t.stamp.name, t.stamp.version) == ("extract", "3") and len(t.stamp.sha256) == 12
     copy = tmp_path / "extract.md"
     copy.write_text(t.path.read_text(encoding="utf-8").replace("few strong", "few solid"), encoding="utf-8")
     assert load_template(directory=tmp_path).stamp.sha256 != t.stamp.sha256

@@ -480,10 +480,10 @@ def topics_of(c: Cassette) -> tuple[str, ...]:
 
 
 def cassettes_answer(requests: Sequence[ExtractionRequest], config: LLMSettings) -> bool:
-    """Whether the cassette folder answers at least one of `requests` as they are asked today,
-    judged by the exact key a replay would look up, from the body the real client builds. Only
-    documents some cassette was made for are asked, so an evening the cassettes never saw costs
-    one directory read and loads no client."""
+    """Whether the cassette folder answers at least one of `requests` as they are asked today (or,
+    with `allow_stale`, as an earlier prompt asked them), judged by the exact key a replay would
+    look up, from the body the real client builds. Only documents some cassette was made for are
+    asked, so an evening the cassettes never saw costs one directory read and loads no client."""
     index = CassetteIndex.load(*config.cassette_dirs)
     made_for = {c.provenance.document for c in index.all()}
     asked = [r for r in requests if r.doc_path in made_for]
@@ -491,7 +491,11 @@ def cassettes_answer(requests: Sequence[ExtractionRequest], config: LLMSettings)
         return False
     from agent.extract.llm.reference import current_request_bodies
 
-    return any(index.get(body_key(body)) is not None for body in current_request_bodies(asked, config))
+    bodies = current_request_bodies(asked, config)
+    if any(index.get(body_key(body)) is not None for body in bodies):
+        return True
+    # with --allow-stale, an answer given to another prompt answers too (replayed, marked stale)
+    return config.allow_stale and any(index.stale(r.doc_path, r.chunk, r.read_for) is not None for r in asked)
 
 
 _PART = re.compile(r"part (\d+) of (\d+)")
