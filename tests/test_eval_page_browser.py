@@ -155,7 +155,8 @@ def test_the_overview_comes_first_failing_rows_first_and_the_last_line_counts_ro
     rows = [ln for ln in md.stdout.splitlines() if ln.startswith("| ")]
     assert rows[0].startswith("| status | case | answers | increment F1 |") and len(rows) == mine + 1
     assert rows[1].startswith(
-        f"| FAILED stale | {CASE} | real model (relayed) · composed by reference answers · stale (extract@2) | 0.923 ▼0.027 |"
+        f"| FAILED stale | {CASE} | real model (relayed) · composed by reference answers · stale (extract@2)"
+        " | 0.923 ▼0.027 |"
     )
 
 
