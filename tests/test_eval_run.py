@@ -50,7 +50,8 @@ def test_every_case_meets_the_baseline(demo: tuple[subprocess.CompletedProcess[s
         for metric, m in case["metrics"].items():
             assert m["score"] >= committed[name][metric]["score"] - 1e-6, (name, metric, m)
             assert m["status"] == "ok", (name, metric, m)
-        assert case["metrics"]["rule_compliance"]["score"] == 1.0, name
+        if "rule_compliance" in case["metrics"]:  # an evening's row (a span's own row holds the span's counts)
+            assert case["metrics"]["rule_compliance"]["score"] == 1.0, name
 
 
 def test_the_offline_row_finds_most_of_the_gold_increments(
@@ -85,8 +86,9 @@ def test_a_case_with_the_editors_living_document_reports_each_rows_patch(
 
 def test_the_first_page_of_every_row_stays_small(demo: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     """Each row's briefings are on its own page, so the first page of today's rows stays light."""
-    _, page = demo
-    assert page.stat().st_size < 400_000, page.stat().st_size
+    r, page = demo
+    rows = len(json.loads(r.stdout)["cases"])
+    assert page.stat().st_size < 16_000 * rows, (page.stat().st_size, rows)  # a row's line, never its briefings
 
 
 @pytest.mark.parametrize(
