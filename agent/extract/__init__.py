@@ -61,8 +61,10 @@ class ExtractionRequest:
         ids each topic's part may cite."""
         if self.kind == "compose":
             return dict(self.context or {})
-        listed = {"listed": {t: list(ids) for t, ids in self.listed.items()}} if self.listed is not None else {}
-        return {"topics": list(self.topics), **listed} if self.topics else {**listed} or None
+        context: dict[str, Any] = {"topics": list(self.topics)} if self.topics else {}
+        if self.listed is not None:
+            context["listed"] = {t: list(ids) for t, ids in self.listed.items()}
+        return context or None
 
     @property
     def read_for(self) -> tuple[str, ...]:

@@ -137,13 +137,13 @@ def _anchor_line(group: tuple[Anchor, ...]) -> str:
     """One subject as the model reads it: its name (a subject's title, else the paper or the link),
     the evenings that told it, and the facts it already holds beyond its name, in the order told."""
     subjects = [a for a in group if a.kind == "subject"]
-    named = subjects[0] if subjects else group[0]
-    name = named.label if subjects else f"{named.key} {named.label[:70]}"
-    papers = [f"arXiv {a.display_id or a.key}" for a in group if a.kind == "arxiv"]
-    if named.kind == "arxiv":
-        name = f"arXiv {named.display_id or named.key} {named.label[:70]}"
-    else:
-        name = " · ".join([name, *(p for p in dict.fromkeys(papers) if p.split()[1] not in name)])
+    first = group[0]
+    if not subjects and first.kind == "arxiv":
+        name = f"arXiv {first.display_id or first.key} {first.label[:70]}"
+    else:  # a subject's title (else the link), with the papers told with it that it does not name
+        base = subjects[0].label if subjects else f"{first.key} {first.label[:70]}"
+        papers = dict.fromkeys(f"arXiv {a.display_id or a.key}" for a in group if a.kind == "arxiv")
+        name = " · ".join([base, *(p for p in papers if p.split()[1] not in base)])
     evenings = sorted({d for a in group for d in a.evenings})
     when = ", ".join(month_day(d) for d in evenings) if evenings else "living"
     said = _BOOKKEEPING.sub(" ", " ".join(dict.fromkeys(a.text for a in group)))

@@ -207,7 +207,7 @@ class AnchorRegistry:
             near = [j for o in a.origins for j in self._by_origin.get(o, ())]
             if a.kind == "subject":
                 name = bare_name(a.key)
-                near += [j for score, j in self._scored(name, _ALIKE_FLOOR) if same_subject(name, self.anchors[j].key)]
+                near += [j for _, j in self._scored(name, _ALIKE_FLOOR) if same_subject(name, self.anchors[j].key)]
             for j in near:
                 if j not in seen:
                     seen.add(j)
