@@ -243,7 +243,8 @@ def evening_sources(evenings: Sequence[Evening]) -> list[SourceDoc]:
 
 
 def shared_set(evenings: Sequence[Evening], s: Settings) -> EveningSet:
-    """The evenings with one shared request per document (or part) read by any of them; each
+    """The evenings with one shared request per document (or part) read by any of them, for the
+    topics that read it; each
     evening is stamped with the shared prompt, the one that asked for its answers. A `--prompt`
     file replaces the shared template when it names itself extract-shared (its answer has a part
     per topic); a one-topic template cannot ask for that, so it is refused before any call."""
@@ -255,8 +256,10 @@ def shared_set(evenings: Sequence[Evening], s: Settings) -> EveningSet:
         )
     docs = evening_sources(evenings)
     registries = {ev.settings.topic: ev.registry for ev in evenings}
+    reads = [(ev.settings.topic, {d.path for d in ev.sources}) for ev in evenings]
+    read_by = {d.path: tuple(t for t, paths in reads if d.path in paths) for d in docs}
     first = evenings[0]
-    shared = build_shared_requests(docs, registries, first.ws, template, first.llm)
+    shared = build_shared_requests(docs, registries, read_by, first.ws, template, first.llm)
     return EveningSet(tuple(replace(ev, template=template) for ev in evenings), tuple(shared))
 
 

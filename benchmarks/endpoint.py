@@ -38,7 +38,7 @@ _HEADING = re.compile(r"^#{2,3}\s+(.+?)\s*$", re.M)
 _SENTENCE = re.compile(r"[^。！？\n]{12,80}[。！？]")
 _NUMBERING = re.compile(r"^(?:条目\s*\d+\s*[：:]\s*|\d+\s*[.、]\s*)")
 _ARXIV = re.compile(r"(?<![\d.])(\d{4}\.\d{4,5})(v\d+)?(?![\d])")
-_TOPICS = re.compile(r"^Evening: \S+ · topics: (.+)$", re.M)  # a shared request's system message names them
+_TOPICS = re.compile(r"^Evening: \S+ · topics: (.+)$", re.M)  # a shared request's user message names them
 CACHE_PROMPTS = 256  # the prompts a simulated provider's prefix cache keeps
 
 
@@ -147,13 +147,15 @@ def extraction_for(document: str, max_claims: int = 3) -> dict[str, Any]:
 
 
 def shared_extraction_for(body: Any, document: str) -> dict[str, Any] | None:
-    """A `SharedExtraction` for a shared request (one part per topic its prompt names, each the
-    document's extraction), or None for a request for one topic."""
-    system = next((m.get("content") for m in body.get("messages") or [] if isinstance(m, dict)), "")
-    topics = _TOPICS.search(system) if isinstance(system, str) else None
+    """A `SharedExtraction` for a shared request (what the document held, then one part per topic its
+    prompt names, each the document's extraction), or None for a request for one topic."""
+    messages = [m.get("content") for m in body.get("messages") or [] if isinstance(m, dict)]
+    topics = _TOPICS.search("\n".join(m for m in messages[:2] if isinstance(m, str)))
     if topics is None:
         return None
-    return {"topics": [{"topic": t, "reading": extraction_for(document)} for t in topics.group(1).split(", ")]}
+    reading = extraction_for(document)
+    part = {k: v for k, v in reading.items() if k != "held"}
+    return {"held": reading["held"], "topics": [{"topic": t, **part} for t in topics.group(1).split(", ")]}
 
 
 # --- a composition built from the composing request's own claims ---------------------------------------

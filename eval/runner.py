@@ -229,7 +229,9 @@ class CaseRun:
         if self.case.is_span:  # the span's own row: its scores are of the span as a whole
             label += f" · span of {len(self.case.evenings)} evenings"
         if self.case.extraction == "shared":
-            label += f" · shared by {len(self.calls[0].topics.split(', ')) if self.calls else 0} topics"
+            # a document is asked only for the topics that read it: the evening's topics are all the calls name
+            topics = {t for c in self.calls for t in c.topics.split(", ") if t}
+            label += f" · shared by {len(topics)} topics"
         if self.composed == "floor":
             label += " · floor"  # no composing answer: the rules assembled the evening
         elif self.composed and self.composed not in self.kinds:

@@ -7,7 +7,7 @@ rule layer can check every claim against the document without trusting the model
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationInfo, model_validator
 
@@ -115,29 +115,47 @@ class Resolution(Strict):
     evidence: str = Field(description="A quote copied character for character from the document that settles it.")
 
 
+# A document's reading for one topic, field by field: the one-topic answer and each part of a shared
+# answer declare the same fields with these, so the two can never say a field differently.
+RelevanceField = Annotated[
+    Relevance, Field(description="高 on-topic, 中 partly, 邻接 adjacent topic, 参考 background only.")
+]
+RelevanceReasonField = Annotated[str, Field(description="One line: why this relevance.")]
+HeldField = Annotated[
+    str, Field(description="What the document held, as ' · '-separated subjects, for the sources table.")
+]
+ClaimsField = Annotated[
+    list[Claim],
+    Field(default_factory=list, description="Candidate increments, most important first. Empty is a valid answer."),
+]
+SkippedField = Annotated[
+    list[SkippedItem], Field(default_factory=list, description="Items seen and not claimed, each with its reason.")
+]
+ResolvedField = Annotated[
+    list[Resolution],
+    Field(
+        default_factory=list,
+        description="Open to-verify items from earlier briefings that this document settles (confirms or refutes). Only with a verbatim quote.",
+    ),
+]
+
+
 class FileExtraction(ModelAnswer):
     """The whole answer for one document (or one chunk of a long one)."""
 
-    relevance: Relevance = Field(description="高 on-topic, 中 partly, 邻接 adjacent topic, 参考 background only.")
-    relevance_reason: str = Field(description="One line: why this relevance.")
-    held: str = Field(description="What the document held, as ' · '-separated subjects, for the sources table.")
-    claims: list[Claim] = Field(
-        default_factory=list, description="Candidate increments, most important first. Empty is a valid answer."
-    )
-    skipped: list[SkippedItem] = Field(
-        default_factory=list, description="Items seen and not claimed, each with its reason."
-    )
-    resolved: list[Resolution] = Field(
-        default_factory=list,
-        description="Open to-verify items from earlier briefings that this document settles (confirms or refutes). Only with a verbatim quote.",
-    )
+    relevance: RelevanceField
+    relevance_reason: RelevanceReasonField
+    held: HeldField
+    claims: ClaimsField
+    skipped: SkippedField
+    resolved: ResolvedField
 
     @model_validator(mode="after")
     def _listed_ids(self, info: ValidationInfo) -> FileExtraction:
         """An answer citing an anchor or open-item id its prompt did not list is invalid (and re-asked):
         the rules would read another subject than the model meant. The ids listed come as the
-        validation context `{"listed": {topic: [...]}}` (one topic here; a shared answer's part is
-        checked by its `TopicReading`); a name instead of an id is read by name, as before ids."""
+        validation context `{"listed": {topic: [...]}}` (one topic here; a shared answer checks
+        each of its parts); a name instead of an id is read by name, as before ids."""
         listed = _listed(info)
         if listed is not None and len(listed) == 1 and "topics" not in (info.context or {}):
             unlisted(self, next(iter(listed.values())))
@@ -153,7 +171,7 @@ def _listed(info: ValidationInfo) -> dict[str, list[str]] | None:
 _CITED_ID = re.compile(r"\s*[AQ]\d{1,6}\s*")
 
 
-def unlisted(reading: FileExtraction, ids: list[str]) -> None:
+def unlisted(reading: FileExtraction | TopicReading, ids: list[str]) -> None:
     """Raise when `reading` cites an id ('A7', 'Q2') that `ids` does not hold, naming the ids it may cite."""
     cited = [c.anchor for c in reading.claims] + [r.item for r in reading.resolved]
     bad = [x.strip() for x in cited if _CITED_ID.fullmatch(x) and x.strip() not in ids]
@@ -163,35 +181,40 @@ def unlisted(reading: FileExtraction, ids: list[str]) -> None:
 
 
 class TopicReading(Strict):
-    """One topic's part of a shared answer: the document read for that topic alone."""
+    """One topic's part of a shared answer: the document read for that topic alone. What the document
+    held is the answer's, said once for every topic."""
 
     topic: str = Field(description="The topic this part is for, exactly as its name is written in the prompt.")
-    reading: FileExtraction = Field(
-        description="The document read for this topic only: its relevance to this topic, the claims that are "
-        "increments for this topic's living document (anchors and sections of this topic), what was seen and "
-        "left for this topic, and this topic's open items it settles."
-    )
+    relevance: RelevanceField
+    relevance_reason: RelevanceReasonField
+    claims: ClaimsField
+    skipped: SkippedField
+    resolved: ResolvedField
 
 
-class SharedExtraction(Strict):
-    """The whole answer for one document (or one chunk) read for every topic of the evening at once."""
+class SharedExtraction(ModelAnswer):
+    """The whole answer for one document (or one chunk) read at once for every topic that reads it."""
 
+    held: HeldField
     topics: list[TopicReading] = Field(
-        description="One part per topic listed in the prompt, in the prompt's order, each topic exactly once "
-        "— also a topic the document says nothing about (relevance 参考, no claims). A claim goes under the "
-        "one topic it is an increment for; a subject that matters to two topics is claimed under each, "
-        "judged against that topic's anchors."
+        description="One part per topic the document is read for (the user message names them), in that order,"
+        " each exactly once — also a topic the document says nothing about (relevance 参考, no claims). A claim"
+        " goes under the topic it is an increment for, judged against that topic's anchors; a subject that"
+        " matters to two topics is claimed under each. Items for another topic go to `skipped` with the reason."
     )
 
     @model_validator(mode="after")
     def _known_topics(self, info: ValidationInfo) -> SharedExtraction:
-        """A part for a topic the prompt did not list, or a topic twice, is an invalid answer (and re-asked):
-        the rule layer would have no topic to give it to, or two answers for one. The topics asked
-        come as the validation context `{"topics": [...]}`; without it any name is accepted."""
+        """A part for a topic the document is not read for, or a topic twice, is an invalid answer (and
+        re-asked): the rule layer would have no topic to give it to, or two answers for one. The topics
+        asked come as the validation context `{"topics": [...]}`; without it any name is accepted."""
         asked = (info.context or {}).get("topics") if isinstance(info.context, dict) else None
         names = [part.topic for part in self.topics]
         if asked is not None and (unknown := [n for n in names if n not in asked]):
-            raise ValueError(f"topics {unknown} are not among the topics asked {list(asked)}; use those names only")
+            raise ValueError(
+                f"topics {unknown} are not among the topics this document is read for {list(asked)}; give parts"
+                " for those only"
+            )
         if len(set(names)) < len(names):
             raise ValueError(f"a topic has several parts ({names}); give each topic asked exactly one part")
         return self
@@ -201,9 +224,11 @@ class SharedExtraction(Strict):
         """Each part cites only the ids its own topic's anchors and open items were listed under."""
         listed = _listed(info)
         for part in self.topics if listed is not None else ():
-            unlisted(part.reading, listed.get(part.topic, []))
+            unlisted(part, listed.get(part.topic, []))
         return self
 
     def for_topic(self, topic: str) -> FileExtraction | None:
-        """This topic's reading, or None when the answer left it out."""
-        return next((part.reading for part in self.topics if part.topic == topic), None)
+        """This topic's reading as a one-topic answer (with what the document held), or None when the
+        answer left the topic out."""
+        part = next((p for p in self.topics if p.topic == topic), None)
+        return None if part is None else FileExtraction(held=self.held, **part.model_dump(exclude={"topic"}))

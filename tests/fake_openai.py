@@ -178,25 +178,28 @@ def shared_responder(
     cached: int = 0,
 ) -> Responder:
     """Answers a shared request with each topic's own reference answer for the document, in the
-    prompt's order of topics (a topic without one reads it as background). `left_out` (document,
+    order of the topics the prompt reads it for (a topic without one reads it as background), and
+    what the document held said once (the first topic's that says it). `left_out` (document,
     topic) leaves that topic's part out; `misnamed` (document, name) puts the first part under a
     topic never asked, the first time only (a re-ask carries the validation error after the
     prompt). `cached` is the prompt tokens the usage reports as served from a prompt cache."""
 
     def answer(body: Any) -> Reply:
-        system, user = body["messages"][0]["content"], body["messages"][1]["content"]
-        doc, topics = re.search(r'<document path="([^"]+)">', user), _TOPICS_LINE.search(system)
+        user = body["messages"][1]["content"]
+        doc, topics = re.search(r'<document path="([^"]+)">', user), _TOPICS_LINE.search(user)
         if doc is None or topics is None:
             return Reply(status=400, body={"error": {"message": "not a shared extraction request"}})
         path = doc.group(1)
+        readings = {t: by_topic.get(t, {}).get(path, _background(t)) for t in topics.group(1).split(", ")}
         parts = [
-            {"topic": t, "reading": by_topic.get(t, {}).get(path, _background(t))}
-            for t in topics.group(1).split(", ")
+            {"topic": t, **{k: v for k, v in reading.items() if k != "held"}}
+            for t, reading in readings.items()
             if (path, t) != left_out
         ]
         if path == misnamed[0] and len(body["messages"]) == 2:
             parts[0] = {**parts[0], "topic": misnamed[1]}
-        reply = completion(body, {"topics": parts}, usage=(6000, 900))
+        held = next((r["held"] for r in readings.values() if r.get("held")), "")
+        reply = completion(body, {"held": held, "topics": parts}, usage=(6000, 900))
         if cached:
             reply["usage"]["prompt_tokens_details"] = {"cached_tokens": cached}
         return Reply(body=reply)

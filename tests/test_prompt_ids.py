@@ -76,7 +76,8 @@ def test_a_shared_prompt_lists_each_topics_ids_under_that_topic() -> None:
     registries = {ev.settings.topic: ev.registry for ev in es.evenings}
     assert es.shared
     for request in es.shared:
-        for topic in topics:
+        assert set(request.listed or {}) == set(request.topics)  # ids listed for the topics asked only
+        for topic in request.topics:
             lines = _lines(request, topic)
             anchors = tuple(i for i, _ in lines)
             items = tuple(registries[topic].item_id(o) for o in registries[topic].briefed_items)
@@ -88,6 +89,10 @@ def _answer(anchor: str = "", item: str = "") -> dict[str, object]:
     c = claim(relation="supplement" if anchor else "new", anchor=anchor).model_dump()
     resolved = [{"item": item, "how": "h", "evidence": "e"}] if item else []
     return {"relevance": "高", "relevance_reason": "r", "held": "h", "claims": [c], "resolved": resolved}
+
+
+def _part(topic: str, anchor: str) -> dict[str, object]:
+    return {"topic": topic, **{k: v for k, v in _answer(anchor).items() if k != "held"}}
 
 
 @pytest.mark.parametrize(
@@ -112,11 +117,11 @@ def test_an_answer_citing_an_id_its_prompt_did_not_list_is_invalid(anchor: str, 
 
 def test_a_shared_part_cites_only_its_own_topics_ids() -> None:
     context = {"topics": ["inference", "risk"], "listed": {"inference": ["A1"], "risk": ["A2"]}}
-    parts = [{"topic": "inference", "reading": _answer("A1")}, {"topic": "risk", "reading": _answer("A2")}]
-    SharedExtraction.model_validate({"topics": parts}, context=context)
-    parts[1]["reading"] = _answer("A1")
+    parts = [_part("inference", "A1"), _part("risk", "A2")]
+    SharedExtraction.model_validate({"held": "h", "topics": parts}, context=context)
+    parts[1] = _part("risk", "A1")
     with pytest.raises(ValidationError, match="not listed"):
-        SharedExtraction.model_validate({"topics": parts}, context=context)
+        SharedExtraction.model_validate({"held": "h", "topics": parts}, context=context)
 
 
 def test_the_request_carries_what_its_answer_is_validated_against() -> None:

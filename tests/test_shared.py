@@ -56,8 +56,10 @@ def _lines(stdout: str) -> dict[str, str]:
 
 
 def _without_run_specifics(md: str) -> list[str]:
-    """A briefing's lines but for where this run wrote its siblings and the footer's stamp."""
-    return [ln for ln in md.splitlines() if "本次运行同晚" not in ln and not ln.startswith("本报告由 predigest")]
+    """A briefing's lines but for where this run wrote its siblings, the footer's stamp and what each
+    source held (a shared answer says it once for every topic, each topic's own answer its own way)."""
+    lines = [ln for ln in md.splitlines() if "本次运行同晚" not in ln and not ln.startswith("本报告由 predigest")]
+    return [" | ".join(c.split("（")[0] for c in ln.split(" | ")) if ln.startswith("| ") else ln for ln in lines]
 
 
 @pytest.fixture(scope="module")
@@ -87,13 +89,18 @@ def test_one_request_per_document_for_all_topics_and_the_same_briefings(
     assert answered["count"] == 14
     assert r.returncode == 0, r.stderr
     assert "topics 3 · calls 14 ·" in r.stdout.splitlines()[-1]
+    asked: dict[str, str] = {}
     for topic in TOPICS:
         shared = (ran / "shared" / _name(topic)).read_text(encoding="utf-8")
         alone = (tmp_path / "per" / _name(topic)).read_text(encoding="utf-8")
         assert _without_run_specifics(shared) == _without_run_specifics(alone), topic
-        assert f"prompt {SHARED}@2#" in shared.splitlines()[-1], "stamped with the prompt that asked"
+        assert f"prompt {SHARED}@3#" in shared.splitlines()[-1], "stamped with the prompt that asked"
         calls = (ran / "shared" / _name(topic)).with_suffix(".calls.jsonl").read_text(encoding="utf-8")
-        assert all(json.loads(c)["topics"] == ", ".join(TOPICS) for c in calls.splitlines())
+        asked.update({json.loads(c)["doc_path"]: json.loads(c)["topics"] for c in calls.splitlines()})
+    # a document is asked for the topics that read it: a topic's own briefing of tonight is not its source
+    assert asked.pop("inbox/flyp/2026-09-22-risk-e1prep.md") == "inference, llm-infra"
+    assert asked.pop("inbox/spark/2026-09-22-llm-infra-e1prep.md") == "inference, risk"
+    assert set(asked.values()) == {", ".join(TOPICS)} and len(asked) == 12
 
 
 def test_a_shared_evening_composes_each_topic_once(tmp_path: Path) -> None:
@@ -232,7 +239,7 @@ def test_a_cached_input_token_costs_the_cached_price(price: tuple[float, ...], e
 
 
 def _reading(topic: str) -> dict[str, Any]:
-    return {"topic": topic, "reading": {"relevance": "参考", "relevance_reason": "r", "held": ""}}
+    return {"topic": topic, "relevance": "参考", "relevance_reason": "r"}
 
 
 @pytest.mark.parametrize(
@@ -240,12 +247,12 @@ def _reading(topic: str) -> dict[str, Any]:
     [
         (["inference", "risk"], ""),
         (["inference"], ""),  # a topic left out is that topic's failure, not an invalid answer
-        (["inference", "nope"], "not among the topics asked"),
+        (["inference", "nope"], "not among the topics this document is read for"),
         (["inference", "inference"], "several parts"),
     ],
 )
 def test_a_shared_answer_is_valid_for_the_topics_asked_only(parts: list[str], error: str) -> None:
-    data = {"topics": [_reading(t) for t in parts]}
+    data = {"held": "h", "topics": [_reading(t) for t in parts]}
     if not error:
         answer = SharedExtraction.model_validate(data, context={"topics": ["inference", "risk"]})
         assert (answer.for_topic("risk") is None) == ("risk" not in parts)
@@ -260,10 +267,11 @@ def test_prompt_show_prints_the_one_shared_request_with_its_schema() -> None:
     )
     assert r.returncode == 0, r.stderr
     shown = json.loads(r.stdout)
-    assert shown["prompt"].startswith(f"{SHARED}@2#") and len(shown["requests"]) == 1
+    assert shown["prompt"].startswith(f"{SHARED}@3#") and len(shown["requests"]) == 1
     assert shown["response_schema"]["title"] == "SharedExtraction"
-    system = shown["requests"][0]["messages"][0]["content"]
-    assert "topics: inference, llm-infra, risk" in system
+    system, user = (m["content"] for m in shown["requests"][0]["messages"])
+    assert "every topic of the evening: inference, llm-infra, risk" in system
+    assert "topics: inference, llm-infra, risk\n" in user  # the document is read by all three
 
 
 def test_the_simulated_endpoint_answers_every_topic_and_serves_the_shared_prefix_from_its_cache(
@@ -316,4 +324,4 @@ def test_a_prompt_file_for_shared_extraction_names_itself_so(template: str, said
         return
     assert r.returncode == 0, r.stderr
     shown = json.loads(r.stdout)
-    assert shown["prompt"].startswith(f"{SHARED}@2#") and "careful extraction" in json.dumps(shown, ensure_ascii=False)
+    assert shown["prompt"].startswith(f"{SHARED}@3#") and "careful extraction" in json.dumps(shown, ensure_ascii=False)

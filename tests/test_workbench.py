@@ -348,7 +348,7 @@ def test_the_eval_report_explains_in_a_real_browser(workbench: dict[str, Any], s
     # the header of each row: prompt and model, and the stale mark; the failing rows first
     stamps = re.findall(r'<p class="stamp">asked with: (.*?)</p>', dom, re.S)
     assert len(stamps) == 4 and "extract@3#" in stamps[0] and "gpt-4o-mini" in stamps[0], stamps
-    assert "stale (extract-terse@1)" in stamps[0] and stamps[3].startswith("extract-shared@2#"), stamps
+    assert "stale (extract-terse@1)" in stamps[0] and stamps[3].startswith("extract-shared@3#"), stamps
     assert "world-relayed · stale (extract-terse@1)" in stamps[1] and stamps[2].startswith("offline"), stamps
     assert "world-shared" in stamps[3]
     # each missed gold increment with the stage that lost it, on the first page and on the row's

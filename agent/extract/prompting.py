@@ -178,7 +178,7 @@ def build_requests(
     base = {**_topic_values(ws, topic, registry), "date": registry.date.isoformat()}
     items = _item_ids(registry)
 
-    def values(chunk: str) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    def values(doc: SourceDoc, chunk: str) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
         anchors, ids = format_anchors(registry, chunk)
         return {**base, "anchors": anchors}, {topic: ids + items}
 
@@ -189,18 +189,19 @@ def _requests(
     docs: list[SourceDoc],
     template: Template,
     llm: LLMSettings,
-    values: Callable[[str], tuple[dict[str, str], dict[str, tuple[str, ...]]]],
-    topics: tuple[str, ...] = (),
+    values: Callable[[SourceDoc, str], tuple[dict[str, str], dict[str, tuple[str, ...]]]],
     topic: str = "",
 ) -> list[ExtractionRequest]:
-    """A request per part of each document, its template filled with `values(part)` and the part's
-    own; `values` also gives the ids it listed per topic, which the answer may cite."""
+    """A request per part of each document, its template filled with `values(doc, part)` and the
+    part's own; `values` also gives, per topic the part is read for, the ids it listed (all an answer
+    may cite). Without `topic`, a request is a shared one, for the topics `values` listed."""
     requests = []
     for doc in docs:
         chunks = split_sections(doc.text, llm.chunk_tokens)
         for i, chunk in enumerate(chunks[: llm.max_parts]):
-            filled, ids = values(chunk)
+            filled, ids = values(doc, chunk)
             system, user = template.render({**filled, **_doc_values(doc, i, len(chunks), chunk)})
+            topics = () if topic else tuple(ids)
             requests.append(
                 ExtractionRequest(doc.path, (system, user), template.stamp, i, len(chunks), topics, topic, listed=ids)
             )
@@ -252,26 +253,30 @@ def _topic_block(values: dict[str, str]) -> str:
 def build_shared_requests(
     docs: list[SourceDoc],
     registries: dict[str, AnchorRegistry],
+    read_by: Mapping[str, tuple[str, ...]],
     ws: Workspace,
     template: Template,
     llm: LLMSettings,
 ) -> list[ExtractionRequest]:
-    """One request per document (or part) for every topic of `registries` at once. What every
-    request of the evening shares — the system prompt with each topic's profile, adjacent text,
-    sections and open items — is the system message, byte-identical across the evening's
-    requests, so a provider's prefix cache serves it; what is the document's own (its anchors per
-    topic, its text) is the user message, after it."""
+    """One request per document (or part) for the topics of `registries` that read it (`read_by`:
+    document path -> topics, in the evening's order). What every request of the evening shares —
+    the system prompt with each topic's profile, adjacent text, sections and open items — is the
+    system message, byte-identical across the evening's requests, so a provider's prefix cache
+    serves it; what is the document's own (the topics it is read for, their anchors, its text) is
+    the user message, after it. A topic that does not read a document is not asked about it."""
     topics = tuple(registries)
     blocks = "\n\n".join(_topic_block(_topic_values(ws, t, registries[t])) for t in topics)
     date = next(iter(registries.values())).date.isoformat()
     shared = {"topics": blocks, "topic_names": ", ".join(topics), "date": date, "novelty": NOVELTY}
 
-    def values(chunk: str) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
-        listed = {t: format_anchors(registries[t], chunk) for t in topics}
-        anchors = "\n".join(f"#### {t}\n{listed[t][0]}" for t in topics)
-        return {**shared, "anchors": anchors}, {t: listed[t][1] + _item_ids(registries[t]) for t in topics}
+    def values(doc: SourceDoc, chunk: str) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+        reading = read_by[doc.path]
+        listed = {t: format_anchors(registries[t], chunk) for t in reading}
+        anchors = "\n".join(f"#### {t}\n{listed[t][0]}" for t in reading)
+        ids = {t: listed[t][1] + _item_ids(registries[t]) for t in reading}
+        return {**shared, "read_for": ", ".join(reading), "anchors": anchors}, ids
 
-    return _requests(docs, template, llm, values, topics)
+    return _requests(docs, template, llm, values)
 
 
 # --- the composing request of a topic's evening -----------------------------------------------------
