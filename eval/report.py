@@ -13,7 +13,7 @@ from rich.text import Text
 
 from agent.core import listing
 from agent.core.listing import width
-from eval import overview
+from eval import overview, shared_gap
 from eval.metrics import Score
 from eval.overview import num, signed
 from eval.page import write_html
@@ -120,6 +120,10 @@ def print_report(
         say("")
     for r in patched:
         say(patch_line(r))
+    if gap := shared_gap.lines(shared_gap.compare(report)):
+        say("")
+        for line in gap:
+            say(line)
     for r in order:
         if verbose or not r.ok or overview.status(r) == "moved":
             say("")
@@ -143,6 +147,7 @@ def to_json(report: EvalReport) -> dict[str, object]:
         "baseline_updated": report.baseline_updated,
         "notes": list(report.notes),
         "cases": [_row_json(r) for r in report.results],
+        "shared_vs_per_topic": shared_gap.to_json(shared_gap.compare(report)),
     }
 
 

@@ -16,7 +16,7 @@ import json
 import math
 import tempfile
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -154,6 +154,22 @@ class Spend:
     cost_usd: float | None = None  # None: no usage, or the model has no price
 
 
+def spend_of(records: Iterable[CallRecord], llm: LLMSettings | None) -> Spend:
+    """What `records` take: calls sent (not skipped, not offline), and as their answers' usage reports
+    them, prompt tokens (of which cached), completion tokens and the live cost at `llm`'s prices. A
+    request no answer came for (a replay's miss) carries no usage; an answer without usage (relayed)
+    leaves the tokens unknown."""
+    calls = [c for c in records if c.source in ("live", "cache", "cassette")]
+    answered = [c for c in calls if not c.error]
+    if not answered or llm is None or not all(c.input_tokens for c in answered):
+        return Spend(len(calls))
+    tokens_in = sum(c.input_tokens for c in answered)
+    tokens_out = sum(c.output_tokens for c in answered)
+    cached = sum(c.cached_tokens for c in answered)
+    cost = llm.cost_usd(tokens_in, tokens_out, cached_tokens=cached) if llm.price() is not None else None
+    return Spend(len(calls), tokens_in, cached, tokens_out, cost)
+
+
 @dataclass(frozen=True)
 class CaseRun:
     """One case's run: the output (parsed back from its Markdown), its scores, or why it failed."""
@@ -177,16 +193,7 @@ class CaseRun:
         tokens (of which cached) and what they would cost live at the workspace's `[llm.prices]`
         (a replayed answer costs nothing tonight). The offline extractor sends nothing; a request
         the budget skipped was not sent."""
-        calls = [c for c in self.calls if c.source in ("live", "cache", "cassette")]  # not skipped, not offline
-        llm = self.outcome.evening.llm if self.outcome is not None else None
-        answered = [c for c in calls if not c.error]  # a replay's miss (no composing answer) carries no usage
-        if not answered or llm is None or not all(c.input_tokens for c in answered):
-            return Spend(len(calls))  # an answer without usage (relayed) leaves the tokens unknown
-        tokens_in = sum(c.input_tokens for c in answered)
-        tokens_out = sum(c.output_tokens for c in answered)
-        cached = sum(c.cached_tokens for c in answered)
-        cost = llm.cost_usd(tokens_in, tokens_out, cached_tokens=cached) if llm.price() is not None else None
-        return Spend(len(calls), tokens_in, cached, tokens_out, cost)
+        return spend_of(self.calls, self.outcome.evening.llm if self.outcome is not None else None)
 
     @property
     def scores(self) -> dict[str, Score]:

@@ -18,6 +18,8 @@ from eval.cases import load_case
 from eval.metrics import RuleContext, score
 from eval.report import patch_line, write_html
 from eval.runner import OFFLINE_ROW, CaseRun, EvalReport, compare, offline_row, run_case
+from eval.shared_gap import WITHIN, RowGap
+from eval.span_metrics import LOWER_IS_BETTER
 from tests.paths import ROOT, WORLD, predigest
 
 CASE = "2026-09-22-inference"
@@ -284,3 +286,44 @@ def test_a_shared_row_that_cannot_be_asked_is_one_line_in_its_row(
     shared = load_case(folder).rows()[-1]
     run = run_case(shared)
     assert run.card is None and len(run.errors) == 1 and message in run.errors[0], run.errors
+
+
+def test_each_shared_row_is_measured_against_its_topics_own_row(
+    demo: tuple[subprocess.CompletedProcess[str], Path],
+) -> None:
+    """The comparison deciding the default: each shared row's furthest gap is the one its own
+    metrics and its case's per-topic row show, and an evening's spend is asked both ways only when
+    every topic it reads for has a per-topic row to add up."""
+    r, _ = demo
+    report = json.loads(r.stdout)
+    rows = {c["case"]: c for c in report["cases"]}
+    gap = report["shared_vs_per_topic"]
+    assert {g["case"] for g in gap["rows"]} == {n for n in rows if rows[n]["extraction"] == "shared"}
+    for g in gap["rows"]:
+        shared, own = rows[g["case"]]["metrics"], rows[g["case"].split("@")[0]]["metrics"]
+        behind = {
+            m: shared[m]["score"] - own[m]["score"] if m in LOWER_IS_BETTER else own[m]["score"] - shared[m]["score"]
+            for m in shared
+        }
+        assert g["behind"] == pytest.approx(max(0.0, *behind.values()), abs=1e-5)  # the JSON rounds scores
+        assert not g["metric"] or behind[g["metric"]] == pytest.approx(g["behind"], abs=1e-5)
+    evenings = {e["date"]: e for e in gap["evenings"]}
+    assert evenings["2026-09-22"]["per_topic"]["calls"] == sum(
+        rows[f"2026-09-22-{t}"]["spend"]["calls"] for t in ("inference", "llm-infra", "risk")
+    )
+    assert evenings["2026-10-21"]["per_topic"] is None and evenings["2026-10-21"]["without_row"] == ["llm-infra"]
+
+
+@pytest.mark.parametrize(
+    ("metric", "shared", "per_topic", "behind"),
+    [
+        ("increment_f1", 0.8, 1.0, 0.2),
+        ("increment_f1", 1.0, 0.8, 0.0),  # ahead is not behind
+        ("facts_twice", 2.0, 0.0, 2.0),  # a count: more is worse
+        ("facts_twice", 0.0, 1.0, 0.0),
+        ("", 0.0, 0.0, 0.0),  # nothing behind
+    ],
+)
+def test_how_far_a_shared_row_falls_behind(metric: str, shared: float, per_topic: float, behind: float) -> None:
+    g = RowGap("c@s", metric, shared, per_topic)
+    assert g.behind == pytest.approx(behind) and g.within == (behind <= WITHIN)
