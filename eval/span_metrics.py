@@ -7,19 +7,22 @@
 - `subjects_twice`: a top-level line of the living document after the span whose subject an earlier
   top-level line already has (one arXiv ID, or subjects as alike as the E2 patch holds to be one
   subject, `agent.write.living.SAME_SUBJECT`): the patch amends such a line, it must never double it.
-- `living_disputed`: a figure the span's briefings disputed in 三 ('A 还是 B', as `disputed_stated`
-  reads the gold's) stated on a line the span added to the living document without the open-question
-  mark (`待核实`) the patch writes beside a disputed increment's line.
+- `living_disputed`: a figure disputed in 三 ('A 还是 B', as `disputed_stated` reads the gold's) by the
+  briefing of the evening that wrote the line, stated on a line the span added to the living document
+  without the open-question mark (`待核实`) the patch writes beside a disputed increment's line: once a
+  document settles the dispute, its value is the fact to write.
 - `growth`: the bytes the span added to the living document, per evening (the target: ≤ 1.5 kB).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections import Counter
 from collections.abc import Sequence
 
 from agent.core.arxiv import find_ids
+from agent.core.dates import MONTH_DAY, read_day
 from agent.core.labels import ZH_LIVING
 from agent.core.text import similarity
 from agent.write.living import HEADING, SAME_SUBJECT, is_top_line, line_subject
@@ -45,7 +48,7 @@ def span_scores(evenings: Sequence[Evening], before: str, after: str) -> dict[st
     found = [
         re_reported(evenings),
         subjects_twice(after),
-        living_disputed([b for _, b in evenings], before, after),
+        living_disputed(evenings, before, after),
         growth(before, after, len(evenings)),
     ]
     return {s.metric: s for s in found}
@@ -104,18 +107,34 @@ def subjects_twice(text: str) -> Score:
     return Score("subjects_twice", float(len(twice)), extra=tuple(twice))
 
 
-def living_disputed(briefings: Sequence[Briefing], before: str, after: str) -> Score:
-    """Each disputed figure stated on a line the span added, unless that line holds it open (the
-    open-question mark on it, or the line in the open-questions list)."""
-    figures = set().union(*(disputed_figures(b.to_verify) for b in briefings))
+def living_disputed(evenings: Sequence[Evening], before: str, after: str) -> Score:
+    """Each figure disputed when its line was written, stated on a line the span added, unless that
+    line holds it open (the open-question mark on it, or the line in the open-questions list). A line
+    is the evening's its source mark names ('（11-18 inference e1prep）'): a dispute that evening's 三
+    no longer holds was settled, and its value may be written then; a line with no evening of the span
+    is held against every dispute of the span."""
+    disputed = {day: disputed_figures(b.to_verify) for day, b in evenings}
+    every = set().union(*disputed.values())
+    last = evenings[-1][0] if evenings else dt.date.today()
     have = Counter(ln.rstrip() for ln in before.splitlines())  # a line `before` has is not the span's
     stated: list[str] = []
     for n, line, listed in _lines(after):
         if have[line] > 0:
             have[line] -= 1
         elif not listed and ZH_LIVING.verify_mark not in line:
+            figures = disputed.get(_written_on(line, last), every)
             stated += [f"line {n} · {f}" for f in stated_figures(line, figures)]
     return Score("living_disputed", float(len(stated)), extra=tuple(stated))
+
+
+# a line's source mark: '（11-18 inference e1prep 补充）'
+_MARK = re.compile(rf"[（(]\s*({MONTH_DAY})\b[^（）()]*[）)]")
+
+
+def _written_on(line: str, last: dt.date) -> dt.date | None:
+    """The evening a living-document line's last source mark names, read as of the span's last evening."""
+    marks = _MARK.findall(line)
+    return read_day(marks[-1], last) if marks else None
 
 
 def growth(before: str, after: str, evenings: int) -> Score:

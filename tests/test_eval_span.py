@@ -285,15 +285,20 @@ DISPUTE = VerifyItem(
         ("- **Zero-Copy 复现**：端到端 TTFT 降低 27%。（9-22 inference e1prep）", 1),
         ("- **Zero-Copy 复现**：TTFT 降幅 27% 还是 18% 待核实。（9-22 inference e1prep）", 0),
         ("- **Zero-Copy 复现**：TTFT 降低 2.7 倍。（9-22 inference e1prep）", 0),
+        ("- **Zero-Copy 复现**：端到端 TTFT 降低 27%。（9-23 inference e1prep 补充）", 0),
+        ("- **Zero-Copy 复现**：端到端 TTFT 降低 27%。", 1),
     ],
-    ids=["stated-as-fact", "held-open", "another-figure"],
+    ids=["stated-as-fact", "held-open", "another-figure", "written-once-settled", "no-evening-said"],
 )
-def test_living_disputed_counts_a_disputed_figure_the_span_wrote_as_fact(line: str, counted: int) -> None:
-    """Only lines the span added count: the document already says '18–27%' of OSDI Zero-Copy."""
-    briefing = G2.model_copy(update={"to_verify": [DISPUTE]})
+def test_living_disputed_counts_a_figure_disputed_when_its_line_was_written(line: str, counted: int) -> None:
+    """Only lines the span added count: the document already says '18–27%' of OSDI Zero-Copy. The
+    dispute is in 9-22's 三 and no longer in 9-23's (a document settled it that evening)."""
+    disputed = G2.model_copy(update={"to_verify": [DISPUTE]})
+    settled = G2.model_copy(update={"to_verify": []})
+    evenings = [(dt.date(2026, 9, 22), disputed), (dt.date(2026, 9, 23), settled)]
     after = LIVING_TEXT.replace(EPD, f"{EPD}\n{line}")
-    assert living_disputed([briefing], LIVING_TEXT, after).value == counted
-    assert living_disputed([briefing], LIVING_TEXT, LIVING_TEXT).value == 0
+    assert living_disputed(evenings, LIVING_TEXT, after).value == counted
+    assert living_disputed(evenings, LIVING_TEXT, LIVING_TEXT).value == 0
 
 
 def test_growth_is_bytes_per_evening() -> None:
