@@ -222,6 +222,8 @@ def test_locate_finds_fullwidth_variants_of_any_substring(data: st.DataObject, t
         pytest.param("推荐设 0.92", {"0.92"}, id="bare-decimal"),
         pytest.param("SGLang v0.5.19", {"0.5.19"}, id="v-version"),
         pytest.param("vLLM 0.20 引入", {"0.20"}, id="short-version-keeps-zero"),
+        pytest.param("升级到 1.0.x、vLLM v0.24.x、Python 3.X", {"1.0.x", "0.24.x", "3.x"}, id="release-series"),
+        pytest.param("1.0.x 分支上 1.5x 提升", {"1.0.x", "1.5×"}, id="series-not-the-release-or-a-multiplier"),
         pytest.param(
             "--enable-deepep-waterfill → --enable-waterfill",
             {"--enable-deepep-waterfill", "--enable-waterfill"},

@@ -409,6 +409,8 @@ _TIME_RE = re.compile(r"(?<![0-9])(?<!\d:)([01]?\d|2[0-3]):([0-5]\d)(?![0-9]|:\d
 _JOINED_NAME_RE = re.compile(r"(?<![0-9A-Za-z])([A-Z][A-Za-z]+) ([A-Z]\d{1,2}(?:\.\d+)?)(?![0-9A-Za-z.-])")
 _NAME_RE = re.compile(r"(?<![0-9A-Za-z_\x00])[A-Za-z][A-Za-z0-9]*(?:[-.][A-Za-z0-9]+)*")
 _V_VERSION_RE = re.compile(r"[vV](\d+(?:\.\d+)+)")
+# a release series ('1.0.x', 'v0.24.x', '2.x'): every release of it, not the release '1.0'
+_SERIES_RE = re.compile(r"(?<![0-9A-Za-z.\x00])[vV]?(\d+(?:\.\d+)*)\.[xX](?![0-9A-Za-z])")
 _VERSION_RE = re.compile(r"(?<![0-9A-Za-z.\x00])\d+\.\d+\.\d+(?:\.\d+)?(?![0-9A-Za-z])" + _END)
 _CHAIN_RE = re.compile(r"(?<![0-9A-Za-z.\x00-])\d+(?:-\d+){2,}(?![0-9A-Za-z])")
 _RANGE_RE = re.compile(
@@ -467,7 +469,8 @@ def facts(s: str) -> set[str]:
       its ends, "5×" and "6.5×"), "14B", "3bit", "-3%"; approximation marks (~, ≈, 约) and "+"
       are style and are dropped; measurement units are dropped ("16,200 tok/s" → "16200")
     - dates and times: "2026-09-22", "2025-12", "22:00"
-    - versions without their "v": "0.5.19" (so "v0.5.19" and "0.5.19" agree)
+    - versions without their "v": "0.5.19" (so "v0.5.19" and "0.5.19" agree); a release series as
+      one: "1.0.x" (not the release "1.0")
     - CLI flags as written: "--ipc=host", "--enable-waterfill"
     - issue and PR references: "#34759"
     - arXiv IDs by versionless key: "2605.11093", "hep-th/9901001"
@@ -523,6 +526,7 @@ _PASSES: tuple[tuple[re.Pattern[str], Render], ...] = (
     (_MONTH_RE, _render_month),
     (_TIME_RE, lambda m: f"{int(m[1]):02d}:{m[2]}"),
     (_JOINED_NAME_RE, lambda m: f"{m[1]}-{m[2]}".lower()),
+    (_SERIES_RE, lambda m: f"{m[1]}.x"),
     (_NAME_RE, _render_name),
     (_VERSION_RE, lambda m: m.group()),
     (_CHAIN_RE, lambda m: m.group()),
