@@ -80,14 +80,34 @@ _ORDERS = re.compile(
 
 
 def surroundings(text: str, start: int, end: int) -> list[str]:
-    """The paragraph holding text[start:end] and the one on each side: a planted order need not
-    share the quote's paragraph, and a model reads them together."""
-    lo = text.rfind("\n\n", 0, start)
-    hi = text.find("\n\n", end)
-    own = text[lo + 2 if lo >= 0 else 0 : hi if hi >= 0 else len(text)]
-    before = text[:lo].rstrip().rsplit("\n\n", 1)[-1] if lo >= 0 else ""
-    after = text[hi:].lstrip().split("\n\n", 1)[0] if hi >= 0 else ""
-    return [p.strip() for p in (own, before, after) if p.strip()]
+    """The passage holding text[start:end] and the one on each side: a planted order need not share
+    the quote's passage, and a model reads them together. A passage is a paragraph, or in a list
+    (items one a line, no blank line between) an item with its continuation lines: a digest's seven
+    items are seven passages, and an order in the fourth says nothing of the first."""
+    spans = passages(text)
+    first = next((i for i, (_, e) in enumerate(spans) if start < e), len(spans) - 1)
+    last = next((i for i, (_, e) in enumerate(spans) if end <= e), len(spans) - 1)
+    own = (spans[first][0], spans[last][1])
+    near = [own, *([spans[first - 1]] if first > 0 else []), *([spans[last + 1]] if last + 1 < len(spans) else [])]
+    return [p for a, b in near if (p := text[a:b].strip())]
+
+
+_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)、])\s+", re.M)  # a list item's first line
+
+
+def passages(text: str) -> list[tuple[int, int]]:
+    """The spans of `text`'s passages in order: its paragraphs, a list's items each its own (a line
+    before a list's first item, such as a lead-in, is one too)."""
+    out: list[tuple[int, int]] = []
+    bounds = [0, *(i for m in re.finditer(r"\n[ \t]*\n", text) for i in m.span()), len(text)]
+    for lo, hi in zip(bounds[::2], bounds[1::2], strict=True):
+        if not text[lo:hi].strip():
+            continue
+        starts = [m.start() for m in _ITEM.finditer(text, lo, hi)]
+        if not starts or starts[0] > lo:
+            starts.insert(0, lo)  # a paragraph, or the lead-in line of a list
+        out += list(zip(starts, [*starts[1:], hi], strict=True))
+    return out or [(0, len(text))]
 
 
 _SORTING = re.compile("|".join([*_TOPICS, *_STARS, *_PLACE, *_OMIT]), re.I | re.M)
