@@ -196,6 +196,15 @@ def test_facts_told_of_a_subject_on_any_evening_count_as_known() -> None:
         pytest.param("vLLM v0.23.0 发布", "vLLM v0.23.1 发布", False, id="another-version"),
         pytest.param("SGLang", "SGLang HiCache 实测命中率", False, id="a-bare-name-is-no-subject"),
         pytest.param("Mooncake Store 多级缓存", "LMCache 多级缓存", False, id="another-product"),
+        # an increment, the living line written from it, the next evening's: one release named first
+        pytest.param("vLLM v0.24.2", "vLLM v0.24.2：修 Blackwell FP8 KV 乱码", True, id="release-then-what-it-says"),
+        pytest.param(
+            "NVIDIA Dynamo 1.1：KV 感知路由 GA", "NVIDIA Dynamo 1.1：TTFT 定为 1.7×", True, id="one-release-two-sayings"
+        ),
+        pytest.param("SGLang v0.7 迁移指南", "SGLang v0.7 迁移指南：flag 换算、#31522", True, id="a-whole-name-first"),
+        pytest.param("TensorRT-LLM v1.4.1 — NVFP4 修复", "TensorRT-LLM v1.4.1（11-15）", True, id="dash-and-date"),
+        pytest.param("LangGraph 1.4.0：durability 改 async", "LangGraph 1.4.1", False, id="next-release"),
+        pytest.param("vLLM：KV Pin API", "vLLM：FP8 KV 验证", False, id="a-product-is-no-subject"),
     ],
 )
 def test_same_subject(a: str, b: str, same: bool) -> None:

@@ -533,3 +533,8 @@ _PASSES: tuple[tuple[re.Pattern[str], Render], ...] = (
     (_RANGE_RE, _render_range),
     (_NUMBER_RE, _render_number),
 )
+
+
+def subject_head(title: str) -> str:
+    """The subject of a title: what comes before its dash, colon or parenthesis."""
+    return re.split(r"\s+[—–-]+\s+|——|：|:|（|\(", title, maxsplit=1)[0].strip()

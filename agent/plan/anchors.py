@@ -23,7 +23,7 @@ from agent.core.arxiv import find_ids, id_keys
 from agent.core.dates import MONTH_DAY, month_day, read_day
 from agent.core.errors import ParseError, WorkspaceError
 from agent.core.labels import ZH, ZH_LIVING
-from agent.core.text import bigram_counts, facts, fold, least_shared, similarity
+from agent.core.text import bigram_counts, facts, fold, least_shared, similarity, subject_head
 from agent.plan.parse import parse
 from schemas.briefing import Briefing, VerifyItem
 from schemas.documents import SourceDoc
@@ -514,10 +514,24 @@ def same_subject(a: str, b: str) -> bool:
     state the same versions, model names and other numbered names, so 'vLLM v0.23.0' and
     'vLLM v0.23.1' stay two subjects."""
     a, b = bare_name(a), bare_name(b)
+    if _named_alike(a, b):
+        return True
     if _numbered(a) != _numbered(b):
         return False
     short, long = sorted((fold(a), fold(b)), key=len)
     return similarity(a, b) >= SAME_SUBJECT or (len(short) >= _CONTAINED and short in long)
+
+
+def _named_alike(a: str, b: str) -> bool:
+    """Both name the same subject before what they say of it: 'vLLM v0.24.2' and 'vLLM v0.24.2：修
+    Blackwell FP8 KV 乱码', or 'NVIDIA Dynamo 1.1：KV 感知路由 GA' and 'NVIDIA Dynamo 1.1：TTFT 定为 1.7×'
+    (a briefing's increment, the living line written from it, the next evening's). The name must
+    say which release, or be a whole name of some length: 'vLLM：…' and 'vLLM：…' are two subjects."""
+    ha, hb = fold(subject_head(a)), fold(subject_head(b))
+    if ha != hb:
+        return False
+    versioned = any(ch.isdigit() for f in _numbered(ha) for ch in f)
+    return versioned or (len(ha) >= _CONTAINED and ha in (fold(a), fold(b)))
 
 
 _CONTAINED = 8  # a shorter name ('vLLM', 'SGLang') inside another says too little to be its subject

@@ -22,10 +22,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent.core.text import facts, fold, is_year
+from agent.core.text import facts, fold, is_year, subject_head
 from agent.rules.claims import CRED_RANK, Candidate, ClaimRef, Finding, Group, Point
 from agent.rules.grounding import point_facts
-from agent.rules.merge import subject_head
 from schemas.briefing import KeyPoint
 from schemas.compose import MAX_POINTS
 

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from agent.core.arxiv import find_ids, id_keys, key_of, validate
 from agent.core.dates import month_day
 from agent.core.labels import ZH, Labels
-from agent.core.text import similarity
+from agent.core.text import similarity, subject_head
 from agent.plan.anchors import normalise_url
 from agent.rules.chain import RuleOutcome, Scope
 from agent.rules.claims import REL_RANK, Candidate, DocResult, Finding, Group, Selection
 from agent.rules.edit import NumberConflict
-from agent.rules.merge import short_subject, subject_head
+from agent.rules.merge import short_subject
 from agent.rules.priority import LEVEL_ORDER, Level
 from agent.rules.verify import Doubt, InvalidId, Stopped
 from schemas.briefing import (

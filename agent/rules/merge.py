@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent.core.text import similarity
+from agent.core.text import similarity, subject_head
 from agent.plan.anchors import normalise_url
 from agent.rules.claims import Candidate, Finding, Group
 from schemas.extraction import Claim
@@ -204,8 +204,3 @@ def short_subject(title: str) -> str:
     cut = head[:30]
     space = cut.rfind(" ")
     return (cut[:space] if space > 10 and head[30].isascii() and head[30].isalnum() else cut).strip()
-
-
-def subject_head(title: str) -> str:
-    """The subject of a title: what comes before its dash, colon or parenthesis."""
-    return re.split(r"\s+[—–-]+\s+|——|：|:|（|\(", title, maxsplit=1)[0].strip()

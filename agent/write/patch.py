@@ -23,9 +23,8 @@ from typing import Literal
 from agent.core.arxiv import find_ids, key_of
 from agent.core.dates import month_day
 from agent.core.labels import CIRCLED, ZH, ZH_LIVING
-from agent.core.text import bigram_counts, dice, similarity
+from agent.core.text import bigram_counts, dice, similarity, subject_head
 from agent.rules.grounding import point_facts
-from agent.rules.merge import subject_head
 from agent.write.living import (
     BULLET,
     FULL_DATE,
