@@ -171,10 +171,16 @@ def _listed(info: ValidationInfo) -> dict[str, list[str]] | None:
 _CITED_ID = re.compile(r"\s*[AQ]\d{1,6}\s*")
 
 
+def cited_id(text: str) -> str:
+    """The id ('A7', 'Q2') an answer's `anchor` or `item` cites, or "" when it names its subject
+    instead (read by name, as before ids): only an id means a place in the prompt's listing."""
+    return text.strip() if _CITED_ID.fullmatch(text) else ""
+
+
 def unlisted(reading: FileExtraction | TopicReading, ids: list[str]) -> None:
     """Raise when `reading` cites an id ('A7', 'Q2') that `ids` does not hold, naming the ids it may cite."""
-    cited = [c.anchor for c in reading.claims] + [r.item for r in reading.resolved]
-    bad = [x.strip() for x in cited if _CITED_ID.fullmatch(x) and x.strip() not in ids]
+    cited = [cited_id(c.anchor) for c in reading.claims] + [cited_id(r.item) for r in reading.resolved]
+    bad = [x for x in cited if x and x not in ids]
     if bad:
         allowed = ", ".join(ids) or "none: leave anchor and resolved empty"
         raise ValueError(f"ids {bad} are not listed in the prompt; cite only listed ids ({allowed})")

@@ -17,13 +17,16 @@ from pydantic import ValidationError
 from agent.core.novelty import NOVELTY
 from agent.core.settings import Settings
 from agent.extract import ExtractionRequest
+from agent.extract.llm.cassettes import CassetteIndex
+from agent.extract.llm.reference import answer_from_completion
+from agent.extract.prompting import SHARED, anchor_name, listed_in
 from agent.pipeline import Evening, as_shared, plan, plan_topics
 from agent.plan.anchors import Anchor, AnchorRegistry, OpenItem, same_subject
 from agent.rules.claims import DocResult
 from agent.rules.dedupe import dedupe, match_anchor, resolve
 from schemas.briefing import VerifyItem
-from schemas.extraction import FileExtraction, Resolution, SharedExtraction
-from tests.paths import WORLD, candidate
+from schemas.extraction import FileExtraction, Resolution, SharedExtraction, TopicReading, cited_id
+from tests.paths import ROOT, WORLD, candidate
 from tests.test_rules import DATE, claim, doc
 
 _LINE = re.compile(r"^- ([AQ]\d+) · (.+)$", re.M)
@@ -83,6 +86,112 @@ def test_a_shared_prompt_lists_each_topics_ids_under_that_topic() -> None:
             items = tuple(registries[topic].item_id(o) for o in registries[topic].briefed_items)
             assert anchors + items == request.listed[topic]
             assert all(registries[topic].by_id(i) is not None for i in anchors)
+
+
+def test_a_request_is_read_back_for_what_each_id_it_lists_names() -> None:
+    """`listed_in` reads from a request's text the ids it lists, each with its subject: the anchor's
+    name as its line gives it, the item's title. Rekey reads a stored request so, to carry a cited id."""
+    ev = _evening()
+    reg = ev.registry
+    for request in ev.requests:
+        listing = listed_in(request.messages).get("")
+        assert listing is not None and (*listing.anchors, *listing.items) == request.listed["inference"]
+        for ident, name in listing.anchors.items():
+            assert name == anchor_name(reg.told(reg.by_id(ident))), ident  # type: ignore[arg-type]
+        assert [reg.item_by_id(i).item.title for i in listing.items] == list(listing.items.values())  # type: ignore[union-attr]
+    s = as_shared(Settings(workspace=WORLD, topic="inference", date=dt.date(2026, 9, 22)))
+    for request in plan_topics(s, ["inference", "llm-infra", "risk"], for_writing=False).shared:
+        listed = listed_in(request.messages)
+        for topic in request.topics:  # a topic's anchors from the user message, its items from the system message
+            read = (*listed[topic].anchors, *listed[topic].items) if topic in listed else ()
+            assert read == request.listed[topic], (request.doc_path, topic)
+
+
+_ONE_TOPIC_USER = "\n".join(
+    [
+        "Evening: 2026-09-22 · topic: inference",
+        "Anchors already known (id · subject · evenings · facts):",
+        "- A3 · vLLM v0.23.0 发布 · arXiv 2609.12923 · 9-20, 9-21 · holds: 3.1×, h100",
+        "- A7 · colibri · living",
+        "- A8 · 不是一行锚点",
+        "Open to-verify items from earlier briefings:",
+        "- Q2 · colibri 支持范围 · since 9-21",
+        "- Q3 · 没有日期的问题 · since ",  # a living document's question without a day
+        "",
+        '<document path="x.md">',
+        "- A1 · 文档里的一行 · 9-20",
+        "</document>",
+    ]
+)
+_SHARED_SYSTEM = """### Topic "inference"
+Open to-verify items from its earlier briefings:
+- Q1 · colibri 支持范围 · since 9-21
+
+### Topic "risk"
+Open to-verify items from its earlier briefings:
+(none)"""
+_SHARED_USER = """Anchors already known, per topic:
+#### inference
+- A2 · SGLang v0.5.19 发布 · 9-20
+#### risk
+(none that match this document)
+
+<document path="x.md">
+#### inference
+- A9 · 文档里的一行 · 9-20
+</document>"""
+
+
+@pytest.mark.parametrize(
+    ("system", "user", "read"),
+    [
+        pytest.param(
+            "",
+            _ONE_TOPIC_USER,
+            {
+                "": (
+                    {"A3": "vLLM v0.23.0 发布 · arXiv 2609.12923", "A7": "colibri"},
+                    {"Q2": "colibri 支持范围", "Q3": "没有日期的问题"},
+                )
+            },
+            id="one-topic",
+        ),
+        pytest.param(
+            _SHARED_SYSTEM,
+            _SHARED_USER,
+            {"inference": ({"A2": "SGLang v0.5.19 发布"}, {"Q1": "colibri 支持范围"})},
+            id="shared",
+        ),
+    ],
+)
+def test_listed_lines_are_read_per_topic_and_the_documents_own_lines_are_not(
+    system: str, user: str, read: dict[str, tuple[dict[str, str], dict[str, str]]]
+) -> None:
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    assert {t: (x.anchors, x.items) for t, x in listed_in(messages).items()} == read
+
+
+def _cited_ids(reading: FileExtraction | TopicReading) -> list[str]:
+    return [i for i in map(cited_id, [*(c.anchor for c in reading.claims), *(r.item for r in reading.resolved)]) if i]
+
+
+def test_every_id_a_committed_answer_cites_is_read_back_from_its_own_request() -> None:
+    """What each committed answer's ids name is found in its stored request: rekey can carry every one."""
+    cited = 0
+    for folder in sorted(p for p in (ROOT / "cassettes").iterdir() if p.is_dir()):
+        for c in CassetteIndex.load(folder).all():
+            if c.provenance.document.startswith("compose/"):
+                continue
+            schema = SharedExtraction if c.provenance.prompt.startswith(f"{SHARED}@") else FileExtraction
+            answer = answer_from_completion(c.exchange.response_body, schema)
+            listed = listed_in(c.exchange.request_body["messages"])
+            parts = answer.topics if isinstance(answer, SharedExtraction) else [answer]
+            for part in parts:
+                topic = part.topic if isinstance(part, TopicReading) else ""
+                for ident in _cited_ids(part):
+                    cited += 1
+                    assert topic in listed and listed[topic].subject(ident), (c.path.name, topic, ident)
+    assert cited, "the committed answers cite ids"
 
 
 def _answer(anchor: str = "", item: str = "") -> dict[str, object]:

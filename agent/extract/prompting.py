@@ -11,22 +11,22 @@ import hashlib
 import html
 import json
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from agent.core.dates import month_day
+from agent.core.dates import MONTH_DAY, month_day
 from agent.core.errors import PromptError
 from agent.core.novelty import NOVELTY
 from agent.core.settings import LLMSettings
 from agent.core.text import facts
 from agent.extract import ExtractionRequest, PromptStamp
 from agent.extract.chunking import split_sections
-from agent.plan.anchors import Anchor, AnchorRegistry
+from agent.plan.anchors import ANCHOR_ID, ITEM_ID, Anchor, AnchorRegistry, OpenItem
 from agent.plan.workspace import Workspace
 from schemas.compose import EveningComposition
 from schemas.documents import SourceDoc
@@ -127,35 +127,133 @@ def format_anchors(registry: AnchorRegistry, text: str) -> tuple[str, tuple[str,
     if not lines:
         return "(none that match this document)", ()
     ids = tuple(registry.anchor_id(first) for first, _ in lines)
-    return "\n".join(f"- {i} · {_anchor_line(group)}" for i, (_, group) in zip(ids, lines, strict=True)), ids
+    return "\n".join(_listed_line(i, _anchor_line(group)) for i, (_, group) in zip(ids, lines, strict=True)), ids
 
 
 HELD_FACTS = 10  # facts listed after an anchor, at most: enough to tell covered from supplement, bounded
 
 
 def _anchor_line(group: tuple[Anchor, ...]) -> str:
-    """One subject as the model reads it: its name (a subject's title, else the paper or the link),
-    the evenings that told it, and the facts it already holds beyond its name, in the order told."""
-    subjects = [a for a in group if a.kind == "subject"]
-    first = group[0]
-    if not subjects and first.kind == "arxiv":
-        name = f"arXiv {first.display_id or first.key} {first.label[:70]}"
-    else:  # a subject's title (else the link), with the papers told with it that it does not name
-        base = subjects[0].label if subjects else f"{first.key} {first.label[:70]}"
-        papers = dict.fromkeys(f"arXiv {a.display_id or a.key}" for a in group if a.kind == "arxiv")
-        name = " · ".join([base, *(p for p in papers if p.split()[1] not in base)])
+    """One subject as the model reads it: its name (`anchor_name`), the evenings that told it, and
+    the facts it already holds beyond its name, in the order told."""
+    name = anchor_name(group)
     evenings = sorted({d for a in group for d in a.evenings})
-    when = ", ".join(month_day(d) for d in evenings) if evenings else "living"
+    when = ", ".join(month_day(d) for d in evenings) if evenings else _UNDATED
     said = _BOOKKEEPING.sub(" ", " ".join(dict.fromkeys(a.text for a in group)))
     shown = (f for f in facts(said) - facts(name) if not _DAY_OR_COUNT.fullmatch(f))
     held = sorted(shown, key=lambda f: (_place(f, said), f))[:HELD_FACTS]
-    return f"{name} · {when}" + (f" · holds: {', '.join(held)}" if held else "")
+    return f"{name} · {when}" + (f"{_HOLDS}{', '.join(held)}" if held else "")
+
+
+def anchor_name(group: tuple[Anchor, ...]) -> str:
+    """The name a subject's line gives it: a subject's title (else the link) with the papers told
+    with it that the title does not name, or a paper alone. What a re-keyed answer's cited id is
+    followed by from one request to the next (`listed_in`)."""
+    subjects = [a for a in group if a.kind == "subject"]
+    first = group[0]
+    if not subjects and first.kind == "arxiv":
+        return f"arXiv {first.display_id or first.key} {first.label[:70]}"
+    base = subjects[0].label if subjects else f"{first.key} {first.label[:70]}"
+    papers = dict.fromkeys(f"arXiv {a.display_id or a.key}" for a in group if a.kind == "arxiv")
+    return " · ".join([base, *(p for p in papers if p.split()[1] not in base)])
 
 
 # a bare count under 100, a day ('9-21'), a year or a date: the briefing's own bookkeeping, not what
 # the subject holds ('#3', '9-20 e1prep', '2026-09-19 发布'); the rules still compare them
 _BOOKKEEPING = re.compile(r"§\d+(?:\.\d+)*|\S*e1prep\S*")  # a section ('§1.3') or a briefing ('9-20 … e1prep') named
 _DAY_OR_COUNT = re.compile(r"\d{1,2}|\d{1,2}-\d{1,2}|(?:19|20)\d\d(?:-\d\d){0,2}")
+
+
+# --- what a request lists under ids, read back from its text ---------------------------------------
+# The lines above are written with these marks and read back with them, next to each other, so that
+# what an id meant in a stored request (a cassette's) can be told, and the two cannot drift apart.
+
+_UNDATED = "living"  # the evenings of a subject only the living document tells, undated
+_HOLDS = " · holds: "
+_SINCE = " · since "
+_TOPIC_HEADING = '### Topic "{}"'  # a shared system message's block of one topic (its open items)
+_ANCHORS_HEADING = "#### {}"  # a shared user message's block of one topic's anchors
+_DOCUMENT = "<document path="  # where the document opens: nothing after it is the prompt's
+_LISTED = re.compile(rf"- ((?:{ANCHOR_ID}|{ITEM_ID})\d+) · (.+)")
+_NAMED = re.compile(rf"(.+?) · (?:{_UNDATED}|{MONTH_DAY}(?:, {MONTH_DAY})*)(?:{re.escape(_HOLDS)}.*)?")
+
+
+def _listed_line(ident: str, text: str) -> str:
+    """One anchor or open item as listed, under its id: '- A7 · …', '- Q2 · …'."""
+    return f"- {ident} · {text}"
+
+
+def _item_line(registry: AnchorRegistry, item: OpenItem) -> str:
+    """An open item as listed: '- Q2 · title · since 9-21'."""
+    return _listed_line(registry.item_id(item), f"{item.item.title}{_SINCE}{item.origin}")
+
+
+@dataclass
+class Listing:
+    """What a request lists for one topic under ids, read back from its text: each id with the
+    subject it names there. An id is a place in the registry, so only the subject tells what it meant
+    once the registry has moved."""
+
+    anchors: dict[str, str] = field(default_factory=dict)  # 'A7' -> the subject's name (`anchor_name`)
+    items: dict[str, str] = field(default_factory=dict)  # 'Q2' -> the open item's title
+
+    def _of(self, ident: str) -> dict[str, str]:
+        return self.items if ident.startswith(ITEM_ID) else self.anchors
+
+    def add(self, ident: str, subject: str) -> None:
+        """`ident` names `subject` (as `listed_in` reads a request)."""
+        self._of(ident)[ident] = subject
+
+    def subject(self, ident: str) -> str | None:
+        """What `ident` names in this listing, or None when it is not listed."""
+        return self._of(ident).get(ident)
+
+    def ids_of(self, ident: str, subject: str) -> list[str]:
+        """The ids of `ident`'s kind (anchor or open item) this listing names `subject` under."""
+        return [i for i, s in self._of(ident).items() if s == subject]
+
+
+def listed_in(messages: Sequence[Any]) -> dict[str, Listing]:
+    """Per topic, what a request's messages list under ids, as this module renders them: under ''
+    a one-topic request's (its lines stand under no topic heading); a shared request's under each
+    topic's heading, its anchors in the user message, its open items in the system message. Only the
+    opening system and user messages are read, the user message up to the document: a line the
+    document holds is the document's. A line that does not read as listed is passed over."""
+    out: dict[str, Listing] = {}
+    system = [m for m in messages if isinstance(m, dict) and m.get("role") in ("system", "developer")]
+    user = next((m for m in messages if isinstance(m, dict) and m.get("role") == "user"), {})
+    for message, heading in [*((m, _TOPIC_HEADING) for m in system), (user, _ANCHORS_HEADING)]:
+        content = message.get("content")
+        if isinstance(content, str):
+            _read_listing(content.split(f"\n{_DOCUMENT}", 1)[0], heading, out)
+    return out
+
+
+def _read_listing(text: str, heading: str, out: dict[str, Listing]) -> None:
+    """Add the lines `text` lists to `out`, each under the topic of the last `heading` above it."""
+    before, _, after = heading.partition("{}")
+    topic = ""
+    for line in text.splitlines():
+        if line.startswith(before) and line.endswith(after) and len(line) > len(before) + len(after):
+            topic = line[len(before) : len(line) - len(after)]
+            continue
+        if (listed := _listed_subject(line)) is not None:
+            ident, subject = listed
+            out.setdefault(topic, Listing()).add(ident, subject)
+
+
+def _listed_subject(line: str) -> tuple[str, str] | None:
+    """(id, subject) of a listed line: an anchor's name (`_anchor_line` without its evenings and
+    facts), an open item's title (`_item_line` without its origin); None for any other line."""
+    m = _LISTED.fullmatch(line)
+    if m is None:
+        return None
+    ident, said = m[1], m[2]
+    if ident.startswith(ANCHOR_ID):
+        named = _NAMED.fullmatch(said)
+        return (ident, named[1]) if named else None
+    title, since, _ = said.rpartition(_SINCE)
+    return (ident, title) if since else None
 
 
 def _place(fact: str, text: str) -> int:
@@ -216,10 +314,7 @@ def _topic_values(ws: Workspace, topic: str, registry: AnchorRegistry) -> dict[s
         "adjacent": t.adjacent.strip() or "(not configured)",
         "living": t.living,
         "sections": "\n".join(f"- {s}" for s in registry.sections) or "(the living document has no § sections yet)",
-        "open_items": "\n".join(
-            f"- {registry.item_id(o)} · {o.item.title} · since {o.origin}" for o in registry.briefed_items
-        )
-        or "(none)",
+        "open_items": "\n".join(_item_line(registry, o) for o in registry.briefed_items) or "(none)",
         "novelty": NOVELTY,
     }
 
@@ -240,7 +335,7 @@ def _doc_values(doc: SourceDoc, part: int, parts: int, chunk: str) -> dict[str, 
 def _topic_block(values: dict[str, str]) -> str:
     """One topic's texts in the shared system prompt: the same for every document of the evening."""
     return (
-        f'### Topic "{values["topic"]}"\n'
+        f"{_TOPIC_HEADING.format(values['topic'])}\n"
         f"Profile — what counts as on-topic:\n{values['profile']}\n\n"
         f"Adjacent topics — mention, but do not claim:\n{values['adjacent']}\n\n"
         f"Sections of its living document ({values['living']}); suggest one of these, or propose a new"
@@ -272,7 +367,7 @@ def build_shared_requests(
     def values(doc: SourceDoc, chunk: str) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
         reading = read_by[doc.path]
         listed = {t: format_anchors(registries[t], chunk) for t in reading}
-        anchors = "\n".join(f"#### {t}\n{listed[t][0]}" for t in reading)
+        anchors = "\n".join(f"{_ANCHORS_HEADING.format(t)}\n{listed[t][0]}" for t in reading)
         ids = {t: listed[t][1] + _item_ids(registries[t]) for t in reading}
         return {**shared, "read_for": ", ".join(reading), "anchors": anchors}, ids
 

@@ -3,7 +3,8 @@
 The real client is driven through a transport that answers with the extraction, so the request
 body is byte for byte what the extractor sends and a replay parses it as it parses a recorded one.
 Its provenance says `reference`: nobody should take it for a model's answer. After a prompt edit,
-`rekey_reference_cassettes` re-derives the reference cassettes whose request changed.
+`rekey_reference_cassettes` re-derives the reference cassettes whose request changed, each anchor and
+open item the answer cites by id ('A7', 'Q2') cited under the id its subject is listed under now.
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ from agent.extract.llm.causes import find_cause
 from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.transport import RecordTransport, exchange_response
-from agent.extract.prompting import SHARED
-from schemas.extraction import FileExtraction
+from agent.extract.prompting import SHARED, Listing, listed_in
+from schemas.extraction import FileExtraction, SharedExtraction, cited_id
 
 log = logging.getLogger("predigest")  # the CLI shows its warnings as `warning:` lines
 
@@ -191,7 +192,9 @@ def rekey_reference_cassettes(
     Only a request's own cassette moves: the same document, part and topics. Another topic's
     answer to the same document is never this topic's, and a request already answered as asked now
     keeps its answer. Recorded cassettes are never touched: a model's answer to another prompt is not
-    an answer to this one. Each stale one is logged as a warning naming what changed.
+    an answer to this one. Each stale one is logged as a warning naming what changed. An id the answer
+    cites is carried to its subject's id now (`carried_ids`); an answer citing a subject no longer
+    listed is left as it was, with a warning naming it and the id.
     """
     config = config.with_(cassette_dir=cassette_dir)
     index = CassetteIndex.load(cassette_dir)
@@ -246,12 +249,61 @@ def _rekey_own(
             log.warning("%s is stale (%s): %s", cassette.path.name, why, _STALE_TODO[cassette.provenance.kind])
             continue
         answer = answer_from_completion(cassette.exchange.response_body, request.answer_schema())
+        answer, lost = carried_ids(answer, cassette.exchange.request_body, request)
+        if lost:  # which subject the answer meant is for its writer to say, not for rekey to guess
+            log.warning(
+                "%s cites %s: left as it was; rewrite its answer citing the ids listed now (`predigest prompt"
+                " show`) and add it again (`predigest cassettes add-reference`)",
+                cassette.path.name,
+                "; ".join(dict.fromkeys(lost)),
+            )
+            continue
         kept = {"note": cassette.provenance.note, "date": _iso_date(cassette.provenance.date)}  # not tonight's
         path = write_reference_cassette(request, answer, config, earlier=earlier, **kept)
         if path != cassette.path:  # replaced by its own re-keyed copy, and only then
             cassette.path.unlink(missing_ok=True)
         written.append(path)
     return written
+
+
+def carried_ids(answer: Answer, answered: Any, request: ExtractionRequest) -> tuple[Answer, list[str]]:
+    """`answer`, given to the request body `answered`, citing each anchor and open item under the id
+    `request` lists it under now; and the ids it cites whose subject `request` does not list exactly
+    once, each said with what it meant. An id is a place in the registry, which a new anchor or another
+    order moves: an answer re-keyed with its ids kept would cite another subject, or one no longer
+    listed. What an id meant is read from the old request's own lines, and found again in the new
+    request by the same subject; a subject named instead of an id is left as it is."""
+    if not isinstance(answer, FileExtraction | SharedExtraction):
+        return answer, []  # a composing answer cites the evening's claims, not the registry's ids
+    messages = answered.get("messages", []) if isinstance(answered, dict) else []
+    before, after = listed_in(messages), listed_in(request.messages)
+    data = answer.model_dump()
+    lost: list[str] = []
+    for reading in data["topics"] if isinstance(answer, SharedExtraction) else [data]:
+        topic = reading.get("topic", "")  # a one-topic request lists under no topic heading
+        old, new = before.get(topic, Listing()), after.get(topic, Listing())
+        for claim in reading["claims"]:
+            claim["anchor"] = _carried(claim["anchor"], old, new, lost)
+        for resolution in reading["resolved"]:
+            resolution["item"] = _carried(resolution["item"], old, new, lost)
+    return type(answer).model_validate(data), lost
+
+
+def _carried(cited: str, old: Listing, new: Listing, lost: list[str]) -> str:
+    """The id `new` lists the subject under that `cited` names in `old`; `cited` itself when it
+    names no id, or (added to `lost`) when `new` does not list that subject exactly once."""
+    ident = cited_id(cited)
+    if not ident:
+        return cited
+    subject = old.subject(ident)
+    now = new.ids_of(ident, subject) if subject is not None else []
+    if len(now) == 1:
+        return now[0]
+    if subject is None:
+        lost.append(f"{ident} (not listed in the request it answered)")
+    else:
+        lost.append(f"{ident} ({subject!r}, {'listed now as ' + ', '.join(now) if now else 'no longer listed'})")
+    return cited
 
 
 # what to do about a stale cassette rekey does not rewrite, by its provenance
