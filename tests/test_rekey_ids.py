@@ -164,3 +164,30 @@ def test_rekey_carries_a_cited_id_to_its_subjects_new_id_or_leaves_the_answer(
     new = _cassette(folder)
     assert new in written and _cited(new) == case.rekeyed
     assert f"{path.name} cites" not in caplog.text, caplog.text
+
+
+def test_a_composing_answer_the_evening_no_longer_fits_is_left_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A report gone from the inbox takes its claims off the editor's desk: the composing answer that
+    put them in stories no longer passes the evening's checker, so rekey files nothing for it (a
+    written copy would fail at every replay) and says what to do, instead of stopping the re-key."""
+    ws = copy_world(tmp_path / "workspace")
+    folder = tmp_path / "world"
+    shutil.copytree(ROOT / "cassettes" / "world", folder)
+    (ws / "inbox" / "jay" / "2026-09-22-1735-jay-inference-vector-db-mcp-trending.md").unlink()
+    composing = [
+        p
+        for p in folder.glob("compose-*.json")
+        if "2026-09-22" in _data(p)["request"]["body"]["messages"][1]["content"][:40]
+    ]
+    before = {p: p.read_text(encoding="utf-8") for p in composing}
+    files = set(folder.glob("*.json"))
+
+    with caplog.at_level(logging.WARNING, logger="predigest"):
+        written = rekey(Settings(workspace=ws, topic="inference", date=EVENING, cassette_dir=folder), ["inference"])
+
+    assert "does not answer the request as asked now" in caplog.text, caplog.text
+    assert all(p.read_text(encoding="utf-8") == text for p, text in before.items())
+    assert not any(p.name.startswith("compose-") for p in written)
+    assert {p for p in folder.glob("compose-*.json")} == {p for p in files if p.name.startswith("compose-")}

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx2
 import instructor
+from pydantic import ValidationError
 
 from agent.core.errors import PredigestError
 from agent.extract import Answer, ExtractionRequest
@@ -256,6 +257,17 @@ def _rekey_own(
                 " show`) and add it again (`predigest cassettes add-reference`)",
                 cassette.path.name,
                 "; ".join(dict.fromkeys(lost)),
+            )
+            continue
+        try:  # a composing answer is checked against the evening's claims as they are now
+            request.answer_schema().model_validate(answer.model_dump(), context=request.validation_context())
+        except ValidationError as invalid:
+            log.warning(
+                "%s does not answer the request as asked now (%s): left as it was; write its answer again"
+                " (`predigest prompt show --doc %s`, then `predigest cassettes add-reference`)",
+                cassette.path.name,
+                "; ".join(e["msg"] for e in invalid.errors()[:2]),
+                request.doc_path,
             )
             continue
         kept = {"note": cassette.provenance.note, "date": _iso_date(cassette.provenance.date)}  # not tonight's
