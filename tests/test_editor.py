@@ -191,6 +191,30 @@ PIN_URL = "https://github.com/vllm-project/vllm/releases/tag/v0.23.0"
         ),
         pytest.param(
             [
+                (claim("openai-agents 0.16.0：SandboxTool 与出网白名单", "出网白名单"), A),
+                (claim("OpenAI Agents SDK 0.16.0：SandboxTool 转正", "SandboxTool 转正"), B),
+            ],
+            1,
+            id="product-named-by-its-package",
+        ),
+        pytest.param(
+            [
+                (claim("OpenAI Agents SDK 1.2.0 发布", "新增 guardrail"), A),
+                (claim("OpenAI Python SDK 1.2.0 发布", "新增 guardrail"), B),
+            ],
+            2,
+            id="two-sdks-of-one-vendor-same-version",
+        ),
+        pytest.param(
+            [
+                (claim("vLLM v0.12.0 发布", "多模态输出"), A),
+                (claim("vLLM-Omni v0.12.0 发布", "多模态输出"), B),
+            ],
+            2,
+            id="a-product-named-after-another",
+        ),
+        pytest.param(
+            [
                 (claim("vLLM v0.23.0 移除 --enable-chunked-prefill", "移除 flag"), A),
                 (claim("vLLM KV Pin API", "固定热点前缀", evidence=[PIN_EVIDENCE]), B),
             ],

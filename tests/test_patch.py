@@ -526,25 +526,32 @@ def test_the_readme_e2_commands_run(tmp_path: Path) -> None:
     assert "--apply" in lines[-1] and lines[-1].split()[2].startswith("out/e2/")
 
 
+TRT_LINE = "- **TensorRT-LLM v1.4.0**：PyTorch 后端进入预览。（9-20 inference e1prep）"
+
+
 @pytest.mark.parametrize(
-    ("title", "under"),
+    ("title", "under", "line"),
     [
         pytest.param(
-            "SGLang v0.5.20：新增 X", "- **SGLang v0.5.19 发布**", id="a-later-release-of-an-anchored-product"
+            "SGLang v0.5.20：新增 X", "- **SGLang v0.5.19 发布**", "", id="a-later-release-of-an-anchored-product"
         ),
-        pytest.param("sglang 0.6.0 发布", "- **SGLang v0.5.19 发布**", id="its-name-in-another-case"),
-        pytest.param("SGLangX v1.0.0：另一个项目", None, id="another-product"),
+        pytest.param("sglang 0.6.0 发布", "- **SGLang v0.5.19 发布**", "", id="its-name-in-another-case"),
+        pytest.param("SGLangX v1.0.0：另一个项目", None, "", id="another-product"),
+        pytest.param("tensorrt_llm 1.5.0：PyTorch 后端转默认", "- **TensorRT-LLM v1.4.0**", TRT_LINE, id="its-package"),
+        pytest.param("sglang-router 0.2.0：独立发布", None, "", id="a-product-named-after-it"),
     ],
 )
-def test_a_new_release_goes_under_its_products_line(demo: Path, title: str, under: str | None) -> None:
+def test_a_new_release_goes_under_its_products_line(demo: Path, title: str, under: str | None, line: str) -> None:
     """One product keeps one line in the living document: a new increment about a later release of
-    it is written under that line, not as a second line of the product elsewhere."""
+    it is written under that line, not as a second line of the product elsewhere. `line` is added to
+    the document's releases first."""
     record = _record(demo)
     incs = list(record.briefing.increments)
     i = next(k for k, inc in enumerate(incs) if "Dynamo" in inc.title)
     incs[i] = incs[i].model_copy(update={"title": title})
     changed = record.model_copy(update={"briefing": record.briefing.model_copy(update={"increments": incs})})
-    lines = propose(changed, _living(demo), LIVING).new.splitlines()
+    living = _living(demo).replace("### 版本锚点\n", f"### 版本锚点\n{line}\n") if line else _living(demo)
+    lines = propose(changed, living, LIVING).new.splitlines()
     name = title.split("：", 1)[0].split(" 发布", 1)[0]
     (k,) = [k for k, ln in enumerate(lines) if name in ln]
     if under is None:

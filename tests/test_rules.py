@@ -224,6 +224,68 @@ def test_dedupe(c: Claim, anchors: tuple[Anchor, ...], fate: str, detail: str) -
         assert any(detail in f.detail for f in findings)
 
 
+def _agents_sdk(name: str) -> Anchor:
+    """A release anchored on 11-12, named as `name` ('OpenAI Agents SDK 0.15.2', 'openai-agents 0.15.2')."""
+    said = f"{name}（11-12）：修复 `RedisSession` 在流式运行中重复写入最后一轮。"
+    return Anchor("subject", name, name, dt.date(2026, 11, 12), "living/agents.md", text=said)
+
+
+# The week demo's 11-17 (examples/week): the release watch names the package, the living document the product.
+@pytest.mark.parametrize(
+    ("title", "anchor", "cited", "fate", "detail"),
+    [
+        pytest.param(
+            "openai-agents 0.16.0：SandboxTool 与出网白名单",
+            "OpenAI Agents SDK 0.15.2",
+            "A1",
+            "new",
+            "a new version of OpenAI Agents SDK 0.15.2",
+            id="package-name-newer-version-of-product-anchor",
+        ),
+        pytest.param(
+            "OpenAI Agents SDK 0.16.0：SandboxTool 转正",
+            "openai-agents 0.15.2",
+            "A1",
+            "new",
+            "a new version of openai-agents 0.15.2",
+            id="product-name-newer-version-of-package-anchor",
+        ),
+        pytest.param(
+            "openai-agents 0.15.2 修复 RedisSession",
+            "OpenAI Agents SDK 0.15.2",
+            "",
+            "covered",
+            "OpenAI Agents SDK 0.15.2",
+            id="package-name-same-release-found-uncited",
+        ),
+        pytest.param(
+            "OpenAI Python SDK 1.3.0：SandboxTool 与出网白名单",
+            "OpenAI Agents SDK 0.15.2",
+            "A1",
+            "supplement",
+            "adds",
+            id="another-sdk-is-no-new-version",
+        ),
+    ],
+)
+def test_a_new_version_is_new_however_its_product_is_named(
+    title: str, anchor: str, cited: str, fate: str, detail: str
+) -> None:
+    """`NOVELTY`'s "new": a newer release of the anchored product, whether a title names the
+    package or the product, is new with the anchor as its predecessor, never a supplement of it."""
+    points = (
+        ("新增 `tool_output_guardrails`，要求 Python ≥ 3.10",)
+        if fate != "covered"
+        else ("修复 `RedisSession` 重复写入",)
+    )
+    c = claim(title=title, points=points, evidence=points, relation="supplement" if cited else "new", anchor=cited)
+    kept, covered, findings = dedupe([candidate(c, doc(), 1, "高")], registry(_agents_sdk(anchor)))
+    (got,) = [*kept, *covered]
+    assert got.relation == fate
+    assert [f.decision for f in findings] == [fate if fate != "covered" else "already covered"]
+    assert detail in findings[0].detail
+
+
 def test_merge_same_arxiv_across_documents_and_not_across_sections_of_one() -> None:
     a = candidate(claim(title="HookPoint 可观测性", arxiv=("2605.11093v1",)), doc("inbox/jay/a.md"), 1, "高")
     b = candidate(claim(title="模型内部观测", arxiv=("2605.11093",)), doc("inbox/jay/b.md"), 2, "高")

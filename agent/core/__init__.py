@@ -1,1 +1,2 @@
-"""The foundation every stage stands on: errors, settings, the briefing's words, dates, text and arXiv IDs."""
+"""The foundation every stage stands on: errors, settings, the briefing's words, dates, text, product names
+and arXiv IDs."""

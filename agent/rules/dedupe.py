@@ -97,7 +97,8 @@ def dedupe(
 
 
 def _next_version(release: tuple[tuple[str, ...], str], anchor: Anchor) -> bool:
-    """The claim is another version of the product `anchor` is a release of: `NOVELTY`'s "new"."""
+    """The claim is another version of the product `anchor` is a release of, whether either names
+    the package or the product (`one_product`): `NOVELTY`'s "new"."""
     theirs = title_release(anchor.label)
     return theirs is not None and theirs[1] != release[1] and same_release(release, (theirs[0], release[1]))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from agent.core.names import Product, one_product, product_name, product_word, squashed
 from agent.core.text import similarity, subject_head
 from agent.plan.anchors import normalise_url
 from agent.rules.claims import Candidate, Finding, Group
@@ -24,12 +25,6 @@ _NAME = r"[@A-Za-z][A-Za-z0-9_.+/@-]*[A-Za-z0-9]"
 _NAMED_VERSION = re.compile(rf"(?<![A-Za-z0-9])({_NAME})\s?({_VERSION})", re.I)
 _LEAD_NAME = re.compile(rf"(?<![A-Za-z0-9])({_NAME})")
 _CVE = re.compile(r"CVE-\d{4}-\d{4,7}", re.I)
-
-# Words that end many products' names: 'NeMo Framework' and 'Agent Framework' are two products.
-_GENERIC = frozenset(
-    {"framework", "sdk", "api", "server", "engine", "library", "toolkit", "cli", "platform", "runtime"}
-)
-Product = tuple[str, ...]  # a product's name as normalised words: ('microsoft', 'agent', 'framework')
 
 
 @dataclass(frozen=True)
@@ -91,14 +86,14 @@ def release_of(claim: Claim) -> tuple[Product, str] | None:
     lead = _LEAD_NAME.search(head)
     if lead is None or len(lead[1]) < 2:
         return None
-    name = _product(lead[1])
+    name = product_word(lead[1])
     texts = [*(p.text for k in claim.key_points for p in k.walk()), *claim.evidence]
     for text in texts:
         for m in _NAMED_VERSION.finditer(text):
-            if _product(m[1]) == name:
+            if one_product((name,), (product_word(m[1]),)):
                 return (name,), _version(m[2])
     for url in claim.urls:  # a release page or the docs of one version: '…vllm…/v0.23.0/…'
-        if name in _product(url) and (m := re.search(r"/(v?\d+(?:\.\d+){1,3})(?:/|$)", url)):
+        if squashed(name) in _letters(url) and (m := re.search(r"/(v?\d+(?:\.\d+){1,3})(?:/|$)", url)):
             return (name,), _version(m[1])
     return None
 
@@ -106,7 +101,7 @@ def release_of(claim: Claim) -> tuple[Product, str] | None:
 def lead_product(claim: Claim) -> str:
     """The name a title leads with, normalised ('vLLM KV Pin API' -> 'vllm')."""
     m = _LEAD_NAME.match(subject_head(claim.title))
-    return _product(m[1]) if m else ""
+    return product_word(m[1]) if m else ""
 
 
 def title_release(title: str) -> tuple[Product, str] | None:
@@ -114,23 +109,13 @@ def title_release(title: str) -> tuple[Product, str] | None:
     too ('Recap: A2A v1.0 …')."""
     for head in dict.fromkeys([subject_head(title), *re.split(r"[:：]\s*", title, maxsplit=1)[1:2]]):
         if (m := _NAMED_VERSION.search(head)) and re.fullmatch(r"[A-Za-z0-9@/._+\s-]*", head[: m.start()]):
-            return tuple(_product(w) for w in [*head[: m.start()].split(), m[1]]), _version(m[2])
+            return product_name(f"{head[: m.start()]} {m[1]}"), _version(m[2])
     return None
 
 
 def same_release(a: tuple[Product, str] | None, b: tuple[Product, str] | None) -> bool:
-    return bool(a and b and a[1] == b[1] and _one_product(a[0], b[0]))
-
-
-def _one_product(a: Product, b: Product) -> bool:
-    """'Agent Framework' and 'Microsoft Agent Framework' name one product (one ends the other),
-    and so do 'TRT-LLM' and 'TensorRT-LLM' (one name is the other with letters left out)."""
-    n = min(len(a), len(b))
-    if a[len(a) - n :] == b[len(b) - n :] and (n > 1 or len(a) == len(b) or a[-1] not in _GENERIC):
-        return True
-    short, long = sorted((a[-1], b[-1]), key=len)
-    rest = iter(long)  # each letter of the short name found after the one before it
-    return len(short) >= 3 and short[0] == long[0] and all(ch in rest for ch in short)
+    """One version of one product (`one_product`: 'openai-agents 0.16.0', 'OpenAI Agents SDK 0.16')."""
+    return bool(a and b and a[1] == b[1] and one_product(a[0], b[0]))
 
 
 def _contains(a: Product, b: Product) -> bool:
@@ -141,17 +126,17 @@ def _contains(a: Product, b: Product) -> bool:
 
 def _two_products(la: Product, lb: Product, title_a: str, title_b: str) -> bool:
     """Both titles lead with a name, the names differ, and neither title names the other's."""
-    if not la or not lb or _one_product(la, lb) or _contains(la, lb):
+    if not la or not lb or one_product(la, lb) or _contains(la, lb):
         return False
-    ta, tb = _product(title_a), _product(title_b)
-    return not any(w in tb for w in la) and not any(w in ta for w in lb)
+    ta, tb = _letters(title_a), _letters(title_b)
+    return not any(squashed(w) in tb for w in la) and not any(squashed(w) in ta for w in lb)
 
 
 def lead_words(claim: Claim) -> Product:
     """The run of Latin words a title leads with, normalised ('NVIDIA Dynamo KVBM 新增…' ->
     ('nvidia', 'dynamo', 'kvbm')); empty when the title leads with other script."""
     m = re.match(r"([A-Za-z][A-Za-z0-9_.+/@-]*(?:\s+[A-Za-z][A-Za-z0-9_.+/@-]*)*)", subject_head(claim.title))
-    return tuple(_product(w) for w in m[1].split()) if m else ()
+    return product_name(m[1]) if m else ()
 
 
 def advisories(claim: Claim) -> set[str]:
@@ -160,8 +145,10 @@ def advisories(claim: Claim) -> set[str]:
     return {m.upper() for t in texts for m in _CVE.findall(t)}
 
 
-def _product(name: str) -> str:
-    return re.sub(r"[^a-z0-9@/]", "", name.lower())
+def _letters(text: str) -> str:
+    """A title or a link as one run of lower-case letters and digits, to find a name's `squashed`
+    words in it whatever separates them there."""
+    return re.sub(r"[^a-z0-9@/]", "", text.lower())
 
 
 def _version(v: str) -> str:
@@ -188,7 +175,7 @@ def one_release(a: Candidate, b: Candidate) -> bool:
     if not top_sections(a.claim.section_ref) & top_sections(b.claim.section_ref):
         return False
     ra = release_of(a.claim) or release_of(b.claim)
-    if ra and lead_product(a.claim) == lead_product(b.claim) == ra[0][-1]:
+    if ra and all(one_product((lead_product(c.claim),), ra[0][-1:]) for c in (a, b)):
         return True  # one release told as several items of one section
     if a.anchor is not None or b.anchor is not None:
         return a.anchor is not None and b.anchor is not None and a.anchor.key == b.anchor.key

@@ -23,6 +23,7 @@ from typing import Literal
 from agent.core.arxiv import find_ids, key_of
 from agent.core.dates import month_day
 from agent.core.labels import CIRCLED, ZH, ZH_LIVING
+from agent.core.names import one_product, product_name
 from agent.core.text import bigram_counts, dice, similarity, subject_head
 from agent.rules.grounding import point_facts
 from agent.write.living import (
@@ -246,12 +247,10 @@ class _Editor:
         mine = _RELEASE.match(subject)
         if mine is None:
             return None
-        product = mine[1].casefold()
+        product = product_name(mine[1])  # 'openai-agents 0.16.0' finds '- **OpenAI Agents SDK 0.15.0**' too
         for i, ln in self._tops():
-            if product not in ln.casefold():  # most lines are of other products: no need to read their subject
-                continue
             theirs = _RELEASE.match(line_subject(ln))
-            if theirs is not None and theirs[1].casefold() == product:
+            if theirs is not None and one_product(product_name(theirs[1]), product):
                 return i, theirs[1]
         return None
 
