@@ -13,8 +13,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from agent.extract.llm import check_requests
+from agent.extract.llm.reference import RequestCheck
 from agent.pipeline import compose_requests
-from eval.cases import load_rows
+from eval.cases import Case, load_rows
 from eval.runner import Variant, not_asked, row_requests, shared_plan
 
 
@@ -53,34 +54,55 @@ class CassetteReport:
 
 
 def check_cassettes(cases_dir: Path, variant: Variant | None = None, only: str | None = None) -> CassetteReport:
+    """Each row's requests against its cassette folder, and the files of those folders no row uses.
+    With `only` (one case or row), a folder other cases replay too (a shared set) is judged unused
+    over every row that replays it, so another case's answers are never called unused."""
     variant = variant or Variant()
     checks: list[CaseCheck] = []
     used: dict[Path, set[Path]] = {}
-    for case in load_rows(cases_dir, only):  # every set of every case, each its own row
-        # a span's later evenings ask what its earlier ones wrote: its requests exist only as `eval` replays it
-        if case.cassettes is None or not_asked(case, variant) or case.is_span:
-            continue
-        requests, llm = row_requests(case, variant.settings(case, "replay"))
-        folder = llm.cassette_dir
-        result = check_requests(requests, llm)
-        used.setdefault(folder, set()).update(result.used)
-        if not result.missing and (variant.stale_by_case(case) or not result.stale):
-            # a composing answer is used when the row's evening asks it (from these answers); none is required.
-            # A shared row's topic composes out of the all-topics evening's shared answers.
-            s = variant.settings(case, "replay")
-            topics = shared_plan(case, s).topics if case.extraction == "shared" else [case.topic]
-            composing = [r for t, r in compose_requests(s, topics)[1].items() if t == case.topic]
-            used[folder].update(check_requests(composing, llm).used)
+    for case in _checked_rows(cases_dir, variant, only):
+        folder, result = _row_used(case, variant, used)
         checks.append(
             CaseCheck(
                 case.name, folder, len(result.answered), result.stale, result.missing, variant.stale_by_case(case)
             )
         )
+    if only:
+        mine, theirs = {c.case for c in checks}, dict[Path, set[Path]]()
+        for case in _checked_rows(cases_dir, variant, None):
+            if case.name not in mine:
+                _row_used(case, variant, theirs)
+        for folder, files in theirs.items():
+            if folder in used:
+                used[folder] |= files
     unused = {
         folder: sorted(p for p in folder.rglob("*.json") if p not in files) if folder.is_dir() else []
         for folder, files in used.items()
     }
     return CassetteReport(checks, unused)
+
+
+def _checked_rows(cases_dir: Path, variant: Variant, only: str | None) -> list[Case]:
+    """The rows a check asks: a span's later evenings ask what its earlier ones wrote, so their
+    requests exist only as `eval` replays it."""
+    rows = load_rows(cases_dir, only)
+    return [c for c in rows if c.cassettes is not None and not not_asked(c, variant) and not c.is_span]
+
+
+def _row_used(case: Case, variant: Variant, used: dict[Path, set[Path]]) -> tuple[Path, RequestCheck]:
+    """One row's requests checked against its folder; the files they replay are added to `used`."""
+    requests, llm = row_requests(case, variant.settings(case, "replay"))
+    folder = llm.cassette_dir
+    result = check_requests(requests, llm)
+    used.setdefault(folder, set()).update(result.used)
+    if not result.missing and (variant.stale_by_case(case) or not result.stale):
+        # a composing answer is used when the row's evening asks it (from these answers); none is required.
+        # A shared row's topic composes out of the all-topics evening's shared answers.
+        s = variant.settings(case, "replay")
+        topics = shared_plan(case, s).topics if case.extraction == "shared" else [case.topic]
+        composing = [r for t, r in compose_requests(s, topics)[1].items() if t == case.topic]
+        used[folder].update(check_requests(composing, llm).used)
+    return folder, result
 
 
 @dataclass(frozen=True)

@@ -221,7 +221,7 @@ def test_a_shared_row_scores_its_topic_out_of_one_request_per_document_for_every
     assert {c.topics for c in extractions} == {"inference, llm-infra, risk", "inference, llm-infra", "inference, risk"}
     assert [c.doc_path for c in both.calls if c not in extractions] == ["compose/risk"]  # the row's topic composes
     assert [len(own.calls), own.spend.calls, both.spend.calls] == [13 + 1, 13 + 1, 14 + 1]
-    assert both.answers == "reference answers · shared by 3 topics · floor"  # no composing answer for risk's share
+    assert both.answers == "reference answers · shared by 3 topics"  # risk composes out of the shared answers
     assert both.spend.prompt_tokens is not None and own.spend.prompt_tokens is not None
     assert 0 < both.spend.cached_tokens < both.spend.prompt_tokens  # type: ignore[operator]
     assert both.spend.cost_usd is not None and both.spend.cost_usd > 0  # priced at the world's [llm.prices]
