@@ -292,6 +292,40 @@ def test_facts_told_of_a_subject_on_any_evening_count_as_known() -> None:
     assert covered and not kept
 
 
+def test_a_recap_of_a_release_is_covered_by_everything_told_of_it_that_evening() -> None:
+    """An increment and a secondary anchor of one evening about one release, under two titles (the
+    second as the E2 patch wrote it into the living document): a recap the next evening repeating
+    facts of both adds nothing, and is covered (五), not a supplement re-reporting the release."""
+    increment = Anchor(
+        "subject",
+        "SGLang v0.7.1：修复 #31522 会话 OOM",
+        "x",
+        dt.date(2026, 11, 18),
+        "inbox/tom/2026-11-18-inference-e1prep.md",
+        text="SGLang v0.7.1：修复 #31522 会话 OOM TP > 1 开会话 OOM",
+        origins=frozenset({"inbox/tom/2026-11-18-inference-e1prep.md#2"}),
+    )
+    secondary = Anchor(
+        "subject",
+        "SGLang v0.7.1",
+        "x",
+        dt.date(2026, 11, 18),
+        "living/inference.md",
+        text="- SGLang v0.7.1：`--hicache-size` 按 GiB 解析，多分配约 7%。（11-18 inference e1prep）",
+        origins=frozenset({"living/inference.md:40"}),
+    )
+    recap = "SGLang v0.7.1 fixes #31522 and makes --hicache-size allocate about 7% less"
+    c = claim(
+        title="SGLang v0.7.1 回顾",
+        points=("修复 #31522，--hicache-size 少分配约 7%",),
+        evidence=(recap,),
+        relation="supplement",
+        anchor="A1",
+    )
+    kept, covered, _ = dedupe([candidate(c, doc(text=f"# recap\n{recap}"), 1, "高")], _registry(increment, secondary))
+    assert covered and not kept
+
+
 @pytest.mark.parametrize(
     ("a", "b", "same"),
     [
