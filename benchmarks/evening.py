@@ -218,16 +218,27 @@ def baseline(template: Briefing, rng: random.Random, date: dt.date) -> str:
 
 
 def write_evening(
-    root: Path, docs: int, *, history: int = 1, living_anchors: int = 60, seed: int = 0, topics: int = 1
+    root: Path,
+    docs: int,
+    *,
+    history: int = 1,
+    living_anchors: int = 60,
+    seed: int = 0,
+    topics: int = 1,
+    evenings: int = 1,
 ) -> Path:
     """A workspace at `root`: tonight's `docs` reports, `history` earlier briefings of the topic
     and a living document with about `living_anchors` anchors. With `topics` 3, the workspace also
-    has llm-infra and risk, each with a living document of its own. Returns `root`."""
+    has llm-infra and risk, each with a living document of its own. With `evenings` N, the inbox
+    holds `docs` reports for each of the N evenings ending tonight (`span_dates`), for a span to
+    run in order, and the history ends the evening before the first of them. Returns `root`."""
     rng = random.Random(seed + 1)  # the history's own stream: tonight's reports do not depend on it
+    days = span_dates(evenings)
     (root / "living").mkdir(parents=True, exist_ok=True)
     others = list(OTHER_TOPICS)[: topics - 1]
     (root / "predigest.toml").write_text(_config() + "".join(map(_other_topic, others)), encoding="utf-8")
-    (root / "living" / f"{TOPIC}.md").write_text(living_document(rng, living_anchors), encoding="utf-8")
+    # anchored before the first evening: a span's evenings find no anchor from their future
+    (root / "living" / f"{TOPIC}.md").write_text(living_document(rng, living_anchors, days[0]), encoding="utf-8")
     for topic in others:  # after inference's: the one-topic workspace's bytes do not change
         (root / "living" / f"{topic}.md").write_text(
             living_document(random.Random(f"{seed}-{topic}"), living_anchors, topic=topic), encoding="utf-8"
@@ -236,14 +247,27 @@ def write_evening(
     own = root / "inbox" / "tom"
     own.mkdir(parents=True, exist_ok=True)
     for d in range(1, history + 1):
-        day = DATE - dt.timedelta(days=d)
+        day = days[0] - dt.timedelta(days=d)
         (own / f"{day.isoformat()}-{TOPIC}-e1prep.md").write_text(baseline(template, rng, day), encoding="utf-8")
-    rng = random.Random(seed)  # the first k reports are the same whatever `docs` and the history
+    for day in days:
+        # tonight's stream is `seed` (the first k reports are the same whatever `docs` and the
+        # history, and a one-evening workspace's bytes whatever `evenings`); an earlier evening of
+        # a span has a stream of its own, so no two evenings hold the same reports
+        _write_reports(root, docs, day, random.Random(seed if day == DATE else f"{seed}-{day.isoformat()}"))
+    return root
+
+
+def span_dates(evenings: int) -> list[dt.date]:
+    """The `evenings` consecutive evenings ending tonight (`DATE`), oldest first."""
+    return [DATE - dt.timedelta(days=evenings - 1 - i) for i in range(evenings)]
+
+
+def _write_reports(root: Path, docs: int, day: dt.date, rng: random.Random) -> None:
+    """`docs` reports of the evening `day` in the agents' inbox folders, named and timed inside its window."""
     for i in range(docs):
         agent = _AGENTS[i % len(_AGENTS)]
         folder = root / "inbox" / agent
         folder.mkdir(parents=True, exist_ok=True)
         minute = (i * 7) % 1320  # 00:00–22:00: inside the evening's window, whatever `docs`
-        name = f"{DATE.isoformat()}-{minute // 60:02d}{minute % 60:02d}-{agent}-report-{i:03d}.md"
-        (folder / name).write_text(report(rng, rng.randint(2000, 20000)), encoding="utf-8")
-    return root
+        name = f"{day.isoformat()}-{minute // 60:02d}{minute % 60:02d}-{agent}-report-{i:03d}.md"
+        (folder / name).write_text(report(rng, rng.randint(2000, 20000), day), encoding="utf-8")
