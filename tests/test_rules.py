@@ -366,13 +366,18 @@ def _group(title: str, stars: int, order: int, section: str = "§1.1 x", cred: s
         pytest.param([4] * 10, 8, 2, id="over-eight-become-secondary"),
         pytest.param([4, 4, 3, 2], 2, 1, id="under-three-not-padded"),
         pytest.param([5, 4, 4, 1], 3, 0, id="noise-dropped"),
+        pytest.param([4] * 3 + [3] * 12, 3, 8, id="a-long-tail-of-secondaries-is-cut-at-eight"),
+        pytest.param([4] * 12 + [3] * 2, 8, 6, id="past-the-limit-increments-first"),
     ],
 )
 def test_select(stars: list[int], n_inc: int, n_sec: int) -> None:
     groups = [_group(f"t{i}", s, i) for i, s in enumerate(stars)]
-    sel = select(groups, min_stars=4, secondary_min_stars=3, max_increments=8)
+    sel = select(groups, min_stars=4, secondary_min_stars=3, max_increments=8, max_secondary=8)
     assert (len(sel.increments), len(sel.secondary)) == (n_inc, n_sec)
     assert len(sel.findings) == len(stars)
+    cut = [f for f in sel.findings if "secondary anchors" in f.detail]
+    assert len(cut) == len(stars) - n_inc - n_sec - sum(s < 3 for s in stars)  # the rest is noise
+    assert all(g.stars >= 3 for g in sel.secondary)
 
 
 def test_select_orders_by_section_then_rank() -> None:

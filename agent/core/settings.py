@@ -237,6 +237,9 @@ class LimitsSection(_Frozen):
     max_increments: int = Field(default=8, ge=1)
     min_stars: int = Field(default=4, ge=1, le=5, description="Stars a claim needs to be an increment.")
     secondary_min_stars: int = Field(default=3, ge=1, le=5, description="Stars for a secondary anchor.")
+    max_secondary: int = Field(
+        default=8, ge=0, description="Secondary anchors (四, 六, the patch) an evening holds; the rest are findings."
+    )
     max_to_verify: int = Field(default=6, ge=0, description="Items block 三 may hold; the rest are findings.")
     carry_evenings: int = Field(
         default=3, ge=1, description="Evenings an open to-verify item is carried before it is dropped unverified."

@@ -30,6 +30,7 @@ class Limits:
     max_increments: int = 8
     min_stars: int = 4
     secondary_min_stars: int = 3
+    max_secondary: int = 8  # secondary anchors an evening holds: a busy evening's 3★ tail is not a list to write down
     max_to_verify: int = 6  # items block 三 may hold
     carry_evenings: int = 3  # evenings an open item is carried before it is dropped unverified
 
@@ -126,7 +127,11 @@ def finish(p: Prepared, composed: Edited | None = None) -> RuleOutcome:
     groups, f = reconcile_sections(groups, scope.registry.sections)
     findings += f
     sel = select(
-        groups, min_stars=lim.min_stars, secondary_min_stars=lim.secondary_min_stars, max_increments=lim.max_increments
+        groups,
+        min_stars=lim.min_stars,
+        secondary_min_stars=lim.secondary_min_stars,
+        max_increments=lim.max_increments,
+        max_secondary=lim.max_secondary,
     )
     findings += sel.findings
     resolved, f = resolve(scope.sources, scope.registry, scope.read)

@@ -79,9 +79,12 @@ def _next_free(number: str, taken: set[str]) -> str:
     return next(c for n in itertools.count(int(last) + 1) if (c := f"{head}{dot}{n}") not in taken)
 
 
-def select(groups: list[Group], *, min_stars: int, secondary_min_stars: int, max_increments: int) -> Selection:
+def select(
+    groups: list[Group], *, min_stars: int, secondary_min_stars: int, max_increments: int, max_secondary: int = 8
+) -> Selection:
     """Best first by stars, credibility, relevance: at most `max_increments`, never padded; the
-    rest with `secondary_min_stars` become secondary anchors."""
+    rest with `secondary_min_stars` become secondary anchors, at most `max_secondary` of them (the
+    best; an evening's long tail of useful items is not what the living document keeps)."""
     ranked = sorted(groups, key=Group.rank)
     inc: list[Group] = []
     sec: list[Group] = []
@@ -91,10 +94,13 @@ def select(groups: list[Group], *, min_stars: int, secondary_min_stars: int, max
         if g.stars >= min_stars and len(inc) < max_increments:
             inc.append(g)
             findings.append(Finding("select", t, d, "increment", f"{g.stars}★ {g.credibility} {g.relevance}", ref))
-        elif g.stars >= secondary_min_stars:
+        elif g.stars >= secondary_min_stars and len(sec) < max_secondary:
             why = f"past the limit of {max_increments}" if g.stars >= min_stars else f"{g.stars}★ < {min_stars}★"
             sec.append(g)
             findings.append(Finding("select", t, d, "secondary anchor", why, ref))
+        elif g.stars >= secondary_min_stars:
+            why = f"past the limit of {max_secondary} secondary anchors"
+            findings.append(Finding("select", t, d, "dropped", why, ref))
         else:
             findings.append(Finding("select", t, d, "dropped", f"{g.stars}★ is noise (< {secondary_min_stars}★)", ref))
     return Selection(sorted(inc, key=_display_key), sorted(sec, key=_display_key), findings)
