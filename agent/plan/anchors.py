@@ -530,8 +530,7 @@ def _named_alike(a: str, b: str) -> bool:
     ha, hb = fold(subject_head(a)), fold(subject_head(b))
     if ha != hb:
         return False
-    versioned = any(ch.isdigit() for f in _numbered(ha) for ch in f)
-    return versioned or (len(ha) >= _CONTAINED and ha in (fold(a), fold(b)))
+    return bool(_numbered(ha)) or (len(ha) >= _CONTAINED and ha in (fold(a), fold(b)))
 
 
 _CONTAINED = 8  # a shorter name ('vLLM', 'SGLang') inside another says too little to be its subject
