@@ -298,7 +298,8 @@ def demo_seconds(env: dict[str, str]) -> float:
     with tempfile.TemporaryDirectory(prefix="predigest-demo-") as out:
         t = time.perf_counter()
         entry = [sys.executable, "-c", "from agent.cli import main; main()"]
-        subprocess.run([*entry, *demo_args(out)], capture_output=True, check=True, env=env | {"OPENAI_API_KEY": ""})
+        own = {"OPENAI_API_KEY": "", "PREDIGEST_LOGS_DB": str(Path(out) / "logs.db")}  # never the user's run log
+        subprocess.run([*entry, *demo_args(out)], capture_output=True, check=True, env=env | own)
         return time.perf_counter() - t
 
 
