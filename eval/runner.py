@@ -154,6 +154,12 @@ class Spend:
     cost_usd: float | None = None  # None: no usage, or the model has no price
 
 
+def called_topics(records: Iterable[CallRecord]) -> tuple[str, ...]:
+    """The topics shared calls were asked for, each once in the order first named: a document is asked
+    only for the topics that read it, so the evening's topics are all its calls name together."""
+    return tuple(dict.fromkeys(t for c in records for t in c.topics.split(", ") if t))
+
+
 def spend_of(records: Iterable[CallRecord], llm: LLMSettings | None) -> Spend:
     """What `records` take: calls sent (not skipped, not offline), and as their answers' usage reports
     them, prompt tokens (of which cached), completion tokens and the live cost at `llm`'s prices. A
@@ -237,8 +243,7 @@ class CaseRun:
             label += f" · span of {len(self.case.evenings)} evenings"
         if self.case.extraction == "shared":
             # a document is asked only for the topics that read it: the evening's topics are all the calls name
-            topics = {t for c in self.calls for t in c.topics.split(", ") if t}
-            label += f" · shared by {len(topics)} topics"
+            label += f" · shared by {len(called_topics(self.calls))} topics"
         if self.composed == "floor":
             label += " · floor"  # no composing answer: the rules assembled the evening
         elif self.composed and self.composed not in self.kinds:

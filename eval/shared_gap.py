@@ -8,11 +8,12 @@ Whether shared extraction can be the default stands on these numbers: the same k
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval.runner import CaseResult, EvalReport, Spend, spend_of
+from eval.runner import CaseResult, EvalReport, Spend, called_topics, spend_of
 from eval.span_metrics import LOWER_IS_BETTER
 
 WITHIN = 0.02  # a shared row this close to per-topic on every score is as good
@@ -98,7 +99,7 @@ def _evening(key: tuple[Path, dt.date], shared: list[CaseResult], own: list[Case
     extraction = [c for c in shared[0].run.calls if not c.doc_path.startswith("compose/")]
     composing = [c for r in shared for c in r.run.calls if c.doc_path.startswith("compose/")]
     llm = shared[0].run.outcome.evening.llm if shared[0].run.outcome is not None else None
-    topics = tuple(dict.fromkeys(t for c in extraction for t in c.topics.split(", ") if t))
+    topics = called_topics(extraction)
     mine = {r.run.case.topic: r for r in own if (r.run.case.workspace, r.run.case.date) == key}
     without = tuple(t for t in topics if t not in mine)
     per_topic = None if without else spend_of([c for t in topics for c in mine[t].run.calls], llm)
@@ -149,8 +150,8 @@ def to_json(gap: SharedGap) -> dict[str, object]:
             {
                 "date": e.date.isoformat(),
                 "topics": list(e.topics),
-                "shared": e.shared.__dict__,
-                "per_topic": None if e.per_topic is None else e.per_topic.__dict__,
+                "shared": dataclasses.asdict(e.shared),
+                "per_topic": None if e.per_topic is None else dataclasses.asdict(e.per_topic),
                 "without_row": list(e.without_row),
             }
             for e in gap.evenings

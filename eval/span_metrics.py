@@ -17,15 +17,14 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections import Counter
 from collections.abc import Sequence
 
 from agent.core.arxiv import find_ids
-from agent.core.dates import MONTH_DAY, read_day
+from agent.core.dates import read_day
 from agent.core.labels import ZH_LIVING
 from agent.core.text import similarity
-from agent.write.living import HEADING, SAME_SUBJECT, is_top_line, line_subject
+from agent.write.living import HEADING, SAME_SUBJECT, TAIL, is_top_line, line_subject
 from eval.metrics import COUNTS, Score, disputed_figures, inc_label, match_increments, stated_facts, stated_figures
 from schemas.briefing import Briefing
 
@@ -127,14 +126,11 @@ def living_disputed(evenings: Sequence[Evening], before: str, after: str) -> Sco
     return Score("living_disputed", float(len(stated)), extra=tuple(stated))
 
 
-# a line's source mark: '（11-18 inference e1prep 补充）'
-_MARK = re.compile(rf"[（(]\s*({MONTH_DAY})\b[^（）()]*[）)]")
-
-
 def _written_on(line: str, last: dt.date) -> dt.date | None:
-    """The evening a living-document line's last source mark names, read as of the span's last evening."""
-    marks = _MARK.findall(line)
-    return read_day(marks[-1], last) if marks else None
+    """The evening a living-document line's source mark names ('（11-18 inference e1prep 补充）', the
+    tail the E2 patch writes), read as of the span's last evening."""
+    t = TAIL.search(line)
+    return read_day(f"{t[1]}-{t[2]}", last) if t else None
 
 
 def growth(before: str, after: str, evenings: int) -> Score:
