@@ -240,6 +240,9 @@ class LimitsSection(_Frozen):
     max_secondary: int = Field(
         default=8, ge=0, description="Secondary anchors (四, 六, the patch) an evening holds; the rest are findings."
     )
+    max_continued: int = Field(
+        default=20, ge=0, description="Earlier papers 四 lists: those named tonight, then the newest."
+    )
     max_to_verify: int = Field(default=6, ge=0, description="Items block 三 may hold; the rest are findings.")
     carry_evenings: int = Field(
         default=3, ge=1, description="Evenings an open to-verify item is carried before it is dropped unverified."

@@ -12,14 +12,14 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agent.plan.anchors import AnchorRegistry
+from agent.plan.anchors import Anchor, AnchorRegistry
 from agent.rules.claims import Candidate, DocResult, Edited, Finding, Group, Selection
 from agent.rules.dedupe import Resolved, dedupe, resolve
 from agent.rules.edit import NumberConflict, edit
 from agent.rules.grounding import DocText, check_arxiv, ground
 from agent.rules.merge import merge
 from agent.rules.priority import Levels, prioritise
-from agent.rules.select import reconcile_sections, relevance, select
+from agent.rules.select import continued_papers, reconcile_sections, relevance, select
 from agent.rules.verify import Doubt, Stopped, to_verify
 from schemas.documents import SourceDoc
 
@@ -31,6 +31,7 @@ class Limits:
     min_stars: int = 4
     secondary_min_stars: int = 3
     max_secondary: int = 8  # secondary anchors an evening holds: a busy evening's 3★ tail is not a list to write down
+    max_continued: int = 20  # earlier papers 四 lists: the newest and those named tonight, not the whole history
     max_to_verify: int = 6  # items block 三 may hold
     carry_evenings: int = 3  # evenings an open item is carried before it is dropped unverified
 
@@ -73,6 +74,8 @@ class RuleOutcome:
     findings: list[Finding]
     doc_lines: Mapping[str, str] = field(default_factory=dict)  # document -> the editor's 五 line for it
     floor: str = ""  # why the rules' floor assembled the evening ('' when the editor composed it, or nothing to)
+    continued: Sequence[tuple[Anchor, bool]] = ()  # 四's earlier papers in display order, each: named again tonight
+    continued_total: int = 0  # every earlier paper the anchors hold, listed or not (the summary's count)
 
     @property
     def supplements(self) -> list[Group]:
@@ -149,9 +152,25 @@ def finish(p: Prepared, composed: Edited | None = None) -> RuleOutcome:
         carry_evenings=lim.carry_evenings,
     )
     findings += f
+    named = {k for r in scope.sources for k in scope.read(r.doc.text).ids}
+    continued, f = continued_papers(scope.registry, named, lim.max_continued)
+    findings += f
+    total = sum(1 for a in scope.registry.anchors if a.kind == "arxiv" and a.first_date is not None)
     doc_lines = composed.doc_lines if composed is not None else {}
     return RuleOutcome(
-        scope, sel, covered, resolved, doubts, stopped, conflicts, p.relevance, levels, findings, doc_lines
+        scope,
+        sel,
+        covered,
+        resolved,
+        doubts,
+        stopped,
+        conflicts,
+        p.relevance,
+        levels,
+        findings,
+        doc_lines,
+        continued=continued,
+        continued_total=total,
     )
 
 

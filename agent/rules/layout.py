@@ -18,7 +18,7 @@ from agent.core.dates import month_day
 from agent.core.labels import ZH, Labels
 from agent.core.text import similarity, subject_head
 from agent.plan.anchors import normalise_url
-from agent.rules.chain import RuleOutcome, Scope
+from agent.rules.chain import RuleOutcome
 from agent.rules.claims import REL_RANK, Candidate, DocResult, Finding, Group, Selection
 from agent.rules.edit import NumberConflict
 from agent.rules.merge import short_subject
@@ -62,7 +62,7 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH, siblings: Seq
     priorities, secondary_rows = _priorities(o, labels)
     item_of = {id(c): n for c, n in _conflict_items(o)}
     increments = [_increment(i, g, s.topic, labels, item_of) for i, g in enumerate(o.selection.increments, 1)]
-    rows, new_keys = _arxiv_rows(o.selection, s, labels)
+    rows, new_keys = _arxiv_rows(o, labels)
     lim, n = s.limits, len(increments)
     if not s.results:  # a quiet evening is news too: said, so it does not read as a run that failed
         note = labels.quiet_evening
@@ -83,7 +83,7 @@ def lay_out(o: RuleOutcome, footer: str = "", labels: Labels = ZH, siblings: Seq
             window=s.window,
             headlines=[i.title for i in increments],
             new_arxiv=new_keys,
-            continued_arxiv=str(sum(1 for r in rows if r.anchored_on is not None)),
+            continued_arxiv=str(o.continued_total),
         ),
         sources=_source_rows(o, labels, siblings),
         increments=increments,
@@ -253,8 +253,8 @@ def _mark(text: str, date: dt.date, mark: str) -> str:
 # --- 四 -----------------------------------------------------------------------------------------------
 
 
-def _arxiv_rows(sel: Selection, s: Scope, labels: Labels) -> tuple[list[ArxivRow], list[str]]:
-    reg = s.registry
+def _arxiv_rows(o: RuleOutcome, labels: Labels) -> tuple[list[ArxivRow], list[str]]:
+    sel, reg = o.selection, o.scope.registry
     rows: list[ArxivRow] = []
     new_keys: dict[str, None] = {}  # in order
     for g in [*sel.increments, *sel.secondary]:
@@ -265,17 +265,14 @@ def _arxiv_rows(sel: Selection, s: Scope, labels: Labels) -> tuple[list[ArxivRow
             new_keys[key] = None
             relation = f"{labels.arxiv_new_relation} → {g.lead.claim.suggested_section}"
             rows.append(ArxivRow(arxiv_id=a.arxiv_id, title=a.title, credibility=g.credibility, relation=relation))
-    tonight = {k for r in s.sources for k in s.read(r.doc.text).ids}
-    for anchor in reg.anchors:
-        if anchor.kind != "arxiv" or anchor.first_date is None or anchor.key in new_keys:
-            continue
-        again = f"{labels.list_sep}{labels.reconfirmed}" if anchor.key in tonight else ""
+    for anchor, again in o.continued:
+        told = labels.list_sep + labels.reconfirmed if again else ""
         rows.append(
             ArxivRow(
                 arxiv_id=anchor.display_id or anchor.key,
                 title=anchor.label,
                 credibility=anchor.credibility or "高",
-                relation=f"{anchor.when}{labels.anchored_suffix}{again}",
+                relation=f"{anchor.when}{labels.anchored_suffix}{told}",
                 anchored_on=anchor.first_date,
             )
         )
