@@ -99,6 +99,21 @@ def test_when_nothing_tonight_is_urgent_the_first_increment_leads() -> None:
     assert why.subject == a.title and "nothing tonight is urgent" in why.detail
 
 
+@pytest.mark.parametrize(
+    ("arxiv", "level"),
+    [
+        pytest.param(("2610.15630",), "🟡 中", id="a-paper-names-what-it-studies"),
+        pytest.param((), "🔴 最高", id="an-incident-report-is-urgent"),
+    ],
+)
+def test_a_papers_title_is_not_read_for_urgency(arxiv: tuple[str, ...], level: str) -> None:
+    """故障 or 漏洞 in a paper's title is its subject; the same word in a report says something happened."""
+    lead = claim("HookPoint 推理可观测性", "overhead 3.6%")
+    studied = claim("ResumeKit：16K GPU 作业单节点故障 48 秒恢复", "单节点故障后 48 秒恢复训练", arxiv=arxiv)
+    c = _brief(written(doc("inbox/jay/2026-10-21-a.md"), lead, studied))
+    assert dict((t, lv) for lv, t in _levels(c))[studied.title] == level
+
+
 QUESTION = OpenItem(
     VerifyItem(number=1, title="Qdrant v1.16 旧参数名 memmap_threshold 的行为", risk="中", problem="p", suggestion="s"),
     origin="10-14",

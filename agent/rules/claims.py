@@ -159,6 +159,12 @@ class Group:
                 seen.setdefault(key_of(a.arxiv_id) or a.arxiv_id, a)
         return list(seen.values())
 
+    @property
+    def is_paper(self) -> bool:
+        """A paper's story: every source of it cites the paper (a release that names the paper it
+        implements is the release's story)."""
+        return all(c.claim.arxiv for c in self.members)
+
     def rank(self) -> tuple[int, int, int, int]:
         return (-self.stars, -CRED_RANK.get(self.credibility, 0), -REL_RANK.get(self.relevance, 0), self.lead.order)
 

@@ -8,8 +8,8 @@ that says it 🔴. When nothing is urgent the first increment leads, so 六 stil
 
 Urgency is read from what the briefing prints (an increment's title; a settled question's title
 and how it was settled) with the words of `Labels.urgent`: stars rate importance to the topic,
-not whether a reader must act. A secondary anchor's title is not read: 漏洞 in a paper's title
-names its subject more often than an incident.
+not whether a reader must act. A paper's title is not read, nor a secondary anchor's: 故障 or
+漏洞 in a paper's title names what it studies, not something that happened to a reader's stack.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def prioritise(sel: Selection, resolved: Sequence[Resolved], labels: Labels = ZH
     for g in sel.increments:
         # the editor puts breaking changes and security first: its first point speaks with the title
         lead_point = g.points[0].point.text if g.by_editor and g.points else ""
-        word = urgent_word(f"{g.headline} {lead_point}", labels)
+        word = "" if g.is_paper else urgent_word(f"{g.headline} {lead_point}", labels)
         rows.append("high" if word else "mid")
         if word:
             findings.append(_leads(g, f"its title or first point says {word!r}: a reader running it must act"))
