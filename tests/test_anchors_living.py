@@ -156,3 +156,27 @@ def test_the_living_documents_open_questions_are_open_items(
     reg = build_registry([living], "inference", date)
     assert [(o.item.title, o.origin, o.item.risk) for o in reg.open_items] == held
     assert all(o.kind == "living" and o.source == "living/x.md" for o in reg.open_items)
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        pytest.param(
+            "- **Characterizing Failures in LLM Training Clusters**（arXiv 2606.22410）：故障统计。（9-15 e1prep）",
+            "Characterizing Failures in LLM Training Clusters",
+            id="bold-name-before-the-id",
+        ),
+        pytest.param(
+            "| 2606.22410 | Training Cluster Failures | §1.1 | 9-15 |", "Training Cluster Failures", id="index-row"
+        ),
+        pytest.param(
+            "- arXiv 2606.22410：StragglerScope 反推慢节点（9-15）", "StragglerScope 反推慢节点", id="name-after-the-id"
+        ),
+        pytest.param("- HookPoint (arXiv:2606.22410v1) — 3.6% overhead（9-15）", "HookPoint", id="english-brackets"),
+    ],
+)
+def test_a_paper_is_named_as_the_living_document_names_it(line: str, name: str) -> None:
+    """四 and the prompts show the paper's name, not the line's first 80 characters with its markup."""
+    living = SourceDoc(path="living/x.md", kind="living", agent="", in_window=True, read=True, text=f"# x\n{line}\n")
+    anchor = build_registry([living], "inference", dt.date(2026, 9, 22)).arxiv("2606.22410")
+    assert anchor is not None and anchor.label == name

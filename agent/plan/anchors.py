@@ -443,9 +443,8 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
             # re-run of an earlier evening must not find its own increments already anchored
             continue
         for a in find_ids(t):
-            out.append(
-                Anchor("arxiv", a.id.key, t[:80], first, doc.path, text=t, display_id=a.id.display, origins=told)
-            )
+            label = _paper_name(t, a.start, a.end)
+            out.append(Anchor("arxiv", a.id.key, label, first, doc.path, text=t, display_id=a.id.display, origins=told))
         for u in _URL.findall(t):
             out.append(Anchor("url", normalise_url(u), t[:80], first, doc.path, text=t, origins=told))
         if t.startswith(("-", "*")):
@@ -461,6 +460,26 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
 
 # A nested entry named by a version, a number or a date alone ('v0.23.1', '1.1', 'v2'): it says no subject.
 _NO_SUBJECT = re.compile(r"[vV]?\d[\w.\-]*")
+# what stands between a paper's name and its ID on a living-document line: '（arXiv ', ' (arXiv:', ' · '
+_BEFORE_ID = re.compile(r"[\s（(\[·：:,，]*(?:arxiv[\s:：]*)?$", re.I)
+_AFTER_ID = re.compile(r"^(?:v\d+)?[\s）)\]·：:,，]*")
+
+
+def _paper_name(line: str, start: int, end: int) -> str:
+    """A paper's name as a living-document line writes it, for 四 and the prompts: a table row's
+    first cell that is neither the ID nor a date nor a section; else the words before the ID (its
+    bullet, bold marks and the bracket it opens on left out); else the clause after it. The line's
+    first 80 characters when none is found."""
+    if line.startswith("|"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        named = [c for c in cells if c and not find_ids(c) and not re.fullmatch(MONTH_DAY, c) and c[:1] != "§"]
+        return named[0] if named else line[:80]
+    before = _BEFORE_ID.sub("", _BULLET_OR_BOLD.sub("", line[:start])).strip()
+    after = re.split(r"[：:。；;]", _AFTER_ID.sub("", line[end:]), maxsplit=1)[0].replace("**", "")
+    after = _BRACKETED_TAIL.sub("", after).strip()  # without its source mark
+    return (before or after or line)[:80]
+
+
 _BRACKETED_TAIL = re.compile(r"\s*[（(][^（()）]*[）)]\s*$")
 
 
