@@ -101,3 +101,21 @@ def test_relevant_anchors_by_id_url_and_subject(text: str, listed: list[str]) ->
     )
     reg = AnchorRegistry("inference", DATE, anchors, (), ())
     assert [a.key for a in reg.relevant_to(text)] == listed
+
+
+@pytest.mark.parametrize(
+    ("text", "listed"),
+    [
+        # the next release of an anchored product: the one before it is what the answer names
+        ("| NCCL | 2.29.3 | 修复 IB SHARP hang |", ["NCCL 2.29.1"]),
+        ("Kueue v0.15.0：TAS 转 GA；kueue.x-k8s.io/podset-required-topology 注解转正", ["Kueue v0.14"]),
+        # a name is a word of the text, never a part of one ('ga' of 'gang', 'dra' of 'hydra')
+        ("gang scheduling with hydra configs", []),
+        ("DRA 已 GA", ["DRA GA"]),
+        # Chinese has no word boundaries: its tokens are looked for anywhere
+        ("本周的集群排障复盘汇总", ["集群排障复盘"]),
+    ],
+)
+def test_relevant_subjects_are_named_by_words_not_versions(text: str, listed: list[str]) -> None:
+    reg = registry_of(["NCCL 2.29.1", "Kueue v0.14", "DRA GA", "集群排障复盘"])
+    assert [a.key for a in reg.relevant_to(text)] == listed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import json
 import os
@@ -17,8 +18,8 @@ from eval import run_eval
 from eval.cases import load_case
 from eval.metrics import RuleContext, score
 from eval.report import patch_line, write_html
-from eval.runner import OFFLINE_ROW, CaseRun, EvalReport, compare, offline_row, run_case
-from eval.shared_gap import WITHIN, RowGap
+from eval.runner import OFFLINE_ROW, CaseRun, EvalReport, Spend, compare, offline_row, run_case
+from eval.shared_gap import WITHIN, EveningSpend, RowGap, SharedGap, lines
 from eval.span_metrics import LOWER_IS_BETTER
 from tests.paths import ROOT, WORLD, predigest
 
@@ -308,10 +309,12 @@ def test_each_shared_row_is_measured_against_its_topics_own_row(
         assert g["behind"] == pytest.approx(max(0.0, *behind.values()), abs=1e-5)  # the JSON rounds scores
         assert not g["metric"] or behind[g["metric"]] == pytest.approx(g["behind"], abs=1e-5)
     evenings = {e["date"]: e for e in gap["evenings"]}
-    assert evenings["2026-09-22"]["per_topic"]["calls"] == sum(
-        rows[f"2026-09-22-{t}"]["spend"]["calls"] for t in ("inference", "llm-infra", "risk")
-    )
-    assert evenings["2026-10-21"]["per_topic"] is None and evenings["2026-10-21"]["without_row"] == ["llm-infra"]
+    for date, topics in [
+        ("2026-09-22", ("inference", "llm-infra", "risk")),
+        ("2026-10-21", ("inference", "agents", "llm-infra")),
+    ]:
+        assert evenings[date]["per_topic"]["calls"] == sum(rows[f"{date}-{t}"]["spend"]["calls"] for t in topics)
+        assert evenings[date]["without_row"] == []
 
 
 @pytest.mark.parametrize(
@@ -327,3 +330,10 @@ def test_each_shared_row_is_measured_against_its_topics_own_row(
 def test_how_far_a_shared_row_falls_behind(metric: str, shared: float, per_topic: float, behind: float) -> None:
     g = RowGap("c@s", metric, shared, per_topic)
     assert g.behind == pytest.approx(behind) and g.within == (behind <= WITHIN)
+
+
+def test_an_evening_with_a_topic_without_its_own_row_is_not_summed() -> None:
+    """Its spend would be missing from the per-topic sum: said, not compared."""
+    e = EveningSpend(WORLD, dt.date(2026, 9, 22), ("inference", "risk"), Spend(14), None, ("risk",))
+    said = lines(SharedGap((), (e,)))
+    assert said[1] == "  2026-09-22 · inference, risk: 14 calls shared; no per-topic row for risk"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from agent.extract.llm.cassettes import CassetteIndex, topics_of
 from tests.paths import ROOT, WORLD, predigest
 
 DAY = "2026-09-22"
@@ -53,6 +54,14 @@ def _one_answer_gone(repo: Path) -> Path:
     """A document's answer missing from the demo's set: a partial evening, its 五 saying why."""
     for gone in (repo / "cassettes" / "world").glob("inbox-jay-2026-09-22-1050-jay-engineering-filter--*.json"):
         gone.unlink()
+    return repo
+
+
+def _llm_infra_unanswered(repo: Path) -> Path:
+    """The overlap evening's folder without one topic's answers, as before anyone wrote them."""
+    for c in CassetteIndex.load(repo / "cassettes" / "world-1021").all():
+        if topics_of(c) == ("llm-infra",):
+            c.path.unlink()
     return repo
 
 
@@ -109,6 +118,7 @@ ROWS = {
         2,
         said=("every extraction for llm-infra failed (11 of 11)", "First: inbox/"),
         briefing="out/2026-10-21-agents-e1prep.md",  # the topics with answers are written
+        where=_llm_infra_unanswered,
     ),
     # 4. cron: a re-run of the evening, and a quiet evening
     "cron-rerun-of-the-same-evening": Row(

@@ -72,6 +72,9 @@ def test_rekey_moves_only_the_answers_of_its_own_topic(
 ) -> None:
     folder = tmp_path / "world-1021"
     shutil.copytree(ROOT / "cassettes" / "world-1021", folder)
+    for c in CassetteIndex.load(folder).all():  # the evening as first answered: inference and agents only
+        if topics_of(c) == ("llm-infra",):
+            c.path.unlink()
     before, kept = answers(folder), {t: files_of(folder, t) for t in ("inference", "agents")}
     args = ["cassettes", "rekey", OVERLAP, "-d", OVERLAP_DATE, "--cassettes", str(folder)]
     args += [flag for t in topics for flag in ("-t", t)]

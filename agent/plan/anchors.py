@@ -111,17 +111,23 @@ class AnchorRegistry:
         return position
 
     @cached_property
-    def _subject_tokens(self) -> tuple[tuple[tuple[Anchor, int], ...], dict[str, list[int]]]:
-        """Each subject anchor with its number of tokens, and each distinct token's postings (a
-        subject holding a token twice is posted twice): the part of ranking by overlap that
-        depends on the registry alone, which every document of the evening asks."""
-        subjects: list[tuple[Anchor, int]] = []
+    def _subject_tokens(self) -> tuple[tuple[tuple[Anchor, int, tuple[str, ...]], ...], dict[str, list[int]]]:
+        """Each subject anchor with the number of tokens that name it, and each distinct token's
+        postings (a subject holding a token twice is posted twice): the part of ranking by overlap
+        that depends on the registry alone, which every document of the evening asks. A version
+        ('v0.14', '2.29.1') does not name a subject: a document about the next release of an
+        anchored product must see the release before it, the anchor its answer names; the versions
+        only rank it."""
+        subjects: list[tuple[Anchor, int, tuple[str, ...]]] = []
         postings: dict[str, list[int]] = {}
         for a in self.anchors:
-            if a.kind == "subject" and (toks := _tokens(a.key)):
-                for t in toks:
+            toks = _tokens(a.key) if a.kind == "subject" else ()
+            versions = tuple(t for t in toks if _VERSION_TOKEN.fullmatch(t))
+            names = [t for t in toks if t not in versions] or list(toks)
+            if names:
+                for t in names:
                     postings.setdefault(t, []).append(len(subjects))
-                subjects.append((a, len(toks)))
+                subjects.append((a, len(names), versions if len(names) < len(toks) else ()))
         return tuple(subjects), postings
 
     def _get(self, kind: AnchorKind, key: str) -> Anchor | None:
@@ -250,16 +256,24 @@ class AnchorRegistry:
         found = [self._position.get(("arxiv", k)) for k in keys] + [self._position.get(("url", u)) for u in urls]
         hits = [self.anchors[i] for i in sorted(i for i in found if i is not None)]
         low = text.lower()
-        # An ASCII token occurs only inside a run of the characters such tokens are made of, so
-        # it is looked for in the text's distinct runs, far shorter than a report.
-        words = "\x00".join(set(_TOKEN_RUN.findall(low)))
+        # An ASCII token is a word of the text: one of its runs of the characters such tokens are
+        # made of, or a piece of one ('kueue' of 'kueue.x-k8s.io'), never a part of a word ('ga'
+        # of 'gang'). Chinese has no word boundaries: a Chinese token is looked for anywhere.
+        runs = {r.strip(".+-_") for r in _TOKEN_RUN.findall(low)}
+        words = runs | {p for r in runs for p in _TOKEN_PIECES.split(r)}
         subjects, postings = self._subject_tokens
-        held: Counter[int] = Counter()  # subject -> how many of its tokens the text contains
+        held: Counter[int] = Counter()  # subject -> how many of its naming tokens the text contains
         for token, posted in postings.items():
-            if token in (words if token.isascii() else low):
+            if token in words if token.isascii() else token in low:
                 held.update(posted)
-        scored = [(held[i] / subjects[i][1], subjects[i][0]) for i in sorted(held)]
-        hits += [a for score, a in sorted(scored, key=lambda p: -p[0]) if score > 0.5]
+
+        def rank(i: int) -> tuple[float, int, int]:
+            """Most of its name first, then its own version named, then the newest."""
+            a, n, versions = subjects[i]
+            day = a.first_date or dt.date.min
+            return (-held[i] / n, -sum(v in words for v in versions), -day.toordinal())
+
+        hits += [subjects[i][0] for i in sorted((i for i in held if held[i] / subjects[i][1] > 0.5), key=rank)]
         return _unique(hits)[:limit]
 
 
@@ -575,6 +589,8 @@ def normalise_url(url: str) -> str:
 
 
 _TOKEN_RUN = re.compile(r"[a-z0-9_.+-]+")  # what an ASCII token of `_tokens` is made of
+_TOKEN_PIECES = re.compile(r"[._+-]")
+_VERSION_TOKEN = re.compile(r"v?\d[\w.+-]*")  # '2.29.1', 'v0.14', '1.0-rc1'; not 'h100' or 'gpt-4o'
 
 
 def _tokens(subject: str) -> tuple[str, ...]:

@@ -44,6 +44,7 @@ from agent.extract.llm.client import build_client, create_extraction
 from agent.extract.llm.config import LLMConfig
 from agent.extract.llm.transport import RecordTransport, exchange_response
 from agent.extract.prompting import SHARED, Listing, listed_in
+from agent.plan.anchors import ANCHOR_ID, same_subject
 from schemas.extraction import FileExtraction, SharedExtraction, cited_id
 
 log = logging.getLogger("predigest")  # the CLI shows its warnings as `warning:` lines
@@ -309,6 +310,10 @@ def _carried(cited: str, old: Listing, new: Listing, lost: list[str]) -> str:
         return cited
     subject = old.subject(ident)
     now = new.ids_of(ident, subject) if subject is not None else []
+    if not now and subject is not None and ident.startswith(ANCHOR_ID):
+        # one subject is one line, named by whichever of its anchors ranks first: the line may now
+        # bear another of its names ('SGLang v0.6.0' for 'SGLang v0.6.0 HiCache 实测命中率')
+        now = [i for i, s in new.anchors.items() if same_subject(s, subject)]
     if len(now) == 1:
         return now[0]
     if subject is None:
