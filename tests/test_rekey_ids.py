@@ -191,3 +191,28 @@ def test_a_composing_answer_the_evening_no_longer_fits_is_left_with_a_warning(
     assert all(p.read_text(encoding="utf-8") == text for p, text in before.items())
     assert not any(p.name.startswith("compose-") for p in written)
     assert {p for p in folder.glob("compose-*.json")} == {p for p in files if p.name.startswith("compose-")}
+
+
+@pytest.mark.parametrize(
+    ("old_name", "new_lines", "carried", "lost"),
+    [
+        pytest.param("SGLang v0.6.0", {"A3": "SGLang v0.6.0"}, "A3", False, id="same-name"),
+        # one subject is one line, named by whichever of its anchors ranks first
+        pytest.param("SGLang v0.6.0 HiCache 实测命中率", {"A3": "SGLang v0.6.0"}, "A3", False, id="another-name"),
+        pytest.param("SGLang v0.6.0", {"A3": "SGLang v0.6.3"}, "A7", True, id="another-release-is-not-it"),
+        pytest.param("SGLang v0.6.0", {"A3": "SGLang v0.6.0", "A4": "SGLang v0.6.0：HiCache"}, "A3", False, id="exact"),
+    ],
+)
+def test_a_cited_anchor_is_carried_to_the_line_naming_its_subject(
+    old_name: str, new_lines: dict[str, str], carried: str, lost: bool
+) -> None:
+    from agent.extract.llm.reference import _carried
+    from agent.extract.prompting import Listing
+
+    old, new = Listing(), Listing()
+    said: list[str] = []
+    old.add("A7", old_name)
+    for ident, name in new_lines.items():
+        new.add(ident, name)
+    assert _carried("A7", old, new, said) == carried
+    assert bool(said) is lost
