@@ -180,3 +180,14 @@ def test_a_paper_is_named_as_the_living_document_names_it(line: str, name: str) 
     living = SourceDoc(path="living/x.md", kind="living", agent="", in_window=True, read=True, text=f"# x\n{line}\n")
     anchor = build_registry([living], "inference", dt.date(2026, 9, 22)).arxiv("2606.22410")
     assert anchor is not None and anchor.label == name
+
+
+def test_an_open_question_is_not_an_anchor() -> None:
+    """The living document's 待核实 list is what is not known yet: an open item, never a subject the
+    prompt lists as known or dedupe holds a claim against."""
+    text = "# x\n## §1 引擎\n- **SGLang v0.6.0**：HiCache 默认开启。（10-20 e1prep）\n## 附：开放待核实\n"
+    text += "- SGLang v0.6.0 HiCache 实测命中率（10-20 起，中风险）\n"
+    living = SourceDoc(path="living/x.md", kind="living", agent="", in_window=True, read=True, text=text)
+    reg = build_registry([living], "inference", dt.date(2026, 11, 16))
+    assert [a.key for a in reg.anchors] == ["SGLang v0.6.0"]
+    assert [o.item.title for o in reg.open_items] == ["SGLang v0.6.0 HiCache 实测命中率"]

@@ -445,9 +445,12 @@ def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
 def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
     out: list[Anchor] = []
     parent = ""  # the subject of the last top-level entry: what a nested line's bare version is of
+    questions = False  # under the list of open 待核实 questions: what is not known yet (`_living_marks`)
     for n, line in enumerate(doc.text.splitlines(), 1):
         t = line.strip()
-        if not t or t.startswith("#"):
+        if t.startswith("#"):
+            questions = ZH_LIVING.verify_mark in t
+        if not t or t.startswith("#") or questions:
             continue
         told = frozenset({f"{doc.path}:{n}"})
         m = _LIVING_DATE.search(t) or (_CELL_DATE.search(t) if t.startswith("|") else None)
