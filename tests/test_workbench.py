@@ -96,7 +96,7 @@ def test_eval_records_the_second_prompt_against_the_endpoint(workbench: dict[str
     assert len(recorded) == 14 + 1
     provenance = [json.loads(p.read_text(encoding="utf-8"))["provenance"] for p in recorded]
     assert {p["kind"] for p in provenance} == {"recorded"}
-    assert {p["prompt"].split("#")[0] for p in provenance} == {"extract-terse@1", "compose@1"}
+    assert {p["prompt"].split("#")[0] for p in provenance} == {"extract-terse@1", "compose@2"}
     assert all(FAKE_KEY not in p.read_text(encoding="utf-8") for p in recorded)
 
 
