@@ -9,7 +9,7 @@ Nothing is sent anywhere: the request bodies are built as the extractor would bu
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from agent.extract.llm import check_requests
@@ -101,7 +101,11 @@ def _row_used(case: Case, variant: Variant, used: dict[Path, set[Path]]) -> tupl
         s = variant.settings(case, "replay")
         topics = shared_plan(case, s).topics if case.extraction == "shared" else [case.topic]
         composing = [r for t, r in compose_requests(s, topics)[1].items() if t == case.topic]
-        used[folder].update(check_requests(composing, llm).used)
+        asked = check_requests(composing, llm)
+        used[folder].update(asked.used)
+        if asked.stale and not variant.stale_by_case(case):
+            # an answer written for another request: the row falls to the floor unless it is written again
+            return folder, replace(result, stale=[*result.stale, *asked.stale])
     return folder, result
 
 

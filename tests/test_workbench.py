@@ -511,3 +511,18 @@ def test_a_second_prompt_with_stale_answers_only_is_told_about_allow_stale(workb
     assert r.stdout.splitlines()[-1].startswith(
         "FAILED · prompt A FAILED 2 of 3 rows: "
     )  # the terse answers score lower
+
+
+def test_cassettes_check_says_a_composing_answer_written_for_another_request(tmp_path: Path) -> None:
+    """A composing answer no request of the row matches leaves the row on the floor: stale, said."""
+    folder = tmp_path / "world"
+    shutil.copytree(ROOT / "cassettes" / "world", folder)
+    (composing,) = folder.glob("compose-inference--*.json")
+    data = json.loads(composing.read_text(encoding="utf-8"))
+    data["request"]["body"]["messages"][1]["content"] += " "  # the request as an older desk asked it
+    data["key"] = "0" * 64
+    composing.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    r = predigest("cassettes", "check", "--case", CASE, "--cassettes", str(tmp_path), "--json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    (case,) = [c for c in json.loads(r.stdout)["cases"] if c["case"] == CASE]
+    assert [s["request"] for s in case["stale"]] == ["compose/inference"] and case["missing"] == []
