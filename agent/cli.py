@@ -940,18 +940,22 @@ def cassettes_rekey(
     all_topics: AllTopicsOpt = False,
     cassettes: CassettesOpt = None,
     prompt: PromptOpt = None,
+    allow_stale: AllowStaleOpt = False,
 ) -> None:
     """Re-key reference cassettes after an intended prompt change (recorded ones must be recorded again);
     with several topics, those of the shared requests. Only each request's own answer moves (same
-    document, part and topics): another topic's answers are never re-keyed.
+    document, part and topics): another topic's answers are never re-keyed. With --allow-stale, the
+    composing requests are built from extractions replayed stale: a relayed set's reference composing
+    answer moves, while its relayed extractions stay as they are.
 
     Example: predigest cassettes rekey examples/world --topic inference --date 2026-09-22
     """
     from agent.pipeline import rekey
 
     folder = cassettes.absolute() if cassettes else None
+    prompt_file = prompt.absolute() if prompt else None
     s, topics = _selected(
-        workspace, date, topic, all_topics, cassette_dir=folder, prompt_file=prompt.absolute() if prompt else None
+        workspace, date, topic, all_topics, cassette_dir=folder, prompt_file=prompt_file, allow_stale=allow_stale
     )
     paths = rekey(s, topics)
     out.print(f"re-keyed {len(paths)} reference cassette(s)")

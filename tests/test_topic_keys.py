@@ -214,3 +214,25 @@ def test_a_miss_advises_rekey_only_for_its_own_reference_answer_under_another_pr
     assert said in text and _advice(text) == advised, text
     if "rekey" in advised:
         assert f"-t inference --cassettes {folder}`" in text
+
+
+def test_rekey_with_stale_extractions_moves_a_relayed_sets_composing_answer(tmp_path: Path) -> None:
+    """A relayed set composes from its relayed extractions replayed stale: after a change to the
+    composing prompt, `rekey --allow-stale` moves its reference composing answer and no relayed one."""
+    folder = tmp_path / "world-relayed"
+    shutil.copytree(ROOT / "cassettes" / "world-relayed", folder)
+    (composing,) = folder.glob("compose-inference--*.json")
+    data = json.loads(composing.read_text(encoding="utf-8"))
+    data["request"]["body"]["messages"][0]["content"] += " "  # as an earlier composing prompt asked it
+    data["key"] = "0" * 64
+    stale = composing.with_name("compose-inference--000000000000.json")
+    stale.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    composing.unlink()
+    relayed = {p.name: p.read_bytes() for p in folder.glob("*.json") if p != stale}
+    args = ("cassettes", "rekey", DEMO, "-t", "inference", "-d", DEMO_DATE, "--cassettes", str(folder))
+    without = predigest(*args)
+    assert "re-keyed 0 reference cassette(s)" in without.stdout, without.stdout + without.stderr
+    r = predigest(*args, "--allow-stale")
+    assert "re-keyed 1 reference cassette(s)" in r.stdout, r.stdout + r.stderr
+    assert (folder / composing.name).is_file() and not stale.exists()
+    assert {p.name: p.read_bytes() for p in folder.glob("*.json") if p.name != composing.name} == relayed
