@@ -119,3 +119,21 @@ def test_relevant_anchors_by_id_url_and_subject(text: str, listed: list[str]) ->
 def test_relevant_subjects_are_named_by_words_not_versions(text: str, listed: list[str]) -> None:
     reg = registry_of(["NCCL 2.29.1", "Kueue v0.14", "DRA GA", "集群排障复盘"])
     assert [a.key for a in reg.relevant_to(text)] == listed
+
+
+@pytest.mark.parametrize(
+    ("text", "listed"),
+    [
+        ("| NCCL | 2.29.3 | 修复 hang |", ["NCCL 2.29.1"]),  # of the releases it does not name, the newest
+        ("NCCL 2.29.0 的回顾", ["NCCL 2.29.0", "NCCL 2.29.1"]),  # the one it names first
+    ],
+)
+def test_a_products_earlier_releases_are_listed_once(text: str, listed: list[str]) -> None:
+    """A long history holds every release of a product: the prompt lists the one a text names and the
+    newest other, not all of them."""
+    anchors = tuple(Anchor("subject", k, k, DATE - dt.timedelta(days=n), "p") for n, k in enumerate(RELEASES))
+    reg = AnchorRegistry("inference", DATE, anchors, (), ())
+    assert [a.key for a in reg.relevant_to(text)] == listed
+
+
+RELEASES = ["NCCL 2.29.1", "NCCL 2.28.9", "NCCL 2.29.0"]  # newest first

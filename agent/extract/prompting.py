@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -139,10 +140,19 @@ def _anchor_line(group: tuple[Anchor, ...]) -> str:
     name = anchor_name(group)
     evenings = sorted({d for a in group for d in a.evenings})
     when = ", ".join(month_day(d) for d in evenings) if evenings else _UNDATED
-    said = _BOOKKEEPING.sub(" ", " ".join(dict.fromkeys(a.text for a in group)))
-    shown = (f for f in facts(said) - facts(name) if not _DAY_OR_COUNT.fullmatch(f))
-    held = sorted(shown, key=lambda f: (_place(f, said), f))[:HELD_FACTS]
-    return f"{name} · {when}" + (f"{_HOLDS}{', '.join(held)}" if held else "")
+    named, held = facts(name), list[str]()
+    for text in dict.fromkeys(a.text for a in group):  # in the order told, as far as the line shows
+        held += [f for f in _told(text) if f not in named and f not in held]
+        if len(held) >= HELD_FACTS:
+            break
+    return f"{name} · {when}" + (f"{_HOLDS}{', '.join(held[:HELD_FACTS])}" if held else "")
+
+
+@lru_cache(maxsize=4096)  # each document's prompt lists the subjects it names: one anchor, many prompts
+def _told(text: str) -> tuple[str, ...]:
+    """The facts one anchor's text holds, in the order it tells them, without the briefing's bookkeeping."""
+    said = _BOOKKEEPING.sub(" ", text)
+    return tuple(sorted((f for f in facts(said) if not _DAY_OR_COUNT.fullmatch(f)), key=lambda f: (_place(f, said), f)))
 
 
 def anchor_name(group: tuple[Anchor, ...]) -> str:

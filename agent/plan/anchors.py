@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from itertools import chain
 from operator import itemgetter
 from typing import Literal
@@ -23,7 +23,7 @@ from agent.core.arxiv import find_ids, id_keys
 from agent.core.dates import MONTH_DAY, month_day, read_day
 from agent.core.errors import ParseError, WorkspaceError
 from agent.core.labels import ZH, ZH_LIVING
-from agent.core.text import bigram_counts, facts, fold, least_shared, similarity, subject_head
+from agent.core.text import bigram_counts, dice, facts, fold, least_shared, similarity, subject_head
 from agent.plan.parse import parse
 from schemas.briefing import Briefing, VerifyItem
 from schemas.documents import SourceDoc
@@ -84,6 +84,9 @@ class OpenItem:
     briefed: bool = True  # an earlier briefing lists it; False: only the living document's list, so far
 
 
+_Listed = tuple[Anchor, tuple[str, ...], tuple[str, ...]]  # a subject, the tokens naming it, its versions
+
+
 @dataclass(frozen=True)
 class AnchorRegistry:
     topic: str
@@ -111,23 +114,23 @@ class AnchorRegistry:
         return position
 
     @cached_property
-    def _subject_tokens(self) -> tuple[tuple[tuple[Anchor, int, tuple[str, ...]], ...], dict[str, list[int]]]:
-        """Each subject anchor with the number of tokens that name it, and each distinct token's
+    def _subject_tokens(self) -> tuple[tuple[_Listed, ...], dict[str, list[int]]]:
+        """Each subject anchor with the tokens that name it and its versions, and each distinct token's
         postings (a subject holding a token twice is posted twice): the part of ranking by overlap
         that depends on the registry alone, which every document of the evening asks. A version
         ('v0.14', '2.29.1') does not name a subject: a document about the next release of an
         anchored product must see the release before it, the anchor its answer names; the versions
         only rank it."""
-        subjects: list[tuple[Anchor, int, tuple[str, ...]]] = []
+        subjects: list[_Listed] = []
         postings: dict[str, list[int]] = {}
         for a in self.anchors:
             toks = _tokens(a.key) if a.kind == "subject" else ()
             versions = tuple(t for t in toks if _VERSION_TOKEN.fullmatch(t))
-            names = [t for t in toks if t not in versions] or list(toks)
+            names = tuple(t for t in toks if t not in versions) or toks
             if names:
                 for t in names:
                     postings.setdefault(t, []).append(len(subjects))
-                subjects.append((a, len(names), versions if len(names) < len(toks) else ()))
+                subjects.append((a, names, versions if len(names) < len(toks) else ()))
         return tuple(subjects), postings
 
     def _get(self, kind: AnchorKind, key: str) -> Anchor | None:
@@ -267,13 +270,24 @@ class AnchorRegistry:
             if token in words if token.isascii() else token in low:
                 held.update(posted)
 
-        def rank(i: int) -> tuple[float, int, int]:
-            """Most of its name first, then its own version named, then the newest."""
-            a, n, versions = subjects[i]
-            day = a.first_date or dt.date.min
-            return (-held[i] / n, -sum(v in words for v in versions), -day.toordinal())
+        def named(i: int) -> bool:
+            """Its own version is in the text (or it has none)."""
+            versions = subjects[i][2]
+            return not versions or any(v in words for v in versions)
 
-        hits += [subjects[i][0] for i in sorted((i for i in held if held[i] / subjects[i][1] > 0.5), key=rank)]
+        def rank(i: int) -> tuple[float, bool, int]:
+            """Most of its name first, then its own version named, then the newest."""
+            a, names, _ = subjects[i]
+            return (-held[i] / len(names), not named(i), -(a.first_date or dt.date.min).toordinal())
+
+        releases: set[tuple[str, ...]] = set()  # products some release of which is listed unnamed
+        for i in sorted((i for i in held if held[i] / len(subjects[i][1]) > 0.5), key=rank):
+            a, names, _ = subjects[i]
+            if not named(i):  # of a product's releases the text does not name, the newest: the one before tonight's
+                if names in releases:
+                    continue
+                releases.add(names)
+            hits.append(a)
         return _unique(hits)[:limit]
 
 
@@ -549,24 +563,42 @@ def same_subject(a: str, b: str) -> bool:
     added ('SGLang v0.5.19 发布' in 'SGLang v0.5.19 发布 — RadixArk 成立后的首个版本') — and both
     state the same versions, model names and other numbered names, so 'vLLM v0.23.0' and
     'vLLM v0.23.1' stay two subjects."""
-    a, b = bare_name(a), bare_name(b)
-    if _named_alike(a, b):
+    sa, sb = _name_of(a), _name_of(b)
+    if _named_alike(sa, sb):
         return True
-    if _numbered(a) != _numbered(b):
+    if sa.numbered != sb.numbered:
         return False
-    short, long = sorted((fold(a), fold(b)), key=len)
-    return similarity(a, b) >= SAME_SUBJECT or (len(short) >= _CONTAINED and short in long)
+    short, long = sorted((sa.folded, sb.folded), key=len)
+    return dice(sa.grams, sb.grams) >= SAME_SUBJECT or (len(short) >= _CONTAINED and short in long)
 
 
-def _named_alike(a: str, b: str) -> bool:
+@dataclass(frozen=True)
+class _Name:
+    """A subject name as `same_subject` reads it: bare, folded, its head (what it names before what
+    it says), and the numbered names each states."""
+
+    folded: str
+    grams: tuple[Counter[str], int]
+    head: str  # folded
+    numbered: frozenset[str]
+    head_numbered: frozenset[str]
+
+
+@cache  # a registry's `told` asks it of each name against hundreds of others: read once per name, not per pair
+def _name_of(name: str) -> _Name:
+    bare = bare_name(name)
+    head = fold(subject_head(bare))
+    return _Name(fold(bare), bigram_counts(bare), head, _numbered(bare), _numbered(head))
+
+
+def _named_alike(a: _Name, b: _Name) -> bool:
     """Both name the same subject before what they say of it: 'vLLM v0.24.2' and 'vLLM v0.24.2：修
     Blackwell FP8 KV 乱码', or 'NVIDIA Dynamo 1.1：KV 感知路由 GA' and 'NVIDIA Dynamo 1.1：TTFT 定为 1.7×'
     (a briefing's increment, the living line written from it, the next evening's). The name must
     say which release, or be a whole name of some length: 'vLLM：…' and 'vLLM：…' are two subjects."""
-    ha, hb = fold(subject_head(a)), fold(subject_head(b))
-    if ha != hb:
+    if a.head != b.head:
         return False
-    return bool(_numbered(ha)) or (len(ha) >= _CONTAINED and ha in (fold(a), fold(b)))
+    return bool(a.head_numbered) or (len(a.head) >= _CONTAINED and a.head in (a.folded, b.folded))
 
 
 _CONTAINED = 8  # a shorter name ('vLLM', 'SGLang') inside another says too little to be its subject
