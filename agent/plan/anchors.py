@@ -203,6 +203,18 @@ class AnchorRegistry:
                 out.setdefault(o, []).append(i)
         return out
 
+    @cached_property
+    def _alike(self) -> dict[int, list[int]]:
+        """Subject -> the subjects named alike, filled as asked: every document's prompt lists the
+        subjects it names, and a long history compares each name with hundreds of others."""
+        return {}
+
+    def _named_alike_to(self, i: int) -> list[int]:
+        if i not in self._alike:
+            name = bare_name(self.anchors[i].key)
+            self._alike[i] = [j for _, j in self._scored(name, _ALIKE_FLOOR) if same_subject(name, self.anchors[j].key)]
+        return self._alike[i]
+
     def told(self, anchor: Anchor) -> tuple[Anchor, ...]:
         """Everything anchored about the subject `anchor` is about, `anchor` first: what one entry told
         with it (an increment's title, its link and its paper; a living-document line's), and the
@@ -214,9 +226,7 @@ class AnchorRegistry:
         while todo and len(seen) < _TOLD_AT_MOST:
             a = self.anchors[todo.pop()]
             near = [j for o in a.origins for j in self._by_origin.get(o, ())]
-            if a.kind == "subject":
-                name = bare_name(a.key)
-                near += [j for _, j in self._scored(name, _ALIKE_FLOOR) if same_subject(name, self.anchors[j].key)]
+            near += self._named_alike_to(self._index[a]) if a.kind == "subject" else []
             for j in near:
                 if j not in seen:
                     seen.add(j)
