@@ -1002,7 +1002,12 @@ def _print_cassette_check(report: CassetteReport) -> None:
         replayed = " (the case replays its stale answers as they are)" if c.stale and c.stale_allowed else ""
         out.print(f"{c.case} ({c.cassettes}): {counts}{replayed}")
         for r, p in [] if c.stale_allowed else c.stale:
-            out.print(f"  stale   {r} (answered under {p}; replay with --allow-stale)")
+            todo = (
+                "written for another request, the row falls to the floor: `cassettes rekey`, else write it again"
+                if r.startswith("compose/")
+                else f"answered under {p}; replay with --allow-stale"
+            )
+            out.print(f"  stale   {r} ({todo})")
         for r in c.missing:
             out.print(f"  missing {r}")
     for folder, files in report.unused.items():

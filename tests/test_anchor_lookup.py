@@ -137,3 +137,15 @@ def test_a_products_earlier_releases_are_listed_once(text: str, listed: list[str
 
 
 RELEASES = ["NCCL 2.29.1", "NCCL 2.28.9", "NCCL 2.29.0"]  # newest first
+
+
+@pytest.mark.parametrize(
+    ("text", "listed"),
+    [
+        ("Kueue 0.14 adds X", ["Kueue v0.14", "Kueue v0.15"]),  # a version written without its 'v' is named
+        ("C++ 运行时 improved", ["C++ 运行时"]),  # a name may end in '+'
+    ],
+)
+def test_a_named_version_and_a_name_ending_in_a_mark_are_found(text: str, listed: list[str]) -> None:
+    reg = registry_of(["Kueue v0.15", "Kueue v0.14", "C++ 运行时"])
+    assert [a.key for a in reg.relevant_to(text)] == listed

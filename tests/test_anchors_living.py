@@ -173,6 +173,13 @@ def test_the_living_documents_open_questions_are_open_items(
             "- arXiv 2606.22410：StragglerScope 反推慢节点（9-15）", "StragglerScope 反推慢节点", id="name-after-the-id"
         ),
         pytest.param("- HookPoint (arXiv:2606.22410v1) — 3.6% overhead（9-15）", "HookPoint", id="english-brackets"),
+        pytest.param("- [Foo Bar](https://arxiv.org/abs/2606.22410)（9-15）", "Foo Bar", id="a-link"),
+        pytest.param("- 9-15：arXiv 2606.22410 StragglerScope：x", "StragglerScope", id="a-date-is-no-name"),
+        pytest.param("- **Foo** — arXiv 2606.22410（9-15）", "Foo", id="a-dash-before-the-id"),
+        pytest.param("| 2606.22410 | 高 | Title X | 9-15 |", "Title X", id="a-credibility-cell-is-no-name"),
+        pytest.param(
+            "- **A**（arXiv 2606.22411）与 **B Paper**（arXiv 2606.22410，续）（9-15）", "B Paper", id="the-second-id"
+        ),
     ],
 )
 def test_a_paper_is_named_as_the_living_document_names_it(line: str, name: str) -> None:
@@ -191,3 +198,28 @@ def test_an_open_question_is_not_an_anchor() -> None:
     reg = build_registry([living], "inference", dt.date(2026, 11, 16))
     assert [a.key for a in reg.anchors] == ["SGLang v0.6.0"]
     assert [o.item.title for o in reg.open_items] == ["SGLang v0.6.0 HiCache 实测命中率"]
+
+
+@pytest.mark.parametrize(
+    ("text", "anchors", "questions"),
+    [
+        pytest.param(
+            "## 附：开放待核实\n### 高风险\n- Q1 的问题（10-20 起，高风险）\n"
+            "## §2 调度\n- **A2**：x。（10-1 e1prep）\n",
+            ["A2"],
+            ["Q1 的问题"],
+            id="a-sub-heading-stays-in-the-list",
+        ),
+        pytest.param(
+            "## §1 引擎（含待核实）\n- **A1**：x。（10-1 e1prep）\n## 附：开放待核实\n- Q2 的问题（10-20 起）\n",
+            ["A1"],
+            ["Q2 的问题"],
+            id="a-section-naming-the-mark-is-a-section",
+        ),
+    ],
+)
+def test_where_the_open_questions_list_is(text: str, anchors: list[str], questions: list[str]) -> None:
+    living = SourceDoc(path="living/x.md", kind="living", agent="", in_window=True, read=True, text=f"# x\n{text}")
+    reg = build_registry([living], "inference", dt.date(2026, 11, 16))
+    assert [a.key for a in reg.anchors if a.kind == "subject"] == anchors
+    assert [o.item.title for o in reg.open_items] == questions

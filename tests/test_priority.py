@@ -104,12 +104,16 @@ def test_when_nothing_tonight_is_urgent_the_first_increment_leads() -> None:
     [
         pytest.param(("2610.15630",), "🟡 中", id="a-paper-names-what-it-studies"),
         pytest.param((), "🔴 最高", id="an-incident-report-is-urgent"),
+        # a release naming the paper it implements links its release page: the release's story
+        pytest.param(("2610.15630", "github.com/x/y/releases/tag/v1.2"), "🔴 最高", id="a-release-citing-a-paper"),
     ],
 )
 def test_a_papers_title_is_not_read_for_urgency(arxiv: tuple[str, ...], level: str) -> None:
     """故障 or 漏洞 in a paper's title is its subject; the same word in a report says something happened."""
     lead = claim("HookPoint 推理可观测性", "overhead 3.6%")
-    studied = claim("ResumeKit：16K GPU 作业单节点故障 48 秒恢复", "单节点故障后 48 秒恢复训练", arxiv=arxiv)
+    ids, links = tuple(a for a in arxiv if "/" not in a), tuple(a for a in arxiv if "/" in a)
+    points = ("单节点故障后 48 秒恢复训练", *(f"发布页 {u}" for u in links))  # a link a document names
+    studied = claim("ResumeKit：16K GPU 作业单节点故障 48 秒恢复", *points, arxiv=ids, urls=links)
     c = _brief(written(doc("inbox/jay/2026-10-21-a.md"), lead, studied))
     assert dict((t, lv) for lv, t in _levels(c))[studied.title] == level
 

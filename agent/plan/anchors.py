@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cached_property, lru_cache
 from itertools import chain
 from operator import itemgetter
 from typing import Literal
@@ -272,8 +272,11 @@ class AnchorRegistry:
         # An ASCII token is a word of the text: one of its runs of the characters such tokens are
         # made of, or a piece of one ('kueue' of 'kueue.x-k8s.io'), never a part of a word ('ga'
         # of 'gang'). Chinese has no word boundaries: a Chinese token is looked for anywhere.
-        runs = {r.strip(".+-_") for r in _TOKEN_RUN.findall(low)}
+        runs = set(_TOKEN_RUN.findall(low))
+        runs |= {r.strip(".+-_") for r in runs}  # 'v0.15.0.' ends a sentence; 'c++' is a name
         words = runs | {p for r in runs for p in _TOKEN_PIECES.split(r)}
+        versions = {w.removeprefix("v") for w in words if _VERSION_TOKEN.fullmatch(w)}  # 'v0.14' is '0.14'
+
         subjects, postings = self._subject_tokens
         held: Counter[int] = Counter()  # subject -> how many of its naming tokens the text contains
         for token, posted in postings.items():
@@ -282,8 +285,8 @@ class AnchorRegistry:
 
         def named(i: int) -> bool:
             """Its own version is in the text (or it has none)."""
-            versions = subjects[i][2]
-            return not versions or any(v in words for v in versions)
+            own = subjects[i][2]
+            return not own or any(v.removeprefix("v") in versions for v in own)
 
         def rank(i: int) -> tuple[float, bool, int]:
             """Most of its name first, then its own version named, then the newest."""
@@ -377,6 +380,25 @@ _MARK_DATE = re.compile(rf"(?<![\d.-])({MONTH_DAY})(?![\d.-])")
 _MARK_RISK = re.compile(rf"([^\s（()），,；;]+?){ZH.risk_suffix}")  # as 三's head line says it (agent.plan.parse)
 
 
+@dataclass
+class _QuestionList:
+    """Where a living document's list of open 待核实 questions is, read line by line: from a heading
+    naming 待核实 that is no section of its own ('## 附：开放待核实', not '## §1 引擎（含待核实）') to the
+    next heading of its level or higher; its sub-headings ('### 高风险') stay in it."""
+
+    level: int = 0  # the list heading's level; 0 outside the list
+
+    def read(self, line: str) -> bool:
+        """Whether `line` is in the list (its own heading included)."""
+        if line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            if self.level and level > self.level:
+                return True
+            heading = line.lstrip("#").strip()
+            self.level = level if ZH_LIVING.verify_mark in heading and not heading.startswith("§") else 0
+        return bool(self.level)
+
+
 def _living_marks(doc: SourceDoc, date: dt.date) -> list[OpenItem]:
     """The living document's open questions: the bullets under a heading that names 待核实
     ('## 附 B：开放待核实'), each '- question（9-21 起，低风险）'. Only the list: a 待核实 on an
@@ -384,13 +406,10 @@ def _living_marks(doc: SourceDoc, date: dt.date) -> list[OpenItem]:
     the list is what the document itself holds open, and E2 only takes settled lines out of it. One
     raised tonight or later is not known before this evening (a re-run reads today's document)."""
     out: list[OpenItem] = []
-    listed = False
+    questions = _QuestionList()
     for line in doc.text.splitlines():
         t = line.strip()
-        if t.startswith("#"):
-            listed = ZH_LIVING.verify_mark in t
-            continue
-        if not (listed and t.startswith(("-", "*"))):
+        if not (questions.read(t) and t.startswith(("-", "*"))):
             continue
         question = _BULLET_OR_BOLD.sub("", t)
         tail = _MARK_TAIL.search(question)
@@ -469,12 +488,10 @@ def _from_arxiv_table(b: Briefing, path: str) -> list[Anchor]:
 def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
     out: list[Anchor] = []
     parent = ""  # the subject of the last top-level entry: what a nested line's bare version is of
-    questions = False  # under the list of open 待核实 questions: what is not known yet (`_living_marks`)
+    questions = _QuestionList()  # under it: what is not known yet (`_living_marks`)
     for n, line in enumerate(doc.text.splitlines(), 1):
         t = line.strip()
-        if t.startswith("#"):
-            questions = ZH_LIVING.verify_mark in t
-        if not t or t.startswith("#") or questions:
+        if not t or questions.read(t) or t.startswith("#"):
             continue
         told = frozenset({f"{doc.path}:{n}"})
         m = _LIVING_DATE.search(t) or (_CELL_DATE.search(t) if t.startswith("|") else None)
@@ -483,8 +500,10 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
             # written by tonight's E2 update or a later one: not known before this evening, and a
             # re-run of an earlier evening must not find its own increments already anchored
             continue
+        since = 0  # where the words naming the next paper of the line may start
         for a in find_ids(t):
-            label = _paper_name(t, a.start, a.end)
+            label = _paper_name(t, a.start, a.end, since)
+            since = a.end
             out.append(Anchor("arxiv", a.id.key, label, first, doc.path, text=t, display_id=a.id.display, origins=told))
         for u in _URL.findall(t):
             out.append(Anchor("url", normalise_url(u), t[:80], first, doc.path, text=t, origins=told))
@@ -502,23 +521,36 @@ def _from_living(doc: SourceDoc, date: dt.date) -> list[Anchor]:
 # A nested entry named by a version, a number or a date alone ('v0.23.1', '1.1', 'v2'): it says no subject.
 _NO_SUBJECT = re.compile(r"[vV]?\d[\w.\-]*")
 # what stands between a paper's name and its ID on a living-document line: '（arXiv ', ' (arXiv:', ' · '
-_BEFORE_ID = re.compile(r"[\s（(\[·：:,，]*(?:arxiv[\s:：]*)?$", re.I)
+_BEFORE_ID = re.compile(r"[\s（(\[·：:,，—–-]*(?:arxiv[\s:：]*)?$", re.I)
+_AFTER_PREVIOUS = re.compile(r"^(?:[\s）)\]·：:,，、；;]|与|和|及)*")  # '）与 ' after the paper before
+_LINK_OPEN = re.compile(r"\]\([^)]*$")  # '[Name](https://arxiv.org/abs/' before an ID in a link
+_CELL_WORDS = frozenset({"高", "中高", "中", "低"})  # a credibility cell names no paper
 _AFTER_ID = re.compile(r"^(?:v\d+)?[\s）)\]·：:,，]*")
 
 
-def _paper_name(line: str, start: int, end: int) -> str:
+def _paper_name(line: str, start: int, end: int, since: int = 0) -> str:
     """A paper's name as a living-document line writes it, for 四 and the prompts: a table row's
-    first cell that is neither the ID nor a date nor a section; else the words before the ID (its
-    bullet, bold marks and the bracket it opens on left out); else the clause after it. The line's
-    first 80 characters when none is found."""
+    first cell that is neither an ID, a date, a section nor a credibility; else the words before the
+    ID since the ID before it (`since`; its bullet, bold marks, link and the bracket it opens on left
+    out), when they are more than a date or a word; else the clause after it; else the line without
+    its markup."""
+    plain = _BULLET_OR_BOLD.sub("", line).strip(" |")[:80]
     if line.startswith("|"):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        named = [c for c in cells if c and not find_ids(c) and not re.fullmatch(MONTH_DAY, c) and c[:1] != "§"]
-        return named[0] if named else line[:80]
-    before = _BEFORE_ID.sub("", _BULLET_OR_BOLD.sub("", line[:start])).strip()
+        named = [c for c in cells if _names_a_paper(c) and c[:1] != "§" and c not in _CELL_WORDS]
+        return named[0] if named else plain
+    before = _LINK_OPEN.sub("", _BULLET_OR_BOLD.sub("", line[since:start])).replace("[", "")
+    before = _AFTER_PREVIOUS.sub("", _BEFORE_ID.sub("", before)).strip()
+    if not _names_a_paper(before):
+        before = ""
     after = re.split(r"[：:。；;]", _AFTER_ID.sub("", line[end:]), maxsplit=1)[0].replace("**", "")
     after = _BRACKETED_TAIL.sub("", after).strip()  # without its source mark
-    return (before or after or line)[:80]
+    return (before or after or plain)[:80]
+
+
+def _names_a_paper(text: str) -> bool:
+    """More than a date, a word or an ID: 'HookPoint', not '9-15', '论文' or '2606.22410'."""
+    return len(text) >= 3 and not re.fullmatch(MONTH_DAY, text) and not find_ids(text)
 
 
 _BRACKETED_TAIL = re.compile(r"\s*[（(][^（()）]*[）)]\s*$")
@@ -594,7 +626,7 @@ class _Name:
     head_numbered: frozenset[str]
 
 
-@cache  # a registry's `told` asks it of each name against hundreds of others: read once per name, not per pair
+@lru_cache(maxsize=8192)  # `told` asks it of each name against hundreds of others: read once per name, not per pair
 def _name_of(name: str) -> _Name:
     bare = bare_name(name)
     head = fold(subject_head(bare))
@@ -635,7 +667,7 @@ def normalise_url(url: str) -> str:
 
 _TOKEN_RUN = re.compile(r"[a-z0-9_.+-]+")  # what an ASCII token of `_tokens` is made of
 _TOKEN_PIECES = re.compile(r"[._+-]")
-_VERSION_TOKEN = re.compile(r"v?\d[\w.+-]*")  # '2.29.1', 'v0.14', '1.0-rc1'; not 'h100' or 'gpt-4o'
+_VERSION_TOKEN = re.compile(r"v?\d[\w.+-]*")  # '2.29.1', 'v0.14'; not 'h100' or 'gpt-4o'
 
 
 def _tokens(subject: str) -> tuple[str, ...]:

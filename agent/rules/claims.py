@@ -161,9 +161,10 @@ class Group:
 
     @property
     def is_paper(self) -> bool:
-        """A paper's story: every source of it cites the paper (a release that names the paper it
-        implements is the release's story)."""
-        return all(c.claim.arxiv for c in self.members)
+        """A paper's story: every source of it cites the paper and none links anything but arXiv. A
+        release or an advisory that names a paper links its release page, repository or advisory:
+        it is the release's story."""
+        return all(c.claim.arxiv and all("arxiv.org" in u.lower() for u in c.claim.urls) for c in self.members)
 
     def rank(self) -> tuple[int, int, int, int]:
         return (-self.stars, -CRED_RANK.get(self.credibility, 0), -REL_RANK.get(self.relevance, 0), self.lead.order)

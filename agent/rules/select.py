@@ -125,7 +125,7 @@ def continued_papers(
     if not left:
         return listed, []
     why = f"past the limit of {limit} continued papers (the newest, and every one a document names tonight, are listed)"
-    return listed, [Finding("arxiv", f"{left} earlier anchored paper(s)", registry.topic, "left out", why)]
+    return listed, [Finding("arxiv", f"{left} earlier anchored paper(s)", "", "left out", why)]
 
 
 def _display_key(g: Group) -> tuple[tuple[int, ...], dt.datetime, int]:
