@@ -106,6 +106,7 @@ INPUT_PATTERNS = {
     ("agent/extract/offline/extractor.py", "官方|official"): "how a source names official docs (its credibility)",
     ("agent/extract/offline/extractor.py", "blog|博客"): "how a source names a blog (its credibility)",
     ("agent/plan/parse.py", "暂无"): "how other agents mark an empty block",
+    ("agent/plan/anchors.py", "|与|和|及"): "the words joining two papers on a living-document line",
     ("eval/metrics.py", "还是"): "how a gold's 三 names a disputed figure ('2.1× 还是 1.6×')",
     ("agent/core/errors.py", "状态摘要"): "errors.py sits below labels.py; the hint names the blocks",
     ("agent/rules/editor.py", "(?!\\d+\\.\\d+\\.\\d)[<>+\\-]?(?:\\d+(?:\\.\\d+)?(?:%|×|x|倍"): (
