@@ -149,3 +149,14 @@ RELEASES = ["NCCL 2.29.1", "NCCL 2.28.9", "NCCL 2.29.0"]  # newest first
 def test_a_named_version_and_a_name_ending_in_a_mark_are_found(text: str, listed: list[str]) -> None:
     reg = registry_of(["Kueue v0.15", "Kueue v0.14", "C++ 运行时"])
     assert [a.key for a in reg.relevant_to(text)] == listed
+
+
+def test_the_release_before_tonights_is_the_highest_not_the_last_anchored() -> None:
+    """A hotfix of an older line (v0.23.1) anchored after the newer release (v0.24.0): tonight's
+    v0.24.1 follows v0.24.0."""
+    anchors = (
+        Anchor("subject", "vLLM v0.24.0", "vLLM v0.24.0", DATE - dt.timedelta(days=3), "p"),
+        Anchor("subject", "vLLM v0.23.1", "vLLM v0.23.1", DATE - dt.timedelta(days=1), "p"),
+    )
+    reg = AnchorRegistry("inference", DATE, anchors, (), ())
+    assert [a.key for a in reg.relevant_to("vLLM v0.24.1 修复 FP8 KV")] == ["vLLM v0.24.0"]

@@ -288,20 +288,27 @@ class AnchorRegistry:
             own = subjects[i][2]
             return not own or any(v.removeprefix("v") in versions for v in own)
 
-        def rank(i: int) -> tuple[float, bool, int]:
-            """Most of its name first, then its own version named, then the newest."""
-            a, names, _ = subjects[i]
-            return (-held[i] / len(names), not named(i), -(a.first_date or dt.date.min).toordinal())
+        def rank(i: int) -> tuple[float, bool, tuple[int, ...], int]:
+            """Most of its name first, then its own version named, then the highest version (a hotfix of
+            an older line is anchored after the newer release), then the newest."""
+            a, names, own = subjects[i]
+            release = tuple(-n for n in _release_numbers(own))
+            return (-held[i] / len(names), not named(i), release, -(a.first_date or dt.date.min).toordinal())
 
         releases: set[tuple[str, ...]] = set()  # products some release of which is listed unnamed
         for i in sorted((i for i in held if held[i] / len(subjects[i][1]) > 0.5), key=rank):
             a, names, _ = subjects[i]
-            if not named(i):  # of a product's releases the text does not name, the newest: the one before tonight's
+            if not named(i):  # of a product's releases the text does not name, the latest: the one before tonight's
                 if names in releases:
                     continue
                 releases.add(names)
             hits.append(a)
         return _unique(hits)[:limit]
+
+
+def _release_numbers(versions: tuple[str, ...]) -> tuple[int, ...]:
+    """'v0.24.1' -> (0, 24, 1): the first version's numbers, for ordering releases of one product."""
+    return tuple(int(n) for n in re.findall(r"\d+", versions[0])) if versions else ()
 
 
 def build_registry(docs: Iterable[SourceDoc], topic: str, date: dt.date) -> AnchorRegistry:
