@@ -36,7 +36,8 @@ UNDATED = Anchor("arxiv", "2601.00001", "Only the living document", None, "livin
 )
 def test_continued_papers(limit: int, named: set[str], listed: list[int], left: int) -> None:
     reg = AnchorRegistry("inference", DATE, (UNDATED, *PAPERS), (), ())
-    rows, findings = continued_papers(reg, named, limit)
+    rows, total, findings = continued_papers(reg, named, limit)
+    assert total == len(PAPERS)  # the undated line is the living document's alone
     assert [int(a.key.split(".")[1]) for a, _ in rows] == listed
     assert [again for a, again in rows] == [a.key in named for a, _ in rows]
     assert [f.decision for f in findings] == (["left out"] if left else [])

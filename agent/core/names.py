@@ -107,3 +107,11 @@ def _letters_left_out(short: str, long: str) -> bool:
         return False
     rest = iter(long)  # each letter of the short part found after the one before it
     return all(ch in rest for ch in short)
+
+
+def release_version(v: str) -> str:
+    """'v1.0.0' and '1.0' are one version: no 'v', no trailing '.0'."""
+    parts = v.lower().lstrip("v").split(".")
+    while len(parts) > 1 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts)

@@ -23,6 +23,7 @@ from agent.core.arxiv import find_ids, id_keys
 from agent.core.dates import MONTH_DAY, month_day, read_day
 from agent.core.errors import ParseError, WorkspaceError
 from agent.core.labels import ZH, ZH_LIVING
+from agent.core.names import release_version
 from agent.core.text import bigram_counts, dice, facts, fold, least_shared, similarity, subject_head
 from agent.plan.parse import parse
 from schemas.briefing import Briefing, VerifyItem
@@ -224,9 +225,10 @@ class AnchorRegistry:
         seen = {start}
         todo = [start]
         while todo and len(seen) < _TOLD_AT_MOST:
-            a = self.anchors[todo.pop()]
+            i = todo.pop()
+            a = self.anchors[i]
             near = [j for o in a.origins for j in self._by_origin.get(o, ())]
-            near += self._named_alike_to(self._index[a]) if a.kind == "subject" else []
+            near += self._named_alike_to(i) if a.kind == "subject" else []
             for j in near:
                 if j not in seen:
                     seen.add(j)
@@ -275,7 +277,7 @@ class AnchorRegistry:
         runs = set(_TOKEN_RUN.findall(low))
         runs |= {r.strip(".+-_") for r in runs}  # 'v0.15.0.' ends a sentence; 'c++' is a name
         words = runs | {p for r in runs for p in _TOKEN_PIECES.split(r)}
-        versions = {w.removeprefix("v") for w in words if _VERSION_TOKEN.fullmatch(w)}  # 'v0.14' is '0.14'
+        versions = {release_version(w) for w in words if _VERSION_TOKEN.fullmatch(w)}  # 'v0.14.0' is '0.14'
 
         subjects, postings = self._subject_tokens
         held: Counter[int] = Counter()  # subject -> how many of its naming tokens the text contains
@@ -286,7 +288,7 @@ class AnchorRegistry:
         def named(i: int) -> bool:
             """Its own version is in the text (or it has none)."""
             own = subjects[i][2]
-            return not own or any(v.removeprefix("v") in versions for v in own)
+            return not own or any(release_version(v) in versions for v in own)
 
         def rank(i: int) -> tuple[float, bool, tuple[int, ...], int]:
             """Most of its name first, then its own version named, then the highest version (a hotfix of

@@ -153,9 +153,8 @@ def finish(p: Prepared, composed: Edited | None = None) -> RuleOutcome:
     )
     findings += f
     named = {k for r in scope.sources for k in scope.read(r.doc.text).ids}
-    continued, f = continued_papers(scope.registry, named, lim.max_continued)
+    continued, total, f = continued_papers(scope.registry, named, lim.max_continued)
     findings += f
-    total = sum(1 for a in scope.registry.anchors if a.kind == "arxiv" and a.first_date is not None)
     doc_lines = composed.doc_lines if composed is not None else {}
     return RuleOutcome(
         scope,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agent.core.names import Product, one_product, product_name, product_word, squashed
+from agent.core.names import Product, one_product, product_name, product_word, release_version, squashed
 from agent.core.text import similarity, subject_head
 from agent.plan.anchors import normalise_url
 from agent.rules.claims import Candidate, Finding, Group
@@ -91,10 +91,10 @@ def release_of(claim: Claim) -> tuple[Product, str] | None:
     for text in texts:
         for m in _NAMED_VERSION.finditer(text):
             if one_product((name,), (product_word(m[1]),)):
-                return (name,), _version(m[2])
+                return (name,), release_version(m[2])
     for url in claim.urls:  # a release page or the docs of one version: '…vllm…/v0.23.0/…'
         if squashed(name) in _letters(url) and (m := re.search(r"/(v?\d+(?:\.\d+){1,3})(?:/|$)", url)):
-            return (name,), _version(m[1])
+            return (name,), release_version(m[1])
     return None
 
 
@@ -109,7 +109,7 @@ def title_release(title: str) -> tuple[Product, str] | None:
     too ('Recap: A2A v1.0 …')."""
     for head in dict.fromkeys([subject_head(title), *re.split(r"[:：]\s*", title, maxsplit=1)[1:2]]):
         if (m := _NAMED_VERSION.search(head)) and re.fullmatch(r"[A-Za-z0-9@/._+\s-]*", head[: m.start()]):
-            return product_name(f"{head[: m.start()]} {m[1]}"), _version(m[2])
+            return product_name(f"{head[: m.start()]} {m[1]}"), release_version(m[2])
     return None
 
 
@@ -149,14 +149,6 @@ def _letters(text: str) -> str:
     """A title or a link as one run of lower-case letters and digits, to find a name's `squashed`
     words in it whatever separates them there."""
     return re.sub(r"[^a-z0-9@/]", "", text.lower())
-
-
-def _version(v: str) -> str:
-    """'v1.0.0' and '1.0' are one version: no 'v', no trailing '.0'."""
-    parts = v.lower().lstrip("v").split(".")
-    while len(parts) > 1 and parts[-1] == "0":
-        parts.pop()
-    return ".".join(parts)
 
 
 _TOP_SECTION = re.compile(r"§\s*([^\d§；;，,]*?)\s*(\d+)|§\s*([^\s.．/§；;，,]+)")

@@ -109,23 +109,22 @@ def select(
 
 def continued_papers(
     registry: AnchorRegistry, named_tonight: set[str], limit: int
-) -> tuple[list[tuple[Anchor, bool]], list[Finding]]:
+) -> tuple[list[tuple[Anchor, bool]], int, list[Finding]]:
     """四's continued rows, each with whether a document names it again tonight: the papers earlier
     evenings anchored, newest first, as an editor lists what a reader may cite on. Every one a
     document names again tonight is listed; the rest up to `limit` rows in all, the newest first.
     Unbounded, the list would grow by every evening's papers for as long as the workspace lives;
-    the living document keeps them all."""
+    the living document keeps them all. Also returns how many earlier papers there are in all."""
     dated = [a for a in registry.anchors if a.kind == "arxiv" and a.first_date is not None]
     newest = sorted(dated, key=lambda a: a.first_date or dt.date.min, reverse=True)
-    again = [a for a in newest if a.key in named_tonight]
-    room = max(limit - len(again), 0)
-    kept = {id(a) for a in [*again, *[a for a in newest if a.key not in named_tonight][:room]]}
-    listed = [(a, a.key in named_tonight) for a in newest if id(a) in kept]
+    again = {a.key for a in newest if a.key in named_tonight}
+    kept = again.union([a.key for a in newest if a.key not in again][: max(limit - len(again), 0)])
+    listed = [(a, a.key in again) for a in newest if a.key in kept]
     left = len(newest) - len(listed)
     if not left:
-        return listed, []
+        return listed, len(newest), []
     why = f"past the limit of {limit} continued papers (the newest, and every one a document names tonight, are listed)"
-    return listed, [Finding("arxiv", f"{left} earlier anchored paper(s)", "", "left out", why)]
+    return listed, len(newest), [Finding("arxiv", f"{left} earlier anchored paper(s)", "", "left out", why)]
 
 
 def _display_key(g: Group) -> tuple[tuple[int, ...], dt.datetime, int]:
